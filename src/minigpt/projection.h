@@ -1,0 +1,21 @@
+// The one interface through which MiniGPT runs its Linear layers: a float layer and a quantized
+// one are swapped without the model knowing which it runs.
+#pragma once
+#include <string>
+
+namespace minigpt {
+
+class Projection {
+ public:
+  virtual ~Projection() = default;
+  virtual int in_features() const = 0;
+  virtual int out_features() const = 0;
+  // y = x W^T for n tokens. x: (n, in) row-major, y: (n, out) row-major. No bias: biases stay
+  // fp32 in the model and are added by the caller, whatever format the weight is stored in.
+  virtual void forward(const float* x, int n, float* y) const = 0;
+  // Bytes this layer really stores for its weight (codes + scales + zero-points).
+  virtual long long weight_bytes() const = 0;
+  virtual std::string format_name() const = 0;
+};
+
+}  // namespace minigpt

@@ -1,0 +1,151 @@
+// Scheme names, shape checks and exact byte accounting.
+#include "miniquant/format.h"
+
+#include <charconv>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+
+namespace mq {
+
+int64_t Scheme::group_width(int64_t cols) const {
+  if (group > 0) return group;
+  return cols;  // per-channel and per-tensor scales span the whole row
+}
+
+int64_t Scheme::groups_per_row(int64_t cols) const {
+  if (group > 0) return cols / group;
+  return 1;
+}
+
+int64_t Scheme::scale_count(int64_t rows, int64_t cols) const {
+  if (!is_integer()) return 0;
+  if (group == kPerTensor) return 1;
+  return rows * groups_per_row(cols);
+}
+
+std::string Scheme::name() const {
+  switch (kind) {
+    case Kind::fp32: return "fp32";
+    case Kind::fp16: return "fp16";
+    case Kind::bf16: return "bf16";
+    case Kind::integer: break;
+  }
+  std::string g = group == kPerTensor    ? "per-tensor"
+                   : group == kPerChannel ? "per-channel"
+                                          : fmt::format("g{}", group);
+  return fmt::format("int{}-{}{}", bits, g, symmetric ? "" : "-asym");
+}
+
+const std::vector<Scheme>& scheme_table() {
+  static const std::vector<Scheme> table = {
+      Scheme::fp32(),
+      Scheme::fp16(),
+      Scheme::bf16(),
+      Scheme::integer(8, kPerTensor),
+      Scheme::integer(8, kPerChannel),
+      Scheme::integer(8, kPerChannel, false),
+      Scheme::integer(4, kPerChannel),
+      Scheme::integer(4, 128),
+      Scheme::integer(4, 64),
+      Scheme::integer(4, 32),
+      Scheme::integer(4, 128, false),
+      Scheme::integer(4, 64, false),
+      Scheme::integer(3, 128),
+      Scheme::integer(3, 64),
+      Scheme::integer(2, 64),
+      Scheme::integer(2, 64, false),
+  };
+  return table;
+}
+
+std::string valid_scheme_names() {
+  std::string names;
+  for (const auto& s : scheme_table()) names += (names.empty() ? "" : ", ") + s.name();
+  return "fp32, fp16, bf16, or int{2,3,4,8}-{per-tensor,per-channel,g<size>}[-asym]; named: " + names;
+}
+
+namespace {
+
+bool eat(std::string_view& s, std::string_view prefix) {
+  if (s.substr(0, prefix.size()) != prefix) return false;
+  s.remove_prefix(prefix.size());
+  return true;
+}
+
+bool eat_int(std::string_view& s, int& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ec != std::errc() || end == s.data()) return false;
+  s.remove_prefix(static_cast<size_t>(end - s.data()));
+  return true;
+}
+
+}  // namespace
+
+Scheme Scheme::parse(std::string_view name) {
+  const std::string original(name);
+  auto fail = [&](const std::string& why) -> Scheme {
+    throw UsageError(fmt::format("unknown scheme '{}'{}; valid: {}", original, why, valid_scheme_names()));
+  };
+  if (name == "fp32") return fp32();
+  if (name == "fp16") return fp16();
+  if (name == "bf16") return bf16();
+
+  std::string_view s = name;
+  int bits = 0;
+  if (!eat(s, "int") || !eat_int(s, bits)) return fail("");
+  if (bits != 2 && bits != 3 && bits != 4 && bits != 8) return fail(fmt::format(" (int{} is not supported)", bits));
+  if (!eat(s, "-")) return fail("");
+  int group = 0;
+  if (eat(s, "per-tensor")) {
+    group = kPerTensor;
+  } else if (eat(s, "per-channel")) {
+    group = kPerChannel;
+  } else if (eat(s, "g")) {
+    if (!eat_int(s, group) || group <= 0) return fail(" (group size must be a positive integer)");
+  } else {
+    return fail("");
+  }
+  bool symmetric = true;
+  if (eat(s, "-asym")) symmetric = false;
+  if (!s.empty()) return fail("");
+  Scheme out = integer(bits, group, symmetric);
+  return out;
+}
+
+void Scheme::check_shape(int64_t rows, int64_t cols) const {
+  if (rows < 0 || cols < 0) throw UsageError(fmt::format("invalid shape {}x{}", rows, cols));
+  if (is_integer() && group > 0 && cols % group != 0)
+    throw UsageError(fmt::format("scheme {}: group size {} does not divide the input width {}", name(), group,
+                                 cols));
+}
+
+int64_t row_code_bytes(const Scheme& s, int64_t cols) {
+  switch (s.kind) {
+    case Kind::fp32: return cols * 4;
+    case Kind::fp16:
+    case Kind::bf16: return cols * 2;
+    case Kind::integer: return (cols * s.bits + 7) / 8;
+  }
+  return 0;
+}
+
+Storage storage_of(const Scheme& s, int64_t rows, int64_t cols) {
+  s.check_shape(rows, cols);
+  Storage st;
+  st.code_bytes = rows * row_code_bytes(s, cols);
+  if (s.is_integer()) {
+    const int64_t n = (rows == 0 || cols == 0) ? 0 : s.scale_count(rows, cols);
+    st.scale_bytes = 2 * n;
+    if (!s.symmetric) st.zero_bytes = (n * s.bits + 7) / 8;
+  }
+  return st;
+}
+
+double bits_per_weight(const Scheme& s, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  return n == 0 ? 0.0 : 8.0 * static_cast<double>(storage_of(s, rows, cols).total()) / static_cast<double>(n);
+}
+
+}  // namespace mq

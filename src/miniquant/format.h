@@ -1,0 +1,75 @@
+// Scheme: how one weight matrix is stored (float width, or integer bits + grouping + zero-points),
+// its exact storage bytes, and its name, parsed and printed both ways.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mq {
+
+// Storage families. `integer` covers every intN scheme; the others are plain float storage.
+enum class Kind : uint8_t { fp32, fp16, bf16, integer };
+
+// Granularity of integer scales, as the design's `group` field:
+//   group == kPerTensor (-1): one scale for the whole matrix
+//   group == kPerChannel (0): one scale per output row
+//   group  > 0              : one scale per (row, block of `group` consecutive input columns)
+inline constexpr int kPerTensor = -1;
+inline constexpr int kPerChannel = 0;
+
+struct Scheme {
+  Kind kind = Kind::fp32;
+  int bits = 32;          // 32, 16, or the integer code width: 2, 3, 4 or 8
+  int group = kPerTensor; // see above; ignored for float kinds
+  bool symmetric = true;  // false: min/max grid with an integer zero-point per scale
+
+  static Scheme fp32() { return {Kind::fp32, 32, kPerTensor, true}; }
+  static Scheme fp16() { return {Kind::fp16, 16, kPerTensor, true}; }
+  static Scheme bf16() { return {Kind::bf16, 16, kPerTensor, true}; }
+  static Scheme integer(int bits, int group, bool symmetric = true) {
+    return {Kind::integer, bits, group, symmetric};
+  }
+
+  bool is_integer() const { return kind == Kind::integer; }
+  // Largest code magnitude on the symmetric grid: 2^(bits-1) - 1 (127 for int8, 7 for int4).
+  int qmax() const { return (1 << (bits - 1)) - 1; }
+  // Largest stored field value: 2^bits - 1 (the asymmetric grid uses 0..levels()).
+  int levels() const { return (1 << bits) - 1; }
+  // Columns that share one scale for a matrix of width `cols`.
+  int64_t group_width(int64_t cols) const;
+  // Number of scales per row (per-tensor: 1 for the whole matrix, reported as 1 per row here
+  // only through scale_count()).
+  int64_t groups_per_row(int64_t cols) const;
+  int64_t scale_count(int64_t rows, int64_t cols) const;
+
+  // "fp32", "fp16", "bf16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128-asym"...
+  std::string name() const;
+  static Scheme parse(std::string_view name);  // throws UsageError listing valid names
+
+  // Throws UsageError when this scheme cannot store a (rows x cols) matrix, naming the numbers.
+  void check_shape(int64_t rows, int64_t cols) const;
+
+  friend bool operator==(const Scheme&, const Scheme&) = default;
+};
+
+// The named schemes the tools loop over (quant-report, tests, the sweep's defaults come from here).
+const std::vector<Scheme>& scheme_table();
+// Human-readable summary of the accepted grammar plus the table's names, for error messages.
+std::string valid_scheme_names();
+
+// Exact storage of one quantized (rows x cols) matrix. Codes of one row are packed into whole
+// bytes (rows start byte-aligned so kernels can address them directly); scales are fp16;
+// zero-points are packed `bits`-wide fields, one per scale, the stream padded to a whole byte.
+struct Storage {
+  int64_t code_bytes = 0;
+  int64_t scale_bytes = 0;
+  int64_t zero_bytes = 0;
+  int64_t total() const { return code_bytes + scale_bytes + zero_bytes; }
+};
+Storage storage_of(const Scheme& s, int64_t rows, int64_t cols);
+// Bytes of one row's packed codes.
+int64_t row_code_bytes(const Scheme& s, int64_t cols);
+double bits_per_weight(const Scheme& s, int64_t rows, int64_t cols);
+
+}  // namespace mq

@@ -1,0 +1,12 @@
+// Each `miniquant` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace mqcli {
+
+
+
+// Seed printed and used by every entry point unless --seed says otherwise.
+inline constexpr unsigned kDefaultSeed = 42;
+
+}  // namespace mqcli

@@ -1,0 +1,36 @@
+// The `miniquant` command line: one binary, one subcommand per job.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/core.h>
+
+#include "commands.h"
+#include "miniquant/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"miniquant: quantization kernels, MiniGPT, and the experiments that measure them"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("miniquant ") + MQ_GIT_COMMIT);
+  // subcommands: one line each, in help order
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Unknown options, bad values, missing subcommand: one line, exit code 2.
+    fmt::print(stderr, "miniquant: error: {} (see --help)\n", e.what());
+    return 2;
+  } catch (const mq::UsageError& e) {
+    fmt::print(stderr, "miniquant: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "miniquant: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
