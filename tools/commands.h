@@ -6,6 +6,8 @@ namespace mqcli {
 
 
 
+void register_quant_report(CLI::App& app);
+
 // Seed printed and used by every entry point unless --seed says otherwise.
 inline constexpr unsigned kDefaultSeed = 42;
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command: install what is missing, build the release and the debug (ASan + UBSan)
+# presets, and run the whole suite on both (the sanitizer run skips tests labelled `slow`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+for preset in release debug; do
+  echo "== ${preset}: configure and build"
+  cmake --preset "${preset}" >/dev/null
+  cmake --build --preset "${preset}" -j "${jobs}"
+done
+for preset in debug release; do
+  echo "== ${preset}: ctest"
+  ctest --preset "${preset}" -j "${jobs}"
+done

@@ -1,0 +1,17 @@
+// Scalar reference GEMV / GEMM for every scheme: the obvious loops every optimized kernel is
+// compared against. Weight-only: activations stay fp32, each weight is decoded on the fly.
+#pragma once
+#include <cstdint>
+
+#include "miniquant/quantize.h"
+
+namespace mq {
+
+// y = W x.  W: (rows, cols) quantized; x: (cols); y: (rows).
+// Integer schemes accumulate sum_i (u_i - z) * x_i per group in float and multiply by the group's
+// scale once, the way the fast kernels do.
+void gemv_ref(const QTensor& w, const float* x, float* y);
+// Y = X W^T.  X: (n, cols) row-major; Y: (n, rows) row-major.
+void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y);
+
+}  // namespace mq

@@ -1,0 +1,70 @@
+// Quantizers and dequantizers for every scheme of the format table: a scalar reference and an
+// optimized (xsimd + OpenMP) version that must produce identical bytes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "miniquant/format.h"
+
+namespace mq {
+
+// Code convention (integer schemes). A weight w is stored as an unsigned `bits`-wide field u and
+// dequantizes as  w' = s * (u - z):
+//   symmetric : u = q + 2^(bits-1) with q = clamp(round(w / s), -qmax, qmax); z = 2^(bits-1) is
+//               implicit (not stored). int8: u = q + 128, int4: u = q + 8 (as llama.cpp's Q4_0).
+//   asymmetric: u = clamp(round(w / s) + z, 0, 2^bits - 1) with a stored zero-point z.
+// round() is round-half-to-even, the IEEE default, in both implementations. s is the fp16 scale.
+struct QTensor {
+  Scheme scheme;
+  std::string name;
+  int64_t rows = 0;  // output channels
+  int64_t cols = 0;  // input width
+  // (rows, row_code_bytes(scheme, cols)): packed fields (see pack.h for the bit order), or the raw
+  // little-endian fp32 / fp16 / bf16 values for float schemes.
+  std::vector<uint8_t> codes;
+  // (scale_count): fp16 bit patterns, index row * groups_per_row + group; per-tensor: one.
+  std::vector<uint16_t> scales;
+  // Asymmetric only: one `bits`-wide zero-point field per scale, same index, packed like codes.
+  std::vector<uint8_t> zeros;
+
+  Storage storage() const { return storage_of(scheme, rows, cols); }
+  int64_t row_bytes() const { return row_code_bytes(scheme, cols); }
+  const uint8_t* row_codes(int64_t r) const { return codes.data() + r * row_bytes(); }
+  // Index into `scales` / `zeros` of element (r, c).
+  int64_t scale_index(int64_t r, int64_t c) const;
+  float scale_at(int64_t r, int64_t c) const;
+  int zero_at(int64_t r, int64_t c) const;  // 2^(bits-1) for symmetric schemes
+  int field_at(int64_t r, int64_t c) const;
+  float value_at(int64_t r, int64_t c) const;  // the dequantized weight
+};
+
+// Scale (and zero-point) of one group, shared by both quantizers and later by GPTQ.
+struct Grid {
+  uint16_t scale_bits = 0;  // fp16
+  float scale = 0.0f;       // the same value as float: codes are computed with it
+  int zero = 0;             // stored zero-point (asymmetric) or 2^(bits-1) (symmetric)
+};
+// Symmetric grid: s = fp16(absmax / qmax). An all-zero group gets s = 0 (codes 0). When rounding s
+// to fp16 would clip the largest weight by more than half a step (only possible when s is an fp16
+// subnormal), s moves up one fp16 step at a time until it does not. Throws mq::Error when s does
+// not fit fp16.
+Grid symmetric_grid(float absmax, const Scheme& s);
+// Asymmetric grid on [min(lo, 0), max(hi, 0)] (zero is always exactly representable):
+// s = fp16(range / levels), moved up while range / s > levels so neither end clips; z = round(-lo / s).
+Grid asymmetric_grid(float lo, float hi, const Scheme& s);
+// The field of one weight on a grid (see the code convention above).
+uint8_t encode(float w, const Grid& g, const Scheme& s);
+
+// w: (rows, cols) row-major. Throws mq::Error naming `name` and the (row, col) of a NaN/Inf or of a
+// value that does not fit the storage type, and mq::UsageError when the group size does not
+// divide cols.
+QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name = "weight");
+QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name = "weight");
+
+// out: (rows, cols) row-major.
+void dequantize(const QTensor& q, float* out);
+std::vector<float> dequantize(const QTensor& q);
+
+}  // namespace mq
