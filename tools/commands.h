@@ -4,7 +4,7 @@
 
 namespace mqcli {
 
-
+void register_corpus(CLI::App& app);  // miniquant corpus: the verb corpus and its statistics
 
 // Seed printed and used by every entry point unless --seed says otherwise.
 inline constexpr unsigned kDefaultSeed = 42;

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("miniquant ") + MQ_GIT_COMMIT);
   // subcommands: one line each, in help order
+  mqcli::register_corpus(app);
 
   try {
     app.parse(argc, argv);
