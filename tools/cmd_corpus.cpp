@@ -29,7 +29,7 @@ nlohmann::json stats_json(const minigpt::SplitStats& s, int vocab) {
   for (int k = 0; k < minigpt::kNumConstructions; ++k)
     slots[minigpt::construction_name(static_cast<minigpt::Construction>(k))] = s.slots[static_cast<size_t>(k)];
   return {{"stories", s.stories},           {"tokens", s.tokens},
-          {"vocab", vocab},                 {"nll_sum_nats", s.nll_sum},
+          {"types", vocab},                 {"nll_sum_nats", s.nll_sum},
           {"nats_per_token", s.nats_per_token}, {"bits_per_token", s.bits_per_token},
           {"floor_ppl", s.floor_ppl},       {"slots", slots}};
 }
