@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include <unistd.h>
 
@@ -127,11 +128,12 @@ class Enumerator final : public Chooser {
     if (depth_ == path_.size()) {
       size_t i = 0;
       while (i < w.size() && w[i] <= 0) ++i;
-      REQUIRE(i < w.size());
+      if (i == w.size()) throw std::logic_error("a choice point offered no option of positive weight");
       path_.push_back(static_cast<int>(i));
       opts_.push_back(w);
     }
-    REQUIRE(opts_[depth_] == w);  // the same prefix must lead to the same choice point
+    // The same prefix must lead to the same choice point, else the walk is not exhaustive.
+    if (opts_[depth_] != w) throw std::logic_error("replaying a prefix reached a different choice point");
     double total = 0;
     for (double x : w) total += x;
     const int i = path_[depth_++];
@@ -182,7 +184,7 @@ EnumResult enumerate(const Lexicon& lex, const GrammarConfig& g, int64_t limit) 
     r.worst_logp_mismatch = std::max(r.worst_logp_mismatch, std::abs(lp - en.logq()));
     r.total_p += std::exp(lp);
     if (++seen[join(s)] == 2) ++r.ambiguous;
-    REQUIRE(++r.derivations <= limit);
+    if (++r.derivations > limit) FAIL("more derivations than the test budget: shrink the configuration");
   } while (en.advance());
   return r;
 }
