@@ -7,6 +7,7 @@
 
 #include "minigpt/corpus.h"
 #include "minigpt/tokenizer.h"
+#include "story_enumerator.h"
 
 using namespace minigpt;
 
@@ -59,4 +60,22 @@ TEST_CASE("default corpus: sizes, floors, slots, disjoint splits") {
   int64_t unk = 0;
   for (int32_t id : encode_split(tok, c.test)) unk += id == Tokenizer::kUnkId;
   CHECK(unk == 0);  // the train split covers every word the test split uses
+}
+
+TEST_CASE("default grammar: test stories have exactly one derivation") {
+  // Searches every choice sequence that writes each of the first 150 test stories (about 5 s):
+  // more than one would make the floor an upper bound, none would mean a bookkeeping bug.
+  const Lexicon lex = Lexicon::load(MQ_SOURCE_DIR "/data/lexicon");
+  CorpusConfig cfg;
+  cfg.train_tokens = 0, cfg.val_tokens = 0;
+  const Corpus c = generate_corpus(lex, cfg);
+  const StoryGenerator gen(lex, cfg.grammar);
+  int ambiguous = 0, underivable = 0;
+  for (size_t i = 0; i < 150 && i < c.test.size(); ++i) {
+    const auto d = mqtest::derivations_of(gen, c.test[i].tokens);
+    ambiguous += d.count > 1;
+    underivable += d.count == 0;
+  }
+  CHECK(ambiguous == 0);
+  CHECK(underivable == 0);
 }

@@ -111,6 +111,7 @@ class Builder {
 
   // --- choices and output --------------------------------------------------------------------
   int pick(std::span<const double> w) {
+    if (ch_.abandon(st_.tokens)) throw StoryAbandoned{};
     double total = 0;
     for (double x : w) total += x;
     const int i = ch_.pick(w);
@@ -121,6 +122,7 @@ class Builder {
   int uniform(size_t n) {
     if (n == 0) throw mq::Error("grammar: empty word list; the lexicon check should have caught this");
     if (n == 1) return 0;
+    if (ch_.abandon(st_.tokens)) throw StoryAbandoned{};
     pending_ -= std::log(static_cast<double>(n));
     return ch_.pick_uniform(static_cast<int>(n));
   }
@@ -356,7 +358,8 @@ class Builder {
   // determiner [adjective] noun; "a" becomes "an" before a vowel, which is spelling, not a choice.
   void noun_phrase(int cls, bool plural) {
     const bool indefinite = coin(plural ? g_.p_some : g_.p_article_a);
-    const int32_t det = emit(indefinite ? (plural ? "some" : "a") : "the");
+    // "a" or "an" is written once the next word is known; "" marks it undecided meanwhile.
+    const int32_t det = emit(indefinite ? (plural ? "some" : "") : "the");
     const auto& adjs = T_.adjs_of[cls];
     if (!adjs.empty() && coin(g_.p_adjective)) {
       const std::string& a = L_.adjectives[adjs[uniform(adjs.size())]].word;
@@ -365,7 +368,7 @@ class Builder {
     const auto& nouns = T_.nouns_of[cls];
     const Noun& n = L_.nouns[nouns[uniform(nouns.size())]];
     emit(plural ? n.plural : n.singular);
-    if (st_.tokens[det] == "a" && starts_with_vowel(st_.tokens[det + 1])) st_.tokens[det] = "an";
+    if (st_.tokens[det].empty()) st_.tokens[det] = starts_with_vowel(st_.tokens[det + 1]) ? "an" : "a";
   }
 };
 

@@ -62,7 +62,16 @@ class Chooser {
   virtual ~Chooser() = default;
   virtual int pick(std::span<const double> weights) = 0;
   virtual int pick_uniform(int n) = 0;
+  // Asked before every choice with the tokens written so far ("" marks a word not yet decided);
+  // true abandons the story: generate() throws StoryAbandoned. Lets a test search for every
+  // derivation of a given text instead of trusting that there is only one.
+  virtual bool abandon(const std::vector<std::string>& written) {
+    (void)written;
+    return false;
+  }
 };
+
+struct StoryAbandoned {};
 
 // mt19937_64 with our own uniform and categorical sampling: std:: distributions differ between
 // standard libraries, and the corpus must be the same everywhere.
