@@ -429,3 +429,16 @@ TEST_CASE("real lexicon: sampled stories have exactly one derivation") {
     CHECK(std::log(d.total_p) == doctest::Approx(lp).epsilon(1e-12));
   }
 }
+
+TEST_CASE("grammar: bad configurations are usage errors") {
+  GrammarConfig g;
+  g.p_question = 1.5;
+  CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
+  g = GrammarConfig{};
+  g.p_question = 0.6, g.p_fronted_sub = 0.6;
+  CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
+  g = GrammarConfig{};
+  g.min_sentences = 3, g.max_sentences = 2;
+  CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
+  CHECK_NOTHROW(StoryGenerator(lexicon(), GrammarConfig{}));
+}

@@ -147,7 +147,9 @@ class Builder {
     drafts_.clear();
     const int32_t begin = here();
     const int ti = static_cast<int>(tense_);
-    if (!T_.cues[ti][0].empty() && coin(first ? g_.p_front_cue_first : g_.p_front_cue_later)) {
+    // The first sentence must show a cue: with no end cue for this tense, the front one is forced.
+    const double front = !first ? g_.p_front_cue_later : T_.cues[ti][1].empty() ? 1.0 : g_.p_front_cue_first;
+    if (!T_.cues[ti][0].empty() && coin(front)) {
       cue(0);
       emit(",");
     }
@@ -378,6 +380,19 @@ StoryGenerator::StoryGenerator(const Lexicon& lex, const GrammarConfig& cfg)
     : lex_(lex), cfg_(cfg), tables_(std::make_unique<GrammarTables>()) {
   if (cfg.min_sentences < 1 || cfg.max_sentences < cfg.min_sentences)
     throw mq::UsageError("grammar: need 1 <= min_sentences <= max_sentences");
+  const double probs[] = {cfg.p_stop, cfg.p_present, cfg.p_past, cfg.p_future, cfg.p_front_cue_first,
+                          cfg.p_front_cue_later, cfg.p_mid_cue_first, cfg.p_mid_cue_later, cfg.p_end_cue_later,
+                          cfg.p_question, cfg.p_fronted_sub, cfg.p_because, cfg.p_subj_pronoun, cfg.p_subj_name,
+                          cfg.p_subj_noun, cfg.p_obj_pronoun, cfg.p_obj_name, cfg.p_plural, cfg.p_modifier,
+                          cfg.p_modifier_rel, cfg.p_attractor_other, cfg.p_adjective, cfg.p_adverb,
+                          cfg.p_article_a, cfg.p_some, cfg.p_vp[0], cfg.p_vp[1], cfg.p_vp[2], cfg.p_vp[3]};
+  for (double p : probs)
+    if (!(p >= 0 && p <= 1)) throw mq::UsageError("grammar: every GrammarConfig probability must lie in [0, 1]");
+  // Options drawn together must leave room for the rest ("main clause", "noun phrase object").
+  if (cfg.p_question + cfg.p_fronted_sub > 1 || cfg.p_obj_pronoun + cfg.p_obj_name > 1 ||
+      cfg.p_present + cfg.p_past + cfg.p_future <= 0 || cfg.p_vp[0] + cfg.p_vp[1] <= 0 ||
+      cfg.p_subj_noun <= 0)
+    throw mq::UsageError("grammar: GrammarConfig option probabilities do not form a distribution");
   GrammarTables& t = *tables_;
   t.human = lex.class_id("human");
   t.animal = lex.class_id("animal");
