@@ -1,6 +1,7 @@
 // Test helper: walks every sequence of generator choices (optionally only those that write a given
 // text), to check that probabilities sum to one and that a text has exactly one derivation.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -22,11 +23,18 @@ class Enumerator final : public minigpt::Chooser {
   bool abandon(const std::vector<std::string>& written) override {
     if (!target_) return false;
     if (written.size() > target_->size()) return true;
-    for (size_t i = 0; i < written.size(); ++i)
-      if (!written[i].empty() && written[i] != (*target_)[i]) return true;
+    // Words before `checked_` matched at an earlier call; an undecided "" is looked at again
+    // next time, so a wrong "a"/"an" or auxiliary is pruned as soon as it is written.
+    size_t next = written.size();
+    for (size_t i = checked_; i < written.size(); ++i) {
+      if (written[i].empty()) next = std::min(next, i);
+      else if (written[i] != (*target_)[i]) return true;
+    }
+    checked_ = next;
     return false;
   }
   void rewind() {
+    checked_ = 0;
     depth_ = 0;
     logq_ = 0;
   }
@@ -67,6 +75,7 @@ class Enumerator final : public minigpt::Chooser {
   std::vector<int> path_;
   std::vector<std::vector<double>> opts_;
   size_t depth_ = 0;
+  size_t checked_ = 0;
   double logq_ = 0;
 };
 

@@ -370,11 +370,12 @@ TEST_CASE("probabilities: exhaustive enumeration sums to one, with no ambiguous 
   SUBCASE("one sentence, subject modifiers, no subordinate clauses") {
     g.min_sentences = g.max_sentences = 1;
     g.p_fronted_sub = 0, g.p_because = 0;
+    g.p_article_a = 0;
   }
   SUBCASE("one sentence, subordinate clauses, no modifiers") {
     g.min_sentences = g.max_sentences = 1;
     g.p_modifier = 0;
-    g.p_article_a = 0, g.p_some = 0, g.p_adjective = 0;
+    g.p_article_a = 0, g.p_some = 0, g.p_adjective = 0, g.p_adverb = 0, g.p_subj_name = 0;
   }
   SUBCASE("two sentences: continuation and stop choices") {
     g.min_sentences = 1, g.max_sentences = 2;
@@ -420,7 +421,7 @@ TEST_CASE("real lexicon: sampled stories have exactly one derivation") {
   // search every choice sequence that writes a sampled story, and expect to find only its own.
   const StoryGenerator gen(lexicon(), GrammarConfig{});
   const auto& test = small_corpus().test;
-  for (size_t i = 0; i < 12 && i < test.size(); ++i) {
+  for (size_t i = 0; i < 8 && i < test.size(); ++i) {
     const Story& s = test[i];
     const auto d = mqtest::derivations_of(gen, s.tokens);
     double lp = 0;
