@@ -31,6 +31,7 @@ int RandomChooser::pick(std::span<const double> weights) {
     last = static_cast<int>(i);
     if (u < cum) return last;
   }
+  if (last < 0) throw mq::Error("grammar: a choice point has no option of positive weight; check GrammarConfig");
   return last;  // u rounded up to total
 }
 
