@@ -4,7 +4,7 @@
 
 namespace mqcli {
 
-
+void register_corpus(CLI::App& app);  // miniquant corpus: the verb corpus and its statistics
 
 void register_quant_report(CLI::App& app);
 

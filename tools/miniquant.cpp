@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("miniquant ") + MQ_GIT_COMMIT);
   // subcommands: one line each, in help order
   mqcli::register_quant_report(app);
+  mqcli::register_corpus(app);
 
   try {
     app.parse(argc, argv);
