@@ -96,7 +96,10 @@ TEST_CASE("golden loss curve of a tiny model, seed 42") {
   for (const auto& r : reports) got << r.loss << ", ";
   INFO("losses: " << got.str());
   for (int i = 0; i < 20; ++i) CHECK(reports[i].loss == doctest::Approx(golden[i]).epsilon(1e-3));
-  CHECK(reports[0].loss == doctest::Approx(std::log(11.0)).epsilon(0.05));  // near uniform at init
+  // Near log(11) = 2.40 at init, a little above: with the tied head the logit of the input
+  // token itself is ~|ln_f(wte[t])| |wte[t]| ~ 1.5, so an untrained model predicts a repeat.
+  CHECK(reports[0].loss > std::log(11.0));
+  CHECK(reports[0].loss < std::log(11.0) + 0.4);
   CHECK(reports[19].loss < reports[0].loss - 0.5);                          // and it learns
   CHECK(reports[9].has_val);
   CHECK(reports[19].has_val);

@@ -79,7 +79,7 @@ double TrainGraph<S>::forward(const S* p, const int32_t* inputs, const int32_t* 
 template <class S>
 void TrainGraph<S>::backward(const S* p, S* g) {
   const int N = N_, d = c_.d_model, f = c_.d_ff, V = c_.vocab_size;
-  auto zero = [](std::vector<S>& v) { std::fill(v.begin(), v.end(), S(0)); };
+  auto zero = [](AlignedVector<S>& v) { std::fill(v.begin(), v.end(), S(0)); };
   zero(dln_);
   // Tied LM head: its weight gradient lands in wte next to the embedding's.
   ops::linear_backward(dlogits_.data(), lnf_.data(), N, d, p + layout_.wte, V, dln_.data(), g + layout_.wte, static_cast<S*>(nullptr));

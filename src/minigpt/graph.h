@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "minigpt/aligned.h"
 #include "minigpt/config.h"
 #include "minigpt/params.h"
 
@@ -28,15 +29,15 @@ class TrainGraph {
 
  private:
   struct LayerActs {
-    std::vector<S> res;                 // (N, d) residual stream entering the layer
-    std::vector<S> ln1, ln1_mean, ln1_rstd;  // (N, d), (N), (N)
-    std::vector<S> qkv;                 // (N, 3d)
-    std::vector<S> probs;               // (B, H, T, T)
-    std::vector<S> att;                 // (N, d) heads merged
-    std::vector<S> mid;                 // (N, d) residual after attention
-    std::vector<S> ln2, ln2_mean, ln2_rstd;  // (N, d), (N), (N)
-    std::vector<S> fc;                  // (N, d_ff) before GELU
-    std::vector<S> gelu;                // (N, d_ff)
+    AlignedVector<S> res;                 // (N, d) residual stream entering the layer
+    AlignedVector<S> ln1, ln1_mean, ln1_rstd;  // (N, d), (N), (N)
+    AlignedVector<S> qkv;                 // (N, 3d)
+    AlignedVector<S> probs;               // (B, H, T, T)
+    AlignedVector<S> att;                 // (N, d) heads merged
+    AlignedVector<S> mid;                 // (N, d) residual after attention
+    AlignedVector<S> ln2, ln2_mean, ln2_rstd;  // (N, d), (N), (N)
+    AlignedVector<S> fc;                  // (N, d_ff) before GELU
+    AlignedVector<S> gelu;                // (N, d_ff)
   };
 
   ModelConfig c_;
@@ -44,13 +45,13 @@ class TrainGraph {
   int B_, T_, N_;
   std::vector<int32_t> inputs_;                 // (N)
   std::vector<LayerActs> layers_;
-  std::vector<S> res_final_;                    // (N, d) entering ln_f
-  std::vector<S> lnf_, lnf_mean_, lnf_rstd_;    // (N, d), (N), (N)
-  std::vector<S> logits_;                       // (N, V)
-  std::vector<S> dlogits_;                      // (N, V) filled by forward
+  AlignedVector<S> res_final_;                    // (N, d) entering ln_f
+  AlignedVector<S> lnf_, lnf_mean_, lnf_rstd_;    // (N, d), (N), (N)
+  AlignedVector<S> logits_;                       // (N, V)
+  AlignedVector<S> dlogits_;                      // (N, V) filled by forward
   // backward scratch
-  std::vector<S> dres_, dln_, datt_, dqkv_;     // (N, d), (N, d), (N, d), (N, 3d)
-  std::vector<S> dfc_, dgelu_;                  // (N, d_ff), (N, d_ff)
+  AlignedVector<S> dres_, dln_, datt_, dqkv_;     // (N, d), (N, d), (N, d), (N, 3d)
+  AlignedVector<S> dfc_, dgelu_;                  // (N, d_ff), (N, d_ff)
 };
 
 extern template class TrainGraph<float>;

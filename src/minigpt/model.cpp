@@ -77,8 +77,8 @@ const Projection& Model::projection(const std::string& name) const {
 KVCache Model::make_cache() const {
   KVCache k;
   const size_t sz = static_cast<size_t>(c_.n_ctx) * c_.d_model;
-  k.k.assign(c_.n_layer, std::vector<float>(sz));
-  k.v.assign(c_.n_layer, std::vector<float>(sz));
+  k.k.assign(c_.n_layer, AlignedVector<float>(sz));
+  k.v.assign(c_.n_layer, AlignedVector<float>(sz));
   return k;
 }
 
@@ -136,13 +136,13 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
       throw mq::UsageError(fmt::format("forward: token id {} at position {} is outside [0, {})", tokens[i], i, V));
 
   const float* p = params_.data();
-  std::vector<float> x(static_cast<size_t>(n) * d);  // (n, d) residual stream
-  std::vector<float> h(static_cast<size_t>(n) * d);  // (n, d) LayerNorm output
-  std::vector<float> mean(n), rstd(n);               // (n), (n)
-  std::vector<float> wide(static_cast<size_t>(n) * std::max(3 * d, f));  // (n, 3d) qkv or (n, d_ff) MLP hidden
-  std::vector<float> act(static_cast<size_t>(n) * f);  // (n, d_ff) GELU output
-  std::vector<float> att(static_cast<size_t>(n) * d);  // (n, d) attention output, heads merged
-  std::vector<float> y(static_cast<size_t>(n) * d);    // (n, d) projection output
+  AlignedVector<float> x(static_cast<size_t>(n) * d);  // (n, d) residual stream
+  AlignedVector<float> h(static_cast<size_t>(n) * d);  // (n, d) LayerNorm output
+  AlignedVector<float> mean(n), rstd(n);               // (n), (n)
+  AlignedVector<float> wide(static_cast<size_t>(n) * std::max(3 * d, f));  // (n, 3d) qkv or (n, d_ff) MLP hidden
+  AlignedVector<float> act(static_cast<size_t>(n) * f);  // (n, d_ff) GELU output
+  AlignedVector<float> att(static_cast<size_t>(n) * d);  // (n, d) attention output, heads merged
+  AlignedVector<float> y(static_cast<size_t>(n) * d);    // (n, d) projection output
 
   for (int i = 0; i < n; ++i) {
     const float* e = p + layout_.wte + static_cast<size_t>(tokens[i]) * d;

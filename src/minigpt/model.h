@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "minigpt/aligned.h"
 #include "minigpt/config.h"
 #include "minigpt/params.h"
 #include "minigpt/projection.h"
@@ -28,8 +29,8 @@ using LinearHook = std::function<void(const std::string& name, const float* x, i
 // Keys and values of every position seen so far, per layer.
 struct KVCache {
   int length = 0;                     // positions filled
-  std::vector<std::vector<float>> k;  // n_layer x (n_ctx, d)
-  std::vector<std::vector<float>> v;  // n_layer x (n_ctx, d)
+  std::vector<AlignedVector<float>> k;  // n_layer x (n_ctx, d)
+  std::vector<AlignedVector<float>> v;  // n_layer x (n_ctx, d)
 };
 
 class Model {
@@ -79,7 +80,7 @@ class Model {
   int linear_index(const std::string& name) const;  // -1 if unknown
   ModelConfig c_;
   ParamLayout layout_;
-  std::vector<float> params_;                        // (layout_.total())
+  AlignedVector<float> params_;                       // (layout_.total())
   std::vector<std::unique_ptr<Projection>> proj_;    // 4 * n_layer, LinearInfo order
   std::vector<std::string> linear_names_;            // 4 * n_layer
   LinearHook hook_;

@@ -155,7 +155,7 @@ void Trainer::load(const std::string& path) {
   std::istringstream rs(meta(kMetaRng));
   rs >> rng;
   if (!rs) throw fail("train_rng metadata is not a valid generator state");
-  std::vector<float> m1(m1_.size()), m2(m2_.size());
+  AlignedVector<float> m1(m1_.size()), m2(m2_.size());
   for (const auto& t : m_.layout().tensors()) {
     for (auto [prefix, dst] : {std::pair{"adam.m.", &m1}, std::pair{"adam.v.", &m2}}) {
       const NamedTensor* nt = f.find(prefix + t.name);

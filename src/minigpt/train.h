@@ -51,8 +51,8 @@ class Trainer {
   Model& m_;
   TrainConfig cfg_;
   TrainGraph<float> graph_;
-  std::vector<float> grad_;          // (num_params)
-  std::vector<float> m1_, m2_;       // (num_params) AdamW first and second moments
+  AlignedVector<float> grad_;         // (num_params)
+  AlignedVector<float> m1_, m2_;      // (num_params) AdamW first and second moments
   std::vector<int32_t> in_, tgt_;    // (batch, n_ctx)
   std::mt19937_64 rng_;              // window sampler
   int step_ = 0;
