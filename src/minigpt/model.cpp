@@ -171,7 +171,7 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
       std::copy(row + d, row + 2 * d, K + static_cast<size_t>(p0 + i) * d);
       std::copy(row + 2 * d, row + 3 * d, Vc + static_cast<size_t>(p0 + i) * d);
     }
-#pragma omp parallel for schedule(static) if (n > 1)
+#pragma omp parallel for schedule(static) if (static_cast<long>(n) * total * d >= (1L << 15))
     for (int hh = 0; hh < H; ++hh) {
       CStrided Q(wide.data() + hh * hd, n, hd, Eigen::OuterStride<>(3 * d));
       CStrided Kh(K + hh * hd, total, hd, Eigen::OuterStride<>(d));

@@ -21,11 +21,16 @@ template <class S>
 using StridedMap = Eigen::Map<MatR<S>, 0, Eigen::OuterStride<>>;
 template <class S>
 using CStridedMap = Eigen::Map<const MatR<S>, 0, Eigen::OuterStride<>>;
+// Below this many elements a parallel region costs more than it saves: on a shared machine a
+// barrier waiting for a descheduled thread can take milliseconds (decode runs dozens per token).
+// Only sizes decide, so results stay deterministic; every element is computed the same way
+// whether or not the loop runs in parallel.
+constexpr long kParallelMin = 1L << 15;
 }  // namespace
 
 template <class S>
 void embedding_forward(const int32_t* tokens, int B, int T, int d, const S* wte, const S* wpe, S* out) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(B) * T * d >= kParallelMin)
   for (long r = 0; r < static_cast<long>(B) * T; ++r) {
     const S* e = wte + static_cast<long>(tokens[r]) * d;
     const S* p = wpe + (r % T) * d;
@@ -51,7 +56,7 @@ void embedding_backward(const int32_t* tokens, int B, int T, int d, const S* dou
 
 template <class S>
 void layernorm_forward(const S* x, int N, int d, const S* w, const S* b, S* y, S* mean, S* rstd) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(N) * d >= kParallelMin)
   for (int r = 0; r < N; ++r) {
     const S* xr = x + static_cast<long>(r) * d;
     // Two-pass statistics in double: a 256-wide row in float loses digits in the variance.
@@ -72,7 +77,7 @@ void layernorm_forward(const S* x, int N, int d, const S* w, const S* b, S* y, S
 template <class S>
 void layernorm_backward(const S* dy, const S* x, int N, int d, const S* w, const S* mean,
                         const S* rstd, S* dx, S* dw, S* db) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(N) * d >= kParallelMin)
   for (int r = 0; r < N; ++r) {
     const S* xr = x + static_cast<long>(r) * d;
     const S* g = dy + static_cast<long>(r) * d;
@@ -125,7 +130,7 @@ constexpr double kGeluA = 0.044715;
 
 template <class S>
 void gelu_forward(const S* x, long n, S* y) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (long i = 0; i < n; ++i) {
     const S v = x[i];
     y[i] = S(0.5) * v * (S(1) + std::tanh(S(kGeluC) * (v + S(kGeluA) * v * v * v)));
@@ -134,7 +139,7 @@ void gelu_forward(const S* x, long n, S* y) {
 
 template <class S>
 void gelu_backward(const S* dy, const S* x, long n, S* dx) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (long i = 0; i < n; ++i) {
     const S v = x[i];
     const S t = std::tanh(S(kGeluC) * (v + S(kGeluA) * v * v * v));
@@ -147,7 +152,7 @@ template <class S>
 void attention_forward(const S* qkv, int B, int T, int d, int H, S* out, S* probs) {
   const int hd = d / H;
   const S scale = S(1) / std::sqrt(S(hd));
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if (static_cast<long>(B) * H * T * T >= kParallelMin / 8)
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const S* base = qkv + static_cast<long>(b) * T * 3 * d + h * hd;
@@ -178,7 +183,7 @@ template <class S>
 void attention_backward(const S* dout, const S* qkv, const S* probs, int B, int T, int d, int H, S* dqkv) {
   const int hd = d / H;
   const S scale = S(1) / std::sqrt(S(hd));
-#pragma omp parallel for collapse(2) schedule(static)
+#pragma omp parallel for collapse(2) schedule(static) if (static_cast<long>(B) * H * T * T >= kParallelMin / 8)
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const long off = static_cast<long>(b) * T * 3 * d + h * hd;
@@ -204,7 +209,7 @@ void attention_backward(const S* dout, const S* qkv, const S* probs, int B, int 
 template <class S>
 double cross_entropy(const S* logits, const int32_t* targets, int N, int V, S* dlogits) {
   std::vector<double> loss(N);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (static_cast<long>(N) * V >= kParallelMin)
   for (int r = 0; r < N; ++r) {
     const S* x = logits + static_cast<long>(r) * V;
     S mx = x[0];

@@ -77,7 +77,7 @@ StepReport Trainer::step(const std::vector<int32_t>& stream) {
     // left alone, as in most GPT-2 recipes, so decay does not fight the embedding's norm.
     const double wd = tensor.kind == ParamKind::LinearWeight ? cfg_.weight_decay : 0.0;
     const long begin = static_cast<long>(tensor.offset), end = begin + static_cast<long>(tensor.size);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (end - begin >= (1L << 15))
     for (long i = begin; i < end; ++i) {
       const double g = grad_[i] * clip_scale;
       const double m = b1 * m1_[i] + (1 - b1) * g;
