@@ -165,6 +165,9 @@ TEST_CASE("trainer errors") {
   Trainer t(m, tiny_train());
   CHECK_THROWS_WITH_AS(t.step(std::vector<int32_t>(8, 0)), doctest::Contains("fewer than one window"), mq::UsageError);
   CHECK_THROWS_WITH_AS(t.evaluate(std::vector<int32_t>(20, 0)), doctest::Contains("fewer than one batch"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(train(m, stream(4000, 1), std::vector<int32_t>(20, 0), tiny_train()),
+                       doctest::Contains("validation stream has 20 tokens"), mq::UsageError);
+  CHECK(t.step_count() == 0);
   const std::string p = temp_path("model_only.safetensors");
   save_model(p, m, {});
   CHECK_THROWS_WITH_AS(t.load(p), doctest::Contains("a model-only checkpoint cannot resume training"), mq::Error);

@@ -173,6 +173,14 @@ void Trainer::load(const std::string& path) {
 
 void train(Model& model, const std::vector<int32_t>& train_stream, const std::vector<int32_t>& val_stream,
            const TrainConfig& cfg, const TrainCallback& callback, const CheckpointMeta& meta) {
+  // Fail before the first step, not after an hour of training.
+  const size_t window = static_cast<size_t>(model.config().n_ctx) + 1;
+  if (train_stream.size() < window)
+    throw mq::UsageError(fmt::format("training stream has {} tokens, fewer than one window of n_ctx + 1 = {}",
+                                     train_stream.size(), window));
+  if (!val_stream.empty() && val_stream.size() < static_cast<size_t>(cfg.batch) * (window - 1) + 1)
+    throw mq::UsageError(fmt::format("validation stream has {} tokens, fewer than one batch of {} windows of {} + 1",
+                                     val_stream.size(), cfg.batch, window - 1));
   Trainer tr(model, cfg);
   if (!cfg.resume_from.empty()) tr.load(cfg.resume_from);
   const auto t0 = std::chrono::steady_clock::now();
