@@ -2,6 +2,7 @@
 // cross-entropy) on Eigen row-major maps, instantiated for float (training) and double (checks).
 #include "minigpt/ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -128,23 +129,33 @@ constexpr double kGeluC = 0.7978845608028654;  // sqrt(2/pi)
 constexpr double kGeluA = 0.044715;
 }  // namespace
 
+// GELU runs on Eigen arrays in fixed chunks: Eigen's vectorised tanh is several times faster
+// than libm's scalar one. Chunk boundaries depend only on n, so results stay deterministic.
+constexpr long kGeluChunk = 4096;
+
 template <class S>
 void gelu_forward(const S* x, long n, S* y) {
+  using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+  const long chunks = (n + kGeluChunk - 1) / kGeluChunk;
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (long i = 0; i < n; ++i) {
-    const S v = x[i];
-    y[i] = S(0.5) * v * (S(1) + std::tanh(S(kGeluC) * (v + S(kGeluA) * v * v * v)));
+  for (long c = 0; c < chunks; ++c) {
+    const long b = c * kGeluChunk, len = std::min(kGeluChunk, n - b);
+    Eigen::Map<const A> v(x + b, len);
+    Eigen::Map<A>(y + b, len) = S(0.5) * v * (S(1) + (S(kGeluC) * (v + S(kGeluA) * v * v * v)).tanh());
   }
 }
 
 template <class S>
 void gelu_backward(const S* dy, const S* x, long n, S* dx) {
+  using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+  const long chunks = (n + kGeluChunk - 1) / kGeluChunk;
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (long i = 0; i < n; ++i) {
-    const S v = x[i];
-    const S t = std::tanh(S(kGeluC) * (v + S(kGeluA) * v * v * v));
-    const S dinner = S(kGeluC) * (S(1) + S(3 * kGeluA) * v * v);
-    dx[i] += dy[i] * (S(0.5) * (S(1) + t) + S(0.5) * v * (S(1) - t * t) * dinner);
+  for (long c = 0; c < chunks; ++c) {
+    const long b = c * kGeluChunk, len = std::min(kGeluChunk, n - b);
+    Eigen::Map<const A> v(x + b, len), g(dy + b, len);
+    const A t = (S(kGeluC) * (v + S(kGeluA) * v * v * v)).tanh();
+    const A dinner = S(kGeluC) * (S(1) + S(3 * kGeluA) * v * v);
+    Eigen::Map<A>(dx + b, len) += g * (S(0.5) * (S(1) + t) + S(0.5) * v * (S(1) - t * t) * dinner);
   }
 }
 
