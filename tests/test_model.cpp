@@ -251,3 +251,20 @@ TEST_CASE("float and double training graphs agree") {
   INFO("worst |g_float - g_double| " << worst << " of max " << mx);
   CHECK(worst < 1e-4 * mx);
 }
+
+TEST_CASE("embedding swap: the tied table is used for lookups and the LM head") {
+  Model m(tiny());
+  perturb(m, 0.05);
+  const auto tok = some_tokens(6, 11, 9);
+  const auto before = m.logits(tok);
+  CHECK(m.embedding().format_name() == "fp32");
+  CHECK(m.embedding().bytes() == 4LL * 11 * 128);
+  // An identical copy gives identical bits; a scaled copy changes lookups and head alike.
+  std::vector<float> copy(m.param("wte"), m.param("wte") + 11 * 128);
+  m.set_embedding(std::make_unique<FloatEmbedding>(copy.data(), 11, 128));
+  CHECK(m.logits(tok) == before);
+  for (auto& v : copy) v *= 2.0f;
+  CHECK(max_abs_diff(m.logits(tok).data(), before.data(), before.size()) > 1e-3);
+  CHECK_THROWS_WITH_AS(m.set_embedding(std::make_unique<FloatEmbedding>(copy.data(), 10, 128)),
+                       doctest::Contains("needs (vocab 11, d 128)"), mq::UsageError);
+}

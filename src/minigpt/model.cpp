@@ -36,7 +36,16 @@ Model::Model(const ModelConfig& c, uint64_t seed) : c_(c), layout_(c) {
     add("mlp.c_fc", L.fc_w, f, d);
     add("mlp.c_proj", L.mproj_w, d, f);
   }
+  embedding_ = std::make_unique<FloatEmbedding>(params_.data() + layout_.wte, c.vocab_size, c.d_model);
   cache_ = make_cache();
+}
+
+void Model::set_embedding(std::unique_ptr<Embedding> e) {
+  if (!e) throw mq::UsageError("set_embedding: null embedding");
+  if (e->vocab_size() != c_.vocab_size || e->dim() != c_.d_model)
+    throw mq::UsageError(fmt::format("set_embedding: model needs (vocab {}, d {}), got (vocab {}, d {})",
+                                     c_.vocab_size, c_.d_model, e->vocab_size(), e->dim()));
+  embedding_ = std::move(e);
 }
 
 float* Model::param(const std::string& name) { return params_.data() + layout_.at(name).offset; }
@@ -145,9 +154,10 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
   AlignedVector<float> y(static_cast<size_t>(n) * d);    // (n, d) projection output
 
   for (int i = 0; i < n; ++i) {
-    const float* e = p + layout_.wte + static_cast<size_t>(tokens[i]) * d;
+    float* xi = x.data() + static_cast<size_t>(i) * d;
+    embedding_->lookup(tokens[i], xi);
     const float* pe = p + layout_.wpe + static_cast<size_t>(p0 + i) * d;
-    for (int j = 0; j < d; ++j) x[static_cast<size_t>(i) * d + j] = e[j] + pe[j];
+    for (int j = 0; j < d; ++j) xi[j] += pe[j];
   }
   auto project = [&](int idx, const float* in, int in_w, const float* bias, float* out) {
     if (hook_) hook_(linear_names_[idx], in, n, in_w);
@@ -202,8 +212,7 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
   cache.length = total;
   if (!logits) return;
   ops::layernorm_forward(x.data(), n, d, p + layout_.lnf_w, p + layout_.lnf_b, h.data(), mean.data(), rstd.data());
-  Eigen::Map<MatR>(logits, n, V).noalias() =
-      Eigen::Map<const MatR>(h.data(), n, d) * Eigen::Map<const MatR>(p + layout_.wte, V, d).transpose();
+  embedding_->logits(h.data(), n, logits);
 }
 
 }  // namespace minigpt

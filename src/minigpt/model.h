@@ -9,6 +9,7 @@
 
 #include "minigpt/aligned.h"
 #include "minigpt/config.h"
+#include "minigpt/embedding.h"
 #include "minigpt/params.h"
 #include "minigpt/projection.h"
 
@@ -51,8 +52,11 @@ class Model {
   float* param(const std::string& name);  // throws mq::UsageError for an unknown name
   const float* param(const std::string& name) const;
 
-  // The tied embedding / LM head, (vocab, d) fp32; separate from the Linears on purpose.
-  const float* embedding() const { return params_.data() + layout_.wte; }
+  // The tied embedding / LM head as inference uses it; separate from the Linears on purpose.
+  // Training always reads the fp32 master wte in params().
+  const Embedding& embedding() const { return *embedding_; }
+  // Swap its storage (e.g. fp16); vocab and d must match. Throws mq::UsageError otherwise.
+  void set_embedding(std::unique_ptr<Embedding> e);
 
   std::vector<LinearInfo> linears() const;
   // Swap one Linear's projection; its in/out must match. Throws mq::UsageError otherwise.
@@ -82,6 +86,7 @@ class Model {
   ParamLayout layout_;
   AlignedVector<float> params_;                       // (layout_.total())
   std::vector<std::unique_ptr<Projection>> proj_;    // 4 * n_layer, LinearInfo order
+  std::unique_ptr<Embedding> embedding_;             // views wte by default
   std::vector<std::string> linear_names_;            // 4 * n_layer
   LinearHook hook_;
   KVCache cache_;
