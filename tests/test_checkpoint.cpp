@@ -157,6 +157,9 @@ TEST_CASE("header corruption is reported") {
   CHECK(with_edit([](std::string& h) { replace_once(h, "\"dtype\"", "\"dtypo\""); }).find("missing dtype") != std::string::npos);
   CHECK(with_edit([](std::string& h) { replace_once(h, "\"shape\":[11,128]", "\"shape\":[12,128]"); })
             .find("tensor \"wte\": shape [12,128] of F32 needs 6144 bytes but data_offsets [0, 5632] hold 5632") != std::string::npos);
+  // 2^32 * 2^32 * 16 * 11 wraps to 0 in 64 bits: must not pass as an empty tensor.
+  CHECK(with_edit([](std::string& h) { replace_once(h, "\"shape\":[11,128]", "\"shape\":[4294967296,4294967296,16,11]"); })
+            .find("absurdly large") != std::string::npos);
   CHECK(with_edit([](std::string& h) { replace_once(h, "\"data_offsets\":[0,5632]", "\"data_offsets\":[5632,0]"); })
             .find("out of order") != std::string::npos);
   // wpe moved onto wte's bytes: sizes still agree, the ranges overlap.

@@ -182,7 +182,9 @@ TensorFile read_safetensors(const std::string& path) {
     for (const auto& s : v["shape"]) {
       if (!s.is_number_integer() || s.get<int64_t>() < 0) throw bad(fmt::format("shape entry {} is not a non-negative integer", s.dump()));
       t.shape.push_back(s.get<int64_t>());
-      count *= static_cast<uint64_t>(s.get<int64_t>());
+      // A corrupt shape must not wrap around and match the byte range by accident.
+      if (__builtin_mul_overflow(count, static_cast<uint64_t>(s.get<int64_t>()), &count) || count > (1ull << 60))
+        throw bad(fmt::format("shape {} is absurdly large; the header is corrupt", v["shape"].dump()));
     }
     const auto& o = v.contains("data_offsets") ? v["data_offsets"] : nlohmann::json();
     if (!o.is_array() || o.size() != 2 || !o[0].is_number_unsigned() || !o[1].is_number_unsigned())
