@@ -115,8 +115,8 @@ void write_safetensors(const std::string& path, const TensorFile& f) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw mq::Error(fmt::format("checkpoint {}: cannot rename {} into place: {}", path, tmp, std::strerror(errno)));
   // The rename itself must reach the disk too.
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = std::filesystem::path(".");
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);
