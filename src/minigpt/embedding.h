@@ -1,0 +1,39 @@
+// The tied token embedding / LM head behind one interface, so its storage (fp32 now, fp16 for
+// quantized models) can change without the model knowing. Not one of the Linears.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace minigpt {
+
+class Embedding {
+ public:
+  virtual ~Embedding() = default;
+  virtual int vocab_size() const = 0;
+  virtual int dim() const = 0;
+  // out(d) = the embedding row of `token`, as float.
+  virtual void lookup(int32_t token, float* out) const = 0;
+  // The tied LM head: logits(n, vocab) = h(n, d) E^T.
+  virtual void logits(const float* h, int n, float* out) const = 0;
+  virtual long long bytes() const = 0;
+  virtual std::string format_name() const = 0;
+};
+
+// fp32 view of a (vocab, d) row-major table it does not own (the model's wte), so training
+// updates are seen without a copy. The table must outlive this object.
+class FloatEmbedding final : public Embedding {
+ public:
+  FloatEmbedding(const float* table, int vocab, int d) : e_(table), vocab_(vocab), d_(d) {}
+  int vocab_size() const override { return vocab_; }
+  int dim() const override { return d_; }
+  void lookup(int32_t token, float* out) const override;
+  void logits(const float* h, int n, float* out) const override;
+  long long bytes() const override { return 4LL * vocab_ * d_; }
+  std::string format_name() const override { return "fp32"; }
+
+ private:
+  const float* e_;  // (vocab, d) row-major
+  int vocab_, d_;
+};
+
+}  // namespace minigpt

@@ -1,0 +1,218 @@
+// Inference forward of MiniGPT: embeddings, pre-LN blocks through Projections, KV cache, tied head.
+#include "minigpt/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Core>
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "minigpt/float_projection.h"
+#include "minigpt/ops.h"
+
+namespace minigpt {
+
+namespace {
+using MatR = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using CStrided = Eigen::Map<const MatR, 0, Eigen::OuterStride<>>;
+using Strided = Eigen::Map<MatR, 0, Eigen::OuterStride<>>;
+constexpr int kLinearsPerLayer = 4;
+}  // namespace
+
+Model::Model(const ModelConfig& c, uint64_t seed) : c_(c), layout_(c) {
+  validate(c);
+  params_.resize(layout_.total());
+  init_params(layout_, c.n_layer, seed, params_.data());
+  for (int l = 0; l < c.n_layer; ++l) {
+    const auto& L = layout_.layers[l];
+    const int d = c.d_model, f = c.d_ff;
+    auto add = [&](const char* s, size_t w, int out, int in) {
+      linear_names_.push_back(fmt::format("h.{}.{}", l, s));
+      proj_.push_back(std::make_unique<FloatProjection>(params_.data() + w, out, in));
+    };
+    add("attn.c_attn", L.attn_w, 3 * d, d);
+    add("attn.c_proj", L.aproj_w, d, d);
+    add("mlp.c_fc", L.fc_w, f, d);
+    add("mlp.c_proj", L.mproj_w, d, f);
+  }
+  embedding_ = std::make_unique<FloatEmbedding>(params_.data() + layout_.wte, c.vocab_size, c.d_model);
+  cache_ = make_cache();
+}
+
+void Model::set_embedding(std::unique_ptr<Embedding> e) {
+  if (!e) throw mq::UsageError("set_embedding: null embedding");
+  if (e->vocab_size() != c_.vocab_size || e->dim() != c_.d_model)
+    throw mq::UsageError(fmt::format("set_embedding: model needs (vocab {}, d {}), got (vocab {}, d {})",
+                                     c_.vocab_size, c_.d_model, e->vocab_size(), e->dim()));
+  embedding_ = std::move(e);
+}
+
+float* Model::param(const std::string& name) { return params_.data() + layout_.at(name).offset; }
+const float* Model::param(const std::string& name) const { return params_.data() + layout_.at(name).offset; }
+
+std::vector<LinearInfo> Model::linears() const {
+  std::vector<LinearInfo> out;
+  for (const auto& name : linear_names_) {
+    const auto& w = layout_.at(name + ".weight");
+    const auto& b = layout_.at(name + ".bias");
+    out.push_back({name, w.shape[1], w.shape[0], params_.data() + w.offset, params_.data() + b.offset});
+  }
+  return out;
+}
+
+int Model::linear_index(const std::string& name) const {
+  auto it = std::find(linear_names_.begin(), linear_names_.end(), name);
+  return it == linear_names_.end() ? -1 : static_cast<int>(it - linear_names_.begin());
+}
+
+void Model::set_projection(const std::string& name, std::unique_ptr<Projection> p) {
+  const int i = linear_index(name);
+  if (i < 0) throw mq::UsageError(fmt::format("set_projection: no Linear named \"{}\" (names look like h.0.attn.c_attn)", name));
+  if (!p) throw mq::UsageError(fmt::format("set_projection: null projection for {}", name));
+  if (p->in_features() != proj_[i]->in_features() || p->out_features() != proj_[i]->out_features())
+    throw mq::UsageError(fmt::format("set_projection: {} needs (out {}, in {}), got (out {}, in {})", name,
+                                     proj_[i]->out_features(), proj_[i]->in_features(), p->out_features(),
+                                     p->in_features()));
+  proj_[i] = std::move(p);
+}
+
+const Projection& Model::projection(const std::string& name) const {
+  const int i = linear_index(name);
+  if (i < 0) throw mq::UsageError(fmt::format("projection: no Linear named \"{}\"", name));
+  return *proj_[i];
+}
+
+KVCache Model::make_cache() const {
+  KVCache k;
+  const size_t sz = static_cast<size_t>(c_.n_ctx) * c_.d_model;
+  k.k.assign(c_.n_layer, AlignedVector<float>(sz));
+  k.v.assign(c_.n_layer, AlignedVector<float>(sz));
+  return k;
+}
+
+void Model::reset_cache() { cache_.length = 0; }
+
+std::vector<float> Model::prefill(const std::vector<int32_t>& tokens) {
+  reset_cache();
+  std::vector<float> out(tokens.size() * c_.vocab_size);
+  forward(cache_, tokens.data(), static_cast<int>(tokens.size()), out.data());
+  return out;
+}
+
+std::vector<float> Model::decode(int32_t token) {
+  std::vector<float> out(c_.vocab_size);
+  forward(cache_, &token, 1, out.data());
+  return out;
+}
+
+std::vector<float> Model::logits(const std::vector<int32_t>& tokens) const {
+  KVCache cache = make_cache();
+  std::vector<float> out(tokens.size() * c_.vocab_size);
+  forward(cache, tokens.data(), static_cast<int>(tokens.size()), out.data());
+  return out;
+}
+
+double Model::score(const std::vector<int32_t>& tokens, int a, int b) const {
+  const int n = static_cast<int>(tokens.size());
+  if (a < 1 || a > b || b > n || b - 1 > c_.n_ctx)
+    throw mq::UsageError(fmt::format("score: need 1 <= a <= b <= {} and b - 1 <= n_ctx {}, got a={} b={}", n,
+                                     c_.n_ctx, a, b));
+  if (a == b) return 0.0;
+  const std::vector<int32_t> prefix(tokens.begin(), tokens.begin() + (b - 1));
+  const std::vector<float> lg = logits(prefix);
+  const int V = c_.vocab_size;
+  double total = 0;
+  for (int t = a; t < b; ++t) {
+    const float* row = lg.data() + static_cast<size_t>(t - 1) * V;  // position t-1 predicts t
+    const float mx = *std::max_element(row, row + V);
+    double sum = 0;
+    for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
+    total += static_cast<double>(row[tokens[t]]) - mx - std::log(sum);
+  }
+  return total;
+}
+
+void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits) const {
+  const int d = c_.d_model, f = c_.d_ff, V = c_.vocab_size, H = c_.n_head, hd = c_.head_dim();
+  const int p0 = cache.length;
+  if (n <= 0) throw mq::UsageError("forward: need at least one token");
+  if (p0 + n > c_.n_ctx)
+    throw mq::UsageError(fmt::format("forward: {} cached + {} new positions exceed n_ctx {}; reset the cache or "
+                                     "shorten the input", p0, n, c_.n_ctx));
+  for (int i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= V)
+      throw mq::UsageError(fmt::format("forward: token id {} at position {} is outside [0, {})", tokens[i], i, V));
+
+  const float* p = params_.data();
+  AlignedVector<float> x(static_cast<size_t>(n) * d);  // (n, d) residual stream
+  AlignedVector<float> h(static_cast<size_t>(n) * d);  // (n, d) LayerNorm output
+  AlignedVector<float> mean(n), rstd(n);               // (n), (n)
+  AlignedVector<float> wide(static_cast<size_t>(n) * std::max(3 * d, f));  // (n, 3d) qkv or (n, d_ff) MLP hidden
+  AlignedVector<float> act(static_cast<size_t>(n) * f);  // (n, d_ff) GELU output
+  AlignedVector<float> att(static_cast<size_t>(n) * d);  // (n, d) attention output, heads merged
+  AlignedVector<float> y(static_cast<size_t>(n) * d);    // (n, d) projection output
+
+  for (int i = 0; i < n; ++i) {
+    float* xi = x.data() + static_cast<size_t>(i) * d;
+    embedding_->lookup(tokens[i], xi);
+    const float* pe = p + layout_.wpe + static_cast<size_t>(p0 + i) * d;
+    for (int j = 0; j < d; ++j) xi[j] += pe[j];
+  }
+  auto project = [&](int idx, const float* in, int in_w, const float* bias, float* out) {
+    if (hook_) hook_(linear_names_[idx], in, n, in_w);
+    const Projection& pr = *proj_[idx];
+    pr.forward(in, n, out);
+    const int ow = pr.out_features();
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < ow; ++j) out[static_cast<size_t>(i) * ow + j] += bias[j];
+  };
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int total = p0 + n;
+
+  for (int l = 0; l < c_.n_layer; ++l) {
+    const auto& L = layout_.layers[l];
+    ops::layernorm_forward(x.data(), n, d, p + L.ln1_w, p + L.ln1_b, h.data(), mean.data(), rstd.data());
+    project(kLinearsPerLayer * l + 0, h.data(), d, p + L.attn_b, wide.data());
+    float* K = cache.k[l].data();
+    float* Vc = cache.v[l].data();
+    for (int i = 0; i < n; ++i) {
+      const float* row = wide.data() + static_cast<size_t>(i) * 3 * d;
+      std::copy(row + d, row + 2 * d, K + static_cast<size_t>(p0 + i) * d);
+      std::copy(row + 2 * d, row + 3 * d, Vc + static_cast<size_t>(p0 + i) * d);
+    }
+#pragma omp parallel for schedule(static) if (static_cast<long>(n) * total * d >= (1L << 15))
+    for (int hh = 0; hh < H; ++hh) {
+      CStrided Q(wide.data() + hh * hd, n, hd, Eigen::OuterStride<>(3 * d));
+      CStrided Kh(K + hh * hd, total, hd, Eigen::OuterStride<>(d));
+      CStrided Vh(Vc + hh * hd, total, hd, Eigen::OuterStride<>(d));
+      MatR S = (Q * Kh.transpose()) * scale;  // (n, total)
+      for (int i = 0; i < n; ++i) {
+        const int last = p0 + i;  // query i sees keys [0, last]
+        float mx = S(i, 0);
+        for (int j = 1; j <= last; ++j) mx = std::max(mx, S(i, j));
+        float sum = 0;
+        for (int j = 0; j <= last; ++j) {
+          S(i, j) = std::exp(S(i, j) - mx);
+          sum += S(i, j);
+        }
+        for (int j = 0; j <= last; ++j) S(i, j) /= sum;
+        for (int j = last + 1; j < total; ++j) S(i, j) = 0;
+      }
+      Strided(att.data() + hh * hd, n, hd, Eigen::OuterStride<>(d)).noalias() = S * Vh;
+    }
+    project(kLinearsPerLayer * l + 1, att.data(), d, p + L.aproj_b, y.data());
+    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+    ops::layernorm_forward(x.data(), n, d, p + L.ln2_w, p + L.ln2_b, h.data(), mean.data(), rstd.data());
+    project(kLinearsPerLayer * l + 2, h.data(), d, p + L.fc_b, wide.data());
+    ops::gelu_forward(wide.data(), static_cast<long>(n) * f, act.data());
+    project(kLinearsPerLayer * l + 3, act.data(), f, p + L.mproj_b, y.data());
+    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+  }
+  cache.length = total;
+  if (!logits) return;
+  ops::layernorm_forward(x.data(), n, d, p + layout_.lnf_w, p + layout_.lnf_b, h.data(), mean.data(), rstd.data());
+  embedding_->logits(h.data(), n, logits);
+}
+
+}  // namespace minigpt

@@ -1,0 +1,95 @@
+// MiniGPT: a GPT-2-style decoder for inference (prefill / decode with a KV cache), whose Linear
+// layers run behind the Projection interface so quantized layers can be swapped in.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minigpt/aligned.h"
+#include "minigpt/config.h"
+#include "minigpt/embedding.h"
+#include "minigpt/params.h"
+#include "minigpt/projection.h"
+
+namespace minigpt {
+
+// One of the 4 * n_layer Linears (the tied LM head is not one of them).
+struct LinearInfo {
+  std::string name;       // "h.{i}.attn.c_attn", "h.{i}.attn.c_proj", "h.{i}.mlp.c_fc", "h.{i}.mlp.c_proj"
+  int in = 0, out = 0;
+  const float* weight = nullptr;  // (out, in) fp32 master weight in the model's buffer
+  const float* bias = nullptr;    // (out), stays fp32 whatever the projection
+};
+
+// Called with the input activations x (n, in) of every Linear during an inference forward;
+// calibration accumulates Hessians from it.
+using LinearHook = std::function<void(const std::string& name, const float* x, int n, int in)>;
+
+// Keys and values of every position seen so far, per layer.
+struct KVCache {
+  int length = 0;                     // positions filled
+  std::vector<AlignedVector<float>> k;  // n_layer x (n_ctx, d)
+  std::vector<AlignedVector<float>> v;  // n_layer x (n_ctx, d)
+};
+
+class Model {
+ public:
+  // GPT-2 initialisation from `seed` (see init_params).
+  explicit Model(const ModelConfig& c, uint64_t seed = 42);
+  Model(Model&&) noexcept = default;
+  Model& operator=(Model&&) noexcept = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return c_; }
+  const ParamLayout& layout() const { return layout_; }
+  // All parameters, flat in layout() order; the fp32 master copy training updates.
+  float* params() { return params_.data(); }
+  const float* params() const { return params_.data(); }
+  size_t num_params() const { return params_.size(); }
+  float* param(const std::string& name);  // throws mq::UsageError for an unknown name
+  const float* param(const std::string& name) const;
+
+  // The tied embedding / LM head as inference uses it; separate from the Linears on purpose.
+  // Training always reads the fp32 master wte in params().
+  const Embedding& embedding() const { return *embedding_; }
+  // Swap its storage (e.g. fp16); vocab and d must match. Throws mq::UsageError otherwise.
+  void set_embedding(std::unique_ptr<Embedding> e);
+
+  std::vector<LinearInfo> linears() const;
+  // Swap one Linear's projection; its in/out must match. Throws mq::UsageError otherwise.
+  void set_projection(const std::string& name, std::unique_ptr<Projection> p);
+  const Projection& projection(const std::string& name) const;
+  void set_linear_hook(LinearHook hook) { hook_ = std::move(hook); }
+
+  // Logits (n, vocab) of every position of `tokens`; resets the model's cache and fills it.
+  std::vector<float> prefill(const std::vector<int32_t>& tokens);
+  // Logits (vocab) of the position after the cached ones, feeding `token`; extends the cache.
+  std::vector<float> decode(int32_t token);
+  void reset_cache();
+  int cache_length() const { return cache_.length; }
+
+  // Whole-sequence pass with its own cache: logits (n, vocab). Leaves the model's cache alone.
+  std::vector<float> logits(const std::vector<int32_t>& tokens) const;
+  // Sum of log p(tokens[t] | tokens[0..t)) over t in [a, b); needs 1 <= a <= b <= size, b-1 <= n_ctx.
+  double score(const std::vector<int32_t>& tokens, int a, int b) const;
+
+  KVCache make_cache() const;
+  // Feeds n tokens after the cache's positions; writes logits (n, vocab) if `logits` not null.
+  void forward(KVCache& cache, const int32_t* tokens, int n, float* logits) const;
+
+ private:
+  int linear_index(const std::string& name) const;  // -1 if unknown
+  ModelConfig c_;
+  ParamLayout layout_;
+  AlignedVector<float> params_;                       // (layout_.total())
+  std::vector<std::unique_ptr<Projection>> proj_;    // 4 * n_layer, LinearInfo order
+  std::unique_ptr<Embedding> embedding_;             // views wte by default
+  std::vector<std::string> linear_names_;            // 4 * n_layer
+  LinearHook hook_;
+  KVCache cache_;
+};
+
+}  // namespace minigpt
