@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   // subcommands: one line each, in help order
   mqcli::register_quant_report(app);
   mqcli::register_corpus(app);
+  mqcli::register_train(app);
+  mqcli::register_eval(app);
+  mqcli::register_generate(app);
 
   try {
     app.parse(argc, argv);

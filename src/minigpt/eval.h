@@ -1,0 +1,48 @@
+// Evaluation of a MiniGPT on the verb corpus: test perplexity (next to the corpus floor) and
+// verb-tense minimal-pair accuracy per construction.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "minigpt/model.h"
+#include "minigpt/story.h"
+#include "minigpt/tokenizer.h"
+
+namespace minigpt {
+
+struct PerplexityResult {
+  double ppl = 0.0;
+  double nats_per_token = 0.0;
+  int64_t tokens = 0;  // predicted tokens: the whole split, separators included
+  int window = 0;      // context window (tokens fed per forward pass)
+  int stride = 0;      // windows start `stride` apart; each token is scored once, in the first
+                       // window where it has at least window - stride tokens of context
+  double seconds = 0.0;
+};
+
+// Perplexity of `stream` (a split's token ids, each story ending in <sep>). A <sep> is put in
+// front, so the first story's first token is predicted from the same start a story has in
+// training, and the count matches the corpus floor's.
+PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, int window, int stride);
+
+struct ConstructionScore {
+  int64_t total = 0, correct = 0;
+  double accuracy() const { return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total); }
+};
+
+struct VerbTenseResult {
+  ConstructionScore overall;
+  std::array<ConstructionScore, kNumConstructions> by_kind;  // indexed by Construction
+  int64_t skipped_unknown = 0;  // slots with a candidate form outside the vocabulary
+  int64_t skipped_long = 0;     // slots whose sentence ends beyond the context window
+  double seconds = 0.0;
+};
+
+// For every slot of `stories` (up to max_slots, in story order; 0 = all): put each candidate form
+// (base, 3rd singular, past) in the blank, score the log-probability of the whole sentence given
+// the story before it, and count the slot correct when the true form scores highest.
+VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const std::vector<Story>& stories,
+                                    int64_t max_slots = 0);
+
+}  // namespace minigpt

@@ -1,0 +1,114 @@
+// Evaluation: strided-window perplexity against a brute-force scorer, and the verb-tense
+// bookkeeping on a model whose answer is known.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "miniquant/error.h"
+#include "miniquant/random.h"
+#include "minigpt/corpus.h"
+#include "minigpt/eval.h"
+#include "minigpt/params.h"
+
+using namespace minigpt;
+
+namespace {
+
+ModelConfig tiny(int vocab, int n_ctx) {
+  return ModelConfig{.vocab_size = vocab, .n_ctx = n_ctx, .d_model = 128, .n_layer = 1, .n_head = 2, .d_ff = 512};
+}
+
+// Random weights large enough that every logit depends on the context.
+Model random_model(const ModelConfig& c) {
+  Model m(c, 42);
+  NormalSampler n(3);
+  for (size_t i = 0; i < m.num_params(); ++i) m.params()[i] += static_cast<float>(0.05 * n.next());
+  return m;
+}
+
+const Corpus& small_corpus() {
+  static const Corpus c = [] {
+    CorpusConfig cfg;
+    cfg.train_tokens = 3000;
+    cfg.val_tokens = 100;
+    cfg.test_tokens = 1500;
+    return generate_corpus(Lexicon::load(MQ_SOURCE_DIR "/data/lexicon"), cfg);
+  }();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("perplexity scores every token once, with the documented context") {
+  const ModelConfig c = tiny(13, 16);
+  const Model m = random_model(c);
+  mq::Rng rng(5);
+  std::vector<int32_t> stream(61);
+  for (auto& t : stream) t = static_cast<int32_t>(rng.below(13));
+
+  for (int window : {2, 9, 16, 17}) {
+    for (int stride : {1, 4, window - 1}) {
+      if (stride < 1 || stride > window - 1) continue;
+      CAPTURE(window);
+      CAPTURE(stride);
+      const PerplexityResult r = perplexity(m, stream, window, stride);
+      CHECK(r.tokens == static_cast<int64_t>(stream.size()));
+      // Brute force: target t (in <sep> + stream) is read in the first window [k*stride, k*stride + window)
+      // that contains it as a target, i.e. the smallest k with k*stride + window > t.
+      std::vector<int32_t> s{Tokenizer::kSepId};
+      s.insert(s.end(), stream.begin(), stream.end());
+      double total = 0.0;
+      for (int t = 1; t < static_cast<int>(s.size()); ++t) {
+        int begin = 0;
+        while (begin + window <= t) begin += stride;
+        const std::vector<int32_t> ctx(s.begin() + begin, s.begin() + t + 1);
+        total += m.score(ctx, t - begin, t - begin + 1);
+      }
+      CHECK(r.nats_per_token == doctest::Approx(-total / static_cast<double>(stream.size())).epsilon(1e-5));
+      CHECK(r.ppl == doctest::Approx(std::exp(r.nats_per_token)).epsilon(1e-12));
+    }
+  }
+  CHECK_THROWS_AS(perplexity(m, stream, 18, 4), mq::UsageError);  // window beyond n_ctx + 1
+  CHECK_THROWS_AS(perplexity(m, stream, 8, 8), mq::UsageError);   // stride must leave context
+}
+
+TEST_CASE("verb-tense accuracy: a uniform model picks the first candidate on every tie") {
+  const Corpus& corpus = small_corpus();
+  const Tokenizer tok = Tokenizer::build(corpus.train);
+  Model m(tiny(tok.size(), 128), 42);
+  // All weights zero: every logit is 0, every candidate sentence scores the same, and the
+  // argmax (first maximum) is candidate 0, the base form.
+  std::fill(m.params(), m.params() + m.num_params(), 0.0f);
+  const int64_t max_slots = 40;
+  const VerbTenseResult r = verb_tense_accuracy(m, tok, corpus.test, max_slots);
+
+  int64_t seen = 0, expect_correct = 0, expect_skipped = 0;
+  std::array<int64_t, kNumConstructions> expect_total{};
+  for (const Story& st : corpus.test)
+    for (const VerbSlot& sl : st.slots) {
+      if (seen++ >= max_slots) break;
+      bool known = true;
+      for (const auto& f : sl.forms) known = known && tok.id(f) != Tokenizer::kUnkId;
+      if (!known) {
+        ++expect_skipped;
+        continue;
+      }
+      ++expect_total[static_cast<int>(sl.kind)];
+      expect_correct += sl.correct == 0;
+    }
+  CHECK(r.skipped_unknown == expect_skipped);
+  CHECK(r.overall.total + r.skipped_unknown + r.skipped_long == max_slots);
+  CHECK(r.overall.correct == expect_correct);
+  for (int k = 0; k < kNumConstructions; ++k) CHECK(r.by_kind[k].total == expect_total[k]);
+}
+
+TEST_CASE("verb-tense accuracy skips slots whose forms the vocabulary lacks") {
+  const Corpus& corpus = small_corpus();
+  // A vocabulary from two stories only: most verb forms of the test split are unknown to it.
+  const Tokenizer tok = Tokenizer::build({corpus.train.begin(), corpus.train.begin() + 2});
+  const Model m = random_model(tiny(tok.size(), 128));
+  const VerbTenseResult r = verb_tense_accuracy(m, tok, corpus.test, 25);
+  CHECK(r.skipped_unknown > 0);
+  CHECK(r.overall.total + r.skipped_unknown + r.skipped_long == 25);
+}

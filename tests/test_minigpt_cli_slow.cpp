@@ -1,0 +1,88 @@
+// End to end through the CLI: train a tiny MiniGPT for a few steps, evaluate and sample it, and
+// check the errors for broken or mismatched checkpoints.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "miniquant/io.h"
+
+namespace {
+
+const std::string kDir = "/tmp/mq_test_minigpt_cli";
+
+std::string write(const std::string& name, const std::string& text) {
+  std::filesystem::create_directories(kDir);
+  const std::string p = kDir + "/" + name;
+  mq::write_file_atomic(p, text);
+  return p;
+}
+
+// Trains once for the whole file: 1 layer of width 128, 4 steps.
+const std::string& tiny_checkpoint() {
+  static const std::string path = [] {
+    const std::string model = write("model.json", R"({"vocab_size": 1963, "n_ctx": 128, "d_model": 128, "n_layer": 1, "n_head": 2, "d_ff": 512})");
+    const std::string train = write("train.json", R"({"steps": 4, "batch": 2, "lr": 0.001, "warmup": 1, "min_lr": 0.0001,
+      "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "clip": 1.0, "seed": 42, "eval_interval": 2,
+      "eval_batches": 1, "checkpoint_interval": 0, "checkpoint_path": "", "resume_from": ""})");
+    const std::string out = kDir + "/tiny.safetensors";
+    const CliResult r = run_cli("train --config " + model + " --train-config " + train + " --out " + out + " --log " + kDir + "/train.log");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    return out;
+  }();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("train writes a checkpoint and a log that eval and generate read") {
+  const std::string ckpt = tiny_checkpoint();
+  CHECK(std::filesystem::file_size(ckpt) > 1000000);
+  std::ifstream log(kDir + "/train.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  CHECK(text.find("seed 42") != std::string::npos);
+  CHECK(text.find("val_loss") != std::string::npos);
+
+  const CliResult e = run_cli("eval --model " + ckpt + " --max-slots 60 --json");
+  INFO(e.out);
+  REQUIRE(e.code == 0);
+  const auto j = nlohmann::json::parse(e.out);
+  for (const char* key : {"ppl", "ppl_floor", "verb_tense_accuracy", "verb_tense", "timing_s"}) CHECK(j.contains(key));
+  CHECK(j["ppl_floor"].get<double>() == doctest::Approx(14.925).epsilon(1e-3));
+  CHECK(j["ppl"].get<double>() > j["ppl_floor"].get<double>());  // 4 steps are far from the floor
+  CHECK(j["test_tokens"] == 100010);
+  CHECK(j["verb_tense"]["overall"]["total"].get<int>() + j["verb_tense"]["skipped_unknown_form"].get<int>() == 60);
+
+  const CliResult g1 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the dog\" --tokens 8 --seed 42");
+  const CliResult g2 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the dog\" --tokens 8 --seed 42");
+  REQUIRE(g1.code == 0);
+  CHECK(g1.out.rfind("yesterday, the dog", 0) == 0);
+  CHECK(g1.out == g2.out);  // seeded
+}
+
+TEST_CASE("broken and mismatched checkpoints give one clear error") {
+  const std::string ckpt = tiny_checkpoint();
+  const std::string bytes = mq::read_file(ckpt);
+  const std::string cut = write("cut.safetensors", bytes.substr(0, bytes.size() / 2));
+  CliResult r = run_cli("eval --model " + cut);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("truncated") != std::string::npos);
+
+  // A lexicon with one more verb builds another vocabulary: the checkpoint must refuse it.
+  const std::string lex = kDir + "/lexicon";
+  std::filesystem::remove_all(lex);
+  std::filesystem::copy(MQ_SOURCE_DIR "/data/lexicon", lex);
+  std::ofstream(lex + "/verbs.tsv", std::ios::app) << "zorp\tzorps\tzorped\tzorped\tzorping\treg\tanimate\t-\n";
+  r = run_cli("eval --model " + ckpt + " --lexicon " + lex);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("vocabulary hash") != std::string::npos);
+
+  r = run_cli("eval --model /nonexistent.safetensors");
+  CHECK(r.code == 2);
+  r = run_cli("generate --model " + ckpt + " --temperature -1");
+  CHECK(r.code == 2);
+}

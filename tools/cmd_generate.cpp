@@ -1,0 +1,71 @@
+// `miniquant generate`: sample text from a model (seeded), so a person can hear it speak.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "commands.h"
+#include "miniquant/error.h"
+#include "miniquant/random.h"
+#include "workspace.h"
+
+namespace mqcli {
+namespace {
+
+struct GenerateOptions {
+  std::string model = kDefaultModel;
+  std::string prompt;
+  int tokens = 60;
+  double temperature = 0.8;
+  uint64_t seed = kDefaultSeed;
+};
+
+// Samples from softmax(logits / temperature); temperature 0 takes the argmax.
+int32_t sample(const std::vector<float>& logits, double temperature, mq::Rng& rng) {
+  const auto best = std::max_element(logits.begin(), logits.end());
+  if (temperature <= 0.0) return static_cast<int32_t>(best - logits.begin());
+  std::vector<double> p(logits.size());
+  double sum = 0.0;
+  for (size_t i = 0; i < p.size(); ++i) sum += p[i] = std::exp((logits[i] - *best) / temperature);
+  double u = rng.uniform() * sum;
+  for (size_t i = 0; i < p.size(); ++i)
+    if ((u -= p[i]) < 0.0) return static_cast<int32_t>(i);
+  return static_cast<int32_t>(p.size() - 1);
+}
+
+void run(const GenerateOptions& o) {
+  LoadedModel lm = load_checkpoint(o.model);
+  std::vector<int32_t> ids{minigpt::Tokenizer::kSepId};  // a story starts after a separator
+  const std::vector<int32_t> prompt = lm.tok.encode_text(o.prompt);
+  ids.insert(ids.end(), prompt.begin(), prompt.end());
+  const int n_ctx = lm.model.config().n_ctx;
+  if (static_cast<int>(ids.size()) >= n_ctx)
+    throw mq::UsageError(fmt::format("--prompt has {} tokens; the model's context is {}", ids.size() - 1, n_ctx));
+  mq::Rng rng(o.seed);
+  std::vector<float> logits = lm.model.prefill(ids);
+  std::vector<float> last(logits.end() - lm.model.config().vocab_size, logits.end());
+  std::vector<int32_t> out;
+  for (int i = 0; i < o.tokens && lm.model.cache_length() < n_ctx; ++i) {
+    const int32_t next = sample(last, o.temperature, rng);
+    out.push_back(next);
+    if (next == minigpt::Tokenizer::kSepId || lm.model.cache_length() == n_ctx) break;
+    last = lm.model.decode(next);
+  }
+  fmt::print("{}{}{}\n", lm.tok.decode(prompt), prompt.empty() ? "" : " ", lm.tok.decode(out));
+}
+
+}  // namespace
+
+void register_generate(CLI::App& app) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* cmd = app.add_subcommand("generate", "Sample a story continuation from a model");
+  cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--prompt", o->prompt, "text to continue (lower-cased and split like the corpus)");
+  cmd->add_option("--tokens", o->tokens, "at most this many new tokens")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--temperature", o->temperature, "0 = greedy")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--seed", o->seed, "sampling seed")->capture_default_str();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace mqcli

@@ -1,0 +1,113 @@
+// `miniquant train`: train MiniGPT from scratch on the verb corpus and write a checkpoint + log.
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "miniquant/error.h"
+#include "minigpt/config.h"
+#include "minigpt/flops.h"
+#include "minigpt/train.h"
+#include "minigpt/train_config.h"
+#include "progress.h"
+#include "workspace.h"
+
+namespace mqcli {
+namespace {
+
+struct TrainOptions {
+  std::string config = MQ_SOURCE_DIR "/data/minigpt.json";
+  std::string train_config = MQ_SOURCE_DIR "/data/train.json";
+  std::string out = kDefaultModel;
+  std::string log;
+  std::string lexicon = kDefaultLexicon;
+  uint64_t seed = kDefaultSeed;
+  int steps = 0;  // 0: as the train config says
+};
+
+void run(const TrainOptions& o) {
+  minigpt::ModelConfig mc = minigpt::load_model_config(o.config);
+  minigpt::TrainConfig tc = minigpt::load_train_config(o.train_config);
+  if (o.steps > 0) tc.steps = o.steps;
+  tc.seed = o.seed;
+  std::ofstream log;
+  if (!o.log.empty()) {
+    log.open(o.log);
+    if (!log) throw mq::Error(fmt::format("cannot write the training log '{}'", o.log));
+  }
+  auto say = [&](const std::string& line) {
+    fmt::print(stderr, "{}\n", line);
+    if (log) log << line << '\n' << std::flush;
+  };
+
+  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
+  // The vocabulary is the corpus's: the config's vocab_size only has to agree with it.
+  if (mc.vocab_size != c.tok.size()) {
+    say(fmt::format("vocab_size {} in {} replaced by the corpus vocabulary size {}", mc.vocab_size, o.config,
+                    c.tok.size()));
+    mc.vocab_size = c.tok.size();
+  }
+  const std::vector<int32_t> train_stream = minigpt::encode_split(c.tok, c.corpus.train);
+  const std::vector<int32_t> val_stream = minigpt::encode_split(c.tok, c.corpus.val);
+  const minigpt::SplitStats floor = minigpt::split_stats(c.corpus.test);
+
+  minigpt::Model model(mc, o.seed);
+  say(fmt::format("seed {}; model {} ({} parameters, {:.1f} MB fp32); {:.2f} MFLOP/token training", o.seed,
+                  minigpt::to_json(mc).dump(), model.num_params(), 4e-6 * static_cast<double>(model.num_params()),
+                  1e-6 * minigpt::train_flops_per_token(mc)));
+  say(fmt::format("corpus: {} train tokens, {} val tokens, vocabulary {} (hash {}); test floor ppl {:.3f}",
+                  train_stream.size(), val_stream.size(), c.tok.size(), hash_hex(c.tok.hash()), floor.floor_ppl));
+  say(fmt::format("train config: {}", minigpt::to_json(tc).dump()));
+
+  Progress progress(50);
+  double tokens_per_s_sum = 0.0, last_val = 0.0;
+  minigpt::StepReport last;
+  auto on_step = [&](const minigpt::StepReport& r) {
+    tokens_per_s_sum += r.tokens_per_s;
+    last = r;
+    const std::string fields = fmt::format("step {}/{} loss {:.4f} lr {:.2e} |g| {:.3f} {:.0f} tok/s", r.step, r.steps,
+                                           r.loss, r.lr, r.grad_norm, r.tokens_per_s);
+    progress.update(r.step, r.steps, r.elapsed_s, fields);
+    if (log && (r.step % 50 == 0 || r.step == r.steps)) log << fields << '\n';
+    if (r.has_val) {
+      last_val = r.val_loss;
+      say(fmt::format("step {} val_loss {:.4f} (ppl {:.3f}) elapsed {}", r.step, r.val_loss, std::exp(r.val_loss),
+                      Progress::clock(r.elapsed_s)));
+    }
+  };
+
+  nlohmann::json info = {{"seed", o.seed}, {"train_config", minigpt::to_json(tc)},
+                         {"train_tokens", train_stream.size()}, {"floor_ppl_test", floor.floor_ppl}};
+  minigpt::CheckpointMeta meta{c.tok.to_json(), hash_hex(c.tok.hash()), info.dump()};
+  minigpt::train(model, train_stream, val_stream, tc, on_step, meta);
+
+  info["steps"] = last.step;
+  info["final_train_loss"] = last.loss;
+  info["final_val_loss"] = last_val;
+  info["mean_tokens_per_s"] = last.step > 0 ? tokens_per_s_sum / last.step : 0.0;
+  info["seconds"] = last.elapsed_s;
+  meta.train_info = info.dump();
+  minigpt::save_model(o.out, model, meta);
+  say(fmt::format("wrote {} after {} steps in {}: val loss {:.4f}, mean {:.0f} tokens/s", o.out, last.step,
+                  Progress::clock(last.elapsed_s), last_val, info["mean_tokens_per_s"].get<double>()));
+}
+
+}  // namespace
+
+void register_train(CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train", "Train MiniGPT from scratch on the verb corpus");
+  cmd->add_option("--config", o->config, "model config JSON")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--train-config", o->train_config, "training config JSON")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--out", o->out, "where to write the trained model (safetensors)")->capture_default_str();
+  cmd->add_option("--log", o->log, "also write the training log to this file");
+  cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of corpus, initialisation and sampling")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "override the number of steps")->check(CLI::PositiveNumber);
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace mqcli

@@ -1,0 +1,42 @@
+// Shared loaders for the subcommands.
+#include "workspace.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+
+namespace mqcli {
+
+CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed) {
+  if (!std::filesystem::is_directory(lexicon_dir))
+    throw mq::UsageError(fmt::format("lexicon '{}' is not a directory; point --lexicon at data/lexicon", lexicon_dir));
+  const auto lex = minigpt::Lexicon::load(lexicon_dir);
+  minigpt::CorpusConfig cfg;
+  cfg.seed = seed;
+  const auto t0 = std::chrono::steady_clock::now();
+  minigpt::Corpus corpus = minigpt::generate_corpus(lex, cfg);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  minigpt::Tokenizer tok = minigpt::Tokenizer::build(corpus.train);
+  return {std::move(corpus), std::move(tok), secs};
+}
+
+std::string hash_hex(uint64_t h) { return fmt::format("{:016x}", h); }
+
+LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected) {
+  minigpt::CheckpointMeta meta;
+  const std::string want = expected ? hash_hex(expected->hash()) : "";
+  minigpt::Model model = minigpt::load_model(path, want, &meta);
+  if (meta.vocab_json.empty())
+    throw mq::Error(fmt::format("checkpoint '{}' carries no vocabulary; re-train it with `miniquant train`", path));
+  minigpt::Tokenizer tok = minigpt::Tokenizer::from_json(meta.vocab_json);
+  if (tok.size() != model.config().vocab_size)
+    throw mq::Error(fmt::format("checkpoint '{}': its vocabulary has {} tokens but the model expects {}; the file is "
+                                "inconsistent, re-train it",
+                                path, tok.size(), model.config().vocab_size));
+  return {std::move(model), std::move(tok), std::move(meta)};
+}
+
+}  // namespace mqcli

@@ -1,0 +1,37 @@
+// What several subcommands load the same way: the corpus with its tokenizer, and a checkpoint
+// together with the vocabulary it was trained on.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "minigpt/checkpoint.h"
+#include "minigpt/corpus.h"
+#include "minigpt/model.h"
+#include "minigpt/tokenizer.h"
+
+namespace mqcli {
+
+inline const std::string kDefaultLexicon = MQ_SOURCE_DIR "/data/lexicon";
+inline const std::string kDefaultModel = MQ_SOURCE_DIR "/data/minigpt.safetensors";
+
+struct CorpusBundle {
+  minigpt::Corpus corpus;
+  minigpt::Tokenizer tok;  // built from corpus.train
+  double seconds = 0.0;    // generation time
+};
+// Regenerates the corpus from `seed` (errors: UsageError when the lexicon folder is missing).
+CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed);
+
+std::string hash_hex(uint64_t h);
+
+struct LoadedModel {
+  minigpt::Model model;
+  minigpt::Tokenizer tok;  // the vocabulary stored in the checkpoint
+  minigpt::CheckpointMeta meta;
+};
+// Loads a checkpoint and its vocabulary. With `expected` set, the checkpoint's vocabulary must be
+// the corpus's (same hash), or an mq::Error says what differs and what to do.
+LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected = nullptr);
+
+}  // namespace mqcli
