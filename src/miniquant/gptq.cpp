@@ -1,0 +1,168 @@
+// The GPTQ solver: dead columns, damping, upper Cholesky factor of H^-1, column loop with error
+// propagation inside a block, lazy updates of the remaining columns after each block.
+#include "miniquant/gptq.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include <Eigen/Cholesky>
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "miniquant/pack.h"
+#include "miniquant/quantize_detail.h"
+
+namespace mq {
+namespace {
+
+using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Grid of rows x n weights starting at column c0 of m (one group / one row / the whole tensor).
+Grid grid_of(const Eigen::MatrixXd& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Scheme& s,
+             std::string_view name, int64_t index) {
+  float lo = 0.0f, hi = 0.0f, absmax = 0.0f;
+  for (int64_t r = r0; r < r0 + nr; ++r)
+    for (int64_t c = c0; c < c0 + nc; ++c) {
+      const float v = static_cast<float>(m(r, c));
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      absmax = std::max(absmax, std::fabs(v));
+    }
+  return detail::grid_from(lo, hi, absmax, s, name, index);
+}
+
+// Upper factor U of H^-1 = U^T U, with damping raised until both factorisations succeed.
+Eigen::MatrixXd inverse_cholesky_upper(const Eigen::MatrixXd& h, const GptqOptions& o, std::string_view name,
+                                       GptqResult& res) {
+  const double mean_diag = h.diagonal().mean();
+  double pd = o.percdamp;
+  for (int attempt = 0;; ++attempt) {
+    Eigen::MatrixXd hd = h;
+    hd.diagonal().array() += pd * mean_diag;
+    const Eigen::LLT<Eigen::MatrixXd> llt(hd);
+    if (llt.info() == Eigen::Success) {
+      const Eigen::MatrixXd hinv = llt.solve(Eigen::MatrixXd::Identity(h.rows(), h.cols()));
+      const Eigen::LLT<Eigen::MatrixXd> llt2(hinv);
+      if (llt2.info() == Eigen::Success && llt2.matrixL().toDenseMatrix().allFinite()) {
+        res.percdamp_used = pd;
+        res.damp_retries = attempt;
+        return llt2.matrixU();
+      }
+    }
+    if (attempt == o.max_damp_retries)
+      throw Error(fmt::format("GPTQ on '{}': the Hessian cannot be factorised even with damping {:g} of its mean "
+                              "diagonal; check the calibration activations", name, pd));
+    res.notes.push_back(fmt::format("Cholesky failed with damping {:g}; retrying with {:g}", pd, pd * 10));
+    pd *= 10;
+  }
+}
+
+}  // namespace
+
+GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen::MatrixXd& h, const Scheme& s,
+                         const GptqOptions& o, std::string_view name) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!s.is_integer())
+    throw UsageError(fmt::format("GPTQ on '{}': scheme {} stores floats; GPTQ needs an integer grid", name, s.name()));
+  GptqResult res;
+  res.q = detail::make_tensor(rows, cols, s, name);
+  detail::check_finite_ref(w, rows, cols, name);
+  if (h.rows() != cols || h.cols() != cols)
+    throw UsageError(fmt::format("GPTQ on '{}': Hessian is {}x{} but the weight has {} input columns", name, h.rows(),
+                                 h.cols(), cols));
+  if (!h.allFinite()) throw Error(fmt::format("GPTQ on '{}': the Hessian holds NaN or Inf", name));
+  if (rows == 0 || cols == 0) return res;
+
+  Eigen::MatrixXd W = Eigen::Map<const RowMajorF>(w, rows, cols).cast<double>();  // (rows, cols)
+  Eigen::MatrixXd H = h;                                                         // (cols, cols)
+  for (int64_t j = 0; j < cols; ++j)
+    if (H(j, j) == 0.0) {
+      res.dead_columns.push_back(j);
+      H(j, j) = 1.0;
+      W.col(j).setZero();
+    }
+
+  // Grids known before the loop: per-tensor, per-channel, and act-order's static groups.
+  const bool grouped = s.group > 0;
+  const int64_t g = s.group_width(cols), gpr = s.groups_per_row(cols);
+  std::vector<Grid> grids(static_cast<size_t>(s.scale_count(rows, cols)));
+  if (s.group == kPerTensor) {
+    grids[0] = grid_of(W, 0, rows, 0, cols, s, name, 0);
+  } else if (!grouped || o.act_order) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < gpr; ++k) grids[r * gpr + k] = grid_of(W, r, 1, k * g, g, s, name, r * gpr + k);
+  }
+  auto grid_at = [&](int64_t r, int64_t col) -> const Grid& {
+    return grids[s.group == kPerTensor ? 0 : r * gpr + col / g];
+  };
+
+  // Column order: act-order visits large diag(H) first (stable, so ties keep their order).
+  std::vector<int64_t> perm(static_cast<size_t>(cols));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (o.act_order) {
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return H(a, a) > H(b, b); });
+    Eigen::MatrixXd Wp(rows, cols), Hp(cols, cols);
+    for (int64_t j = 0; j < cols; ++j) Wp.col(j) = W.col(perm[j]);
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = 0; j < cols; ++j) Hp(i, j) = H(perm[i], perm[j]);
+    W.swap(Wp);
+    H.swap(Hp);
+  }
+  const Eigen::MatrixXd U = inverse_cholesky_upper(H, o, name, res);  // (cols, cols) upper
+
+  // Blocks hold whole groups, so a group's scale can be chosen from the block's updated weights.
+  int64_t block = std::max<int64_t>(1, o.block);
+  if (grouped && !o.act_order) block = g <= block ? (block / g) * g : g;
+
+  std::vector<uint8_t> fields(static_cast<size_t>(rows * cols));  // (rows, cols), original column order
+  for (int64_t i1 = 0; i1 < cols; i1 += block) {
+    const int64_t count = std::min(block, cols - i1);
+    Eigen::MatrixXd W1 = W.middleCols(i1, count);          // (rows, count) updated inside the block
+    Eigen::MatrixXd Err1 = Eigen::MatrixXd::Zero(rows, count);  // (rows, count) scaled errors
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t col = perm[static_cast<size_t>(i1 + i)];
+      if (grouped && !o.act_order && col % g == 0)
+        for (int64_t r = 0; r < rows; ++r) grids[r * gpr + col / g] = grid_of(W1, r, 1, i, g, s, name, r * gpr + col / g);
+      const double d = U(i1 + i, i1 + i);
+      for (int64_t r = 0; r < rows; ++r) {
+        const Grid& grid = grid_at(r, col);
+        const uint8_t u = encode(static_cast<float>(W1(r, i)), grid, s);
+        fields[static_cast<size_t>(r * cols + col)] = u;
+        const double deq = grid.scale * static_cast<float>(u - grid.zero);  // exactly what value_at returns
+        const double e = W1(r, i) - deq;
+        res.proxy_loss += e * e / (2.0 * d * d);
+        Err1(r, i) = e / d;
+      }
+      if (i + 1 < count)
+        W1.rightCols(count - i - 1).noalias() -= Err1.col(i) * U.row(i1 + i).segment(i1 + i + 1, count - i - 1);
+    }
+    if (i1 + count < cols)
+      W.rightCols(cols - i1 - count).noalias() -= Err1 * U.block(i1, i1 + count, count, cols - i1 - count);
+  }
+
+  QTensor& q = res.q;
+  std::vector<uint8_t> zero_fields(grids.size());
+  for (size_t k = 0; k < grids.size(); ++k) {
+    q.scales[k] = grids[k].scale_bits;
+    zero_fields[k] = static_cast<uint8_t>(grids[k].zero);
+  }
+  if (!s.symmetric) pack_fields(zero_fields.data(), static_cast<int64_t>(zero_fields.size()), s.bits, q.zeros.data());
+  for (int64_t r = 0; r < rows; ++r)
+    pack_fields(fields.data() + r * cols, cols, s.bits, q.codes.data() + r * q.row_bytes());
+  if (!res.dead_columns.empty())
+    res.notes.push_back(fmt::format("{} dead input column(s) (diag(H) = 0): their weights are set to 0",
+                                    res.dead_columns.size()));
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+double output_error(const float* w, const QTensor& q, const Eigen::MatrixXd& h) {
+  const std::vector<float> d = dequantize(q);
+  const Eigen::MatrixXd E = Eigen::Map<const RowMajorF>(w, q.rows, q.cols).cast<double>() -
+                            Eigen::Map<const RowMajorF>(d.data(), q.rows, q.cols).cast<double>();  // (rows, cols)
+  return (E * h).cwiseProduct(E).sum();
+}
+
+}  // namespace mq
