@@ -26,16 +26,19 @@ struct TrainOptions {
   std::string lexicon = kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
   int steps = 0;  // 0: as the train config says
+  std::string resume;
 };
 
 void run(const TrainOptions& o) {
   minigpt::ModelConfig mc = minigpt::load_model_config(o.config);
   minigpt::TrainConfig tc = minigpt::load_train_config(o.train_config);
   if (o.steps > 0) tc.steps = o.steps;
+  if (!o.resume.empty()) tc.resume_from = o.resume;
   tc.seed = o.seed;
   std::ofstream log;
   if (!o.log.empty()) {
-    log.open(o.log);
+    // A resumed run continues the log of the run it resumes.
+    log.open(o.log, o.resume.empty() ? std::ios::trunc : std::ios::app);
     if (!log) throw mq::Error(fmt::format("cannot write the training log '{}'", o.log));
   }
   auto say = [&](const std::string& line) {
@@ -61,16 +64,19 @@ void run(const TrainOptions& o) {
   say(fmt::format("corpus: {} train tokens, {} val tokens, vocabulary {} (hash {}); test floor ppl {:.3f}",
                   train_stream.size(), val_stream.size(), c.tok.size(), hash_hex(c.tok.hash()), floor.floor_ppl));
   say(fmt::format("train config: {}", minigpt::to_json(tc).dump()));
+  if (!tc.resume_from.empty()) say(fmt::format("resuming from {}", tc.resume_from));
 
   Progress progress(50);
   double tokens_per_s_sum = 0.0, last_val = 0.0;
   minigpt::StepReport last;
+  int first_step = -1;  // a resumed run starts past 0; ETA counts only this run's steps
   auto on_step = [&](const minigpt::StepReport& r) {
+    if (first_step < 0) first_step = r.step - 1;
     tokens_per_s_sum += r.tokens_per_s;
     last = r;
     const std::string fields = fmt::format("step {}/{} loss {:.4f} lr {:.2e} |g| {:.3f} {:.0f} tok/s", r.step, r.steps,
                                            r.loss, r.lr, r.grad_norm, r.tokens_per_s);
-    progress.update(r.step, r.steps, r.elapsed_s, fields);
+    progress.update(r.step - first_step, r.steps - first_step, r.elapsed_s, fields);
     if (log && (r.step % 50 == 0 || r.step == r.steps)) log << fields << '\n';
     if (r.has_val) {
       last_val = r.val_loss;
@@ -85,9 +91,10 @@ void run(const TrainOptions& o) {
   minigpt::train(model, train_stream, val_stream, tc, on_step, meta);
 
   info["steps"] = last.step;
+  if (!tc.resume_from.empty()) info["resumed_at_step"] = first_step;
   info["final_train_loss"] = last.loss;
   info["final_val_loss"] = last_val;
-  info["mean_tokens_per_s"] = last.step > 0 ? tokens_per_s_sum / last.step : 0.0;
+  info["mean_tokens_per_s"] = last.step > first_step ? tokens_per_s_sum / (last.step - first_step) : 0.0;
   info["seconds"] = last.elapsed_s;
   meta.train_info = info.dump();
   minigpt::save_model(o.out, model, meta);
@@ -107,6 +114,8 @@ void register_train(CLI::App& app) {
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of corpus, initialisation and sampling")->capture_default_str();
   cmd->add_option("--steps", o->steps, "override the number of steps")->check(CLI::PositiveNumber);
+  cmd->add_option("--resume", o->resume, "continue from a training checkpoint (model + optimizer state)")
+      ->check(CLI::ExistingFile);
   cmd->callback([o] { run(*o); });
 }
 
