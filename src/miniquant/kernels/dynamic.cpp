@@ -6,6 +6,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "miniquant/error.h"
@@ -106,31 +108,54 @@ DynPlan make_dyn_plan(const QTensor& w, const float* x, int64_t n) {
   return p;
 }
 
+// Dot of chunks [c0, c1) of one row with T tokens (token t's activations at at[t]), from zero, into
+// acc[t]. Code shape matters here: with the accumulators in an array (or a lambda's captures) gcc 12
+// copies every vpdpbusd accumulator to another register and back each iteration; as tuple members
+// expanded from an index pack it keeps them in place, as clang 14 does either way (bench/README.md).
+template <class Isa, int Bits, size_t... K>
+inline void dot_chunks(typename Isa::I* acc, const uint8_t* row, const int8_t* const* at, int64_t c0, int64_t c1,
+                       std::index_sequence<K...>) {
+  constexpr int64_t ce = kChunkBytes * 8 / Bits;
+  auto r = std::make_tuple(((void)K, Isa::izero())...);
+  for (int64_t c = c0; c < c1; ++c) {
+    if constexpr (Bits == 8) {
+      const typename Isa::U u = Isa::load(row + c * kChunkBytes);
+      (Isa::dot(std::get<K>(r), u, at[K] + c * ce), ...);
+    } else {
+      typename Isa::U lo, hi;
+      Isa::nibbles(row + c * kChunkBytes, lo, hi);
+      (Isa::dot(std::get<K>(r), lo, at[K] + c * ce), ...);
+      (Isa::dot(std::get<K>(r), hi, at[K] + c * ce + 32), ...);
+    }
+  }
+  ((acc[K] = std::get<K>(r)), ...);
+}
+
+// The same, out of line: inlined into the row loop, gcc 12 reintroduces the per-iteration copies
+// for loop-carried accumulators; as its own function the loop is clean. Used for runs of several
+// chunks, where one call is amortized over the run.
+template <class Isa, int Bits, size_t... K>
+__attribute__((noinline)) void dot_chunks_outlined(typename Isa::I* acc, const uint8_t* row, const int8_t* const* at,
+                                                   int64_t c0, int64_t c1, std::index_sequence<K...> ks) {
+  dot_chunks<Isa, Bits>(acc, row, at, c0, c1, ks);
+}
+
 // out[t] = sum_g s_g * sum_{i in g} u_i a_i for tokens t0 .. t0+T-1 (zero-point term excluded).
 // M = 2: a chunk holds two groups (int4 g32); M = 1: a group is a whole number of chunks.
 template <class Isa, int Bits, int T, int M>
 void dyn_row(const uint8_t* row, const float* sf, const DynPlan& p, int64_t t0, float* out) {
   typename Isa::Fv f[T];
   typename Isa::I acc[T];
-  for (int t = 0; t < T; ++t) f[t] = Isa::fzero();
-  const int8_t* a0 = p.a.data() + t0 * p.lda;
-  auto chunk = [&](int64_t c) {
-    if constexpr (Bits == 8) {
-      const typename Isa::U u = Isa::load(row + c * kChunkBytes);
-      for (int t = 0; t < T; ++t) Isa::dot(acc[t], u, a0 + t * p.lda + c * p.CE);
-    } else {
-      typename Isa::U lo, hi;
-      Isa::nibbles(row + c * kChunkBytes, lo, hi);
-      for (int t = 0; t < T; ++t) {
-        Isa::dot(acc[t], lo, a0 + t * p.lda + c * p.CE);
-        Isa::dot(acc[t], hi, a0 + t * p.lda + c * p.CE + 32);
-      }
-    }
-  };
+  const int8_t* at[T];
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    f[t] = Isa::fzero();
+    at[t] = p.a.data() + (t0 + t) * p.lda;
+  }
   if constexpr (M == 2) {
     for (int64_t c = 0; c < p.nchunk; ++c) {
-      for (int t = 0; t < T; ++t) acc[t] = Isa::izero();
-      chunk(c);
+      dot_chunks<Isa, Bits>(acc, row, at, c, c + 1, std::make_index_sequence<T>());
+#pragma GCC unroll 8
       for (int t = 0; t < T; ++t) Isa::flush2(f[t], acc[t], sf[2 * c], sf[2 * c + 1]);
     }
   } else {
@@ -139,8 +164,12 @@ void dyn_row(const uint8_t* row, const float* sf, const DynPlan& p, int64_t t0, 
       const int64_t end = std::min(p.nchunk, c + per_group);
       while (c < end) {
         const int64_t run_end = std::min(end, c + kMaxRun);
-        for (int t = 0; t < T; ++t) acc[t] = Isa::izero();
-        for (; c < run_end; ++c) chunk(c);
+        if (run_end - c > 1)
+          dot_chunks_outlined<Isa, Bits>(acc, row, at, c, run_end, std::make_index_sequence<T>());
+        else
+          dot_chunks<Isa, Bits>(acc, row, at, c, run_end, std::make_index_sequence<T>());
+        c = run_end;
+#pragma GCC unroll 8
         for (int t = 0; t < T; ++t) Isa::flush(f[t], acc[t], sf[gi]);
       }
     }

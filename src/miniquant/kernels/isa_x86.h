@@ -24,14 +24,9 @@ struct VnniIsa {
     lo = _mm256_and_si256(w, m);
     hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
   }
-  // acc += u . a per lane. The asm form keeps the accumulator in place: gcc 12 copies the
-  // intrinsic's destination register around every vpdpbusd in token-tiled loops (see bench/README.md).
+  // acc += u . a per lane (vpdpbusd). Keep callers' accumulators in registers: see dynamic.cpp.
   static void dot(I& acc, const U& u, const int8_t* a) {
-#if defined(MQ_VNNI_INTRINSIC)
     acc = _mm256_dpbusd_epi32(acc, u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-#else
-    asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const __m256i*>(a)));
-#endif
   }
   static void flush(Fv& f, const I& acc, float s) { f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(s), f); }
   // Lanes 0-3 belong to one group (scale s0), lanes 4-7 to the next (s1).
