@@ -75,13 +75,15 @@ TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
           const std::vector<float> x = gaussian_matrix(n, cols, 7 + static_cast<uint64_t>(n));
           std::vector<float> yref(static_cast<size_t>(n * rows));
           gemm_ref(c.q, x.data(), n, yref.data());
-          for (int threads : {1, 2}) {
+          for (int threads : {1, 2})
+          for (bool isa : {true, false}) {
             CAPTURE(s.name());
+            CAPTURE(isa);
             CAPTURE(rows);
             CAPTURE(cols);
             CAPTURE(n);
             CAPTURE(threads);
-            const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads});
+            const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .use_isa = isa});
             double worst = 0.0;
             std::string where;
             for (int64_t t = 0; t < n; ++t)

@@ -5,11 +5,15 @@
 
 namespace mq {
 
-void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using namespace kdetail;
   switch (w.scheme.kind) {
     case Kind::fp32: return run<DecF32, 0>(w, x, n, y, threads);
-    case Kind::fp16: return run<DecF16, 0>(w, x, n, y, threads);
+    case Kind::fp16:
+      if constexpr (DecF16Wide::kAvailable) {
+        if (use_isa) return run<DecF16Fast, 0>(w, x, n, y, threads);
+      }
+      return run<DecF16, 0>(w, x, n, y, threads);
     case Kind::bf16: return run<DecBF16, 0>(w, x, n, y, threads);
     case Kind::integer: break;
   }

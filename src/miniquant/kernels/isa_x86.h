@@ -1,8 +1,37 @@
-// The one file with x86 intrinsics: the VNNI (vpdpbusd, u8 x s8 -> s32) building blocks of the
-// dynamic-activation kernels, chosen at compile time. Without AVX512-VNNI + VL, VnniIsa is an empty
-// marker and the portable twin in dynamic.cpp runs instead (it is always built and tested).
+// The one file with x86 intrinsics, chosen at compile time: the VNNI (vpdpbusd, u8 x s8 -> s32)
+// building blocks of the dynamic-activation kernels, and the F16C fp16 -> fp32 widening of the fp16
+// weight-only kernel. Without the ISA, the markers say so and the portable twins run (they are
+// always built and tested: KernelOptions::use_isa = false).
 #pragma once
 #include <cstdint>
+
+#include <xsimd/xsimd.hpp>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// fp16 weights, 32 per 512-bit load: field 0 = values 0..15, field 1 = values 16..31 (contiguous,
+// so x needs no permutation). One vcvtph2ps per 16 weights instead of the portable bit trick.
+struct DecF16Wide {
+  static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
+  static constexpr int F = 2;
+  static constexpr bool kScaled = false;
+  static constexpr bool kContiguous = true;
+  template <int K>
+  static xsimd::batch<float> field(const xsimd::batch<uint32_t>& w) {
+    const __m512i v = w;
+    if constexpr (K == 0) return xsimd::batch<float>(_mm512_cvtph_ps(_mm512_castsi512_si256(v)));
+    else return xsimd::batch<float>(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1)));
+  }
+};
+}  // namespace mq::kdetail
+#else
+namespace mq::kdetail {
+struct DecF16Wide {
+  static constexpr bool kAvailable = false;
+};
+}  // namespace mq::kdetail
+#endif
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512F__)
 #include <immintrin.h>

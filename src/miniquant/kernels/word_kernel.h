@@ -22,6 +22,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "miniquant/half.h"
+#include "miniquant/kernels/isa_x86.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize.h"
 
@@ -37,6 +38,7 @@ inline constexpr int64_t L = static_cast<int64_t>(fbatch::size);
 struct DecF32 {
   static constexpr int F = 1;
   static constexpr bool kScaled = false;
+  static constexpr bool kContiguous = false;  // fields are interleaved: x is permuted
   template <int K> static fbatch field(const ubatch& w) { return xsimd::bitwise_cast<fbatch>(w); }
   static float scalar(const uint8_t* row, int64_t c) {
     float v;
@@ -48,6 +50,7 @@ struct DecF32 {
 struct DecBF16 {
   static constexpr int F = 2;
   static constexpr bool kScaled = false;
+  static constexpr bool kContiguous = false;  // fields are interleaved: x is permuted
   // bf16 is the top half of an fp32: moving it there is the whole conversion.
   template <int K> static fbatch field(const ubatch& w) {
     if constexpr (K == 0) return xsimd::bitwise_cast<fbatch>(w << 16);
@@ -63,6 +66,7 @@ struct DecBF16 {
 struct DecF16 {
   static constexpr int F = 2;
   static constexpr bool kScaled = false;
+  static constexpr bool kContiguous = false;  // fields are interleaved: x is permuted
   // Exponent+mantissa moved into fp32 position, then one multiply by 2^112 rebiases the exponent
   // (15 -> 127) and turns fp16 subnormals into the right normal floats, exactly. Finite inputs only:
   // quantize() never stores Inf/NaN.
@@ -83,11 +87,17 @@ struct DecF16 {
   }
 };
 
+// The F16C decoder with DecF16's scalar tail.
+struct DecF16Fast : DecF16Wide {
+  static float scalar(const uint8_t* row, int64_t c) { return DecF16::scalar(row, c); }
+};
+
 template <int Bits>
 struct DecInt {
   static_assert(32 % Bits == 0, "fields must tile a 32-bit word");
   static constexpr int F = 32 / Bits;
   static constexpr bool kScaled = true;
+  static constexpr bool kContiguous = false;
   static constexpr uint32_t kMask = (1u << Bits) - 1u;
   // The unsigned field u as a float (exact: u < 2^8). The first field needs no shift, the last no mask.
   template <int K> static fbatch field(const ubatch& w) {
@@ -113,7 +123,7 @@ struct Plan {
   std::vector<float> xg;     // (gpr, n) per-group sums of x (integer schemes)
 };
 
-inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool scaled) {
+inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool scaled, bool contiguous) {
   Plan p;
   p.rows = w.rows;
   p.cols = w.cols;
@@ -129,7 +139,7 @@ inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool s
     for (int64_t b = 0; b < p.nb; ++b)
       for (int64_t k = 0; k < F; ++k)
         for (int64_t j = 0; j < L; ++j)
-          p.xp[t * p.ldx + b * p.EB + k * L + j] = x[t * w.cols + b * p.EB + j * F + k];
+          p.xp[t * p.ldx + b * p.EB + k * L + j] = x[t * w.cols + b * p.EB + (contiguous ? k * L + j : j * F + k)];
   if (scaled) {
     p.xg.assign(static_cast<size_t>(p.gpr * n), 0.0f);
     for (int64_t t = 0; t < n; ++t)
@@ -212,7 +222,7 @@ inline int effective_threads(int threads, int64_t work) {
 // bit-stream path).
 template <class D, int M, int Unpack = 0>
 void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
-  const Plan p = make_plan(w, x, n, D::F, D::kScaled);
+  const Plan p = make_plan(w, x, n, D::F, D::kScaled, D::kContiguous);
   const int64_t rbytes = Unpack ? w.cols : w.row_bytes();
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   // Row chunks of at most ~256 KB of codes stay in L2 while every token tile streams over them.
