@@ -41,7 +41,7 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
   if (!w.scheme.is_integer()) return gemm_float(w, x, n, y, threads, opt.use_isa);
   switch (w.scheme.bits) {
     case 8: return gemm_int8(w, x, n, y, threads);
-    case 4: return gemm_int4(w, x, n, y, threads);
+    case 4: return gemm_int4(w, x, n, y, threads, opt.use_isa);
     default: return gemm_intn(w, x, n, y, threads);
   }
 }

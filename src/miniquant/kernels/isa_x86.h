@@ -24,10 +24,30 @@ struct DecF16Wide {
     else return xsimd::batch<float>(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1)));
   }
 };
+
+// int4 fields, 8 per 32-bit lane as DecInt<4> lays them out, turned into floats by a 16-entry
+// in-register table (vpermps reads only the low 4 bits of each index, so no mask and no int->float
+// convert): shift + permute instead of shift + and + convert per 16 weights.
+struct DecInt4Perm {
+  static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
+  static constexpr int F = 8;
+  static constexpr bool kScaled = true;
+  static constexpr bool kContiguous = false;
+  template <int K>
+  static xsimd::batch<float> field(const xsimd::batch<uint32_t>& w) {
+    const __m512 table = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i v = w;
+    if constexpr (K > 0) v = _mm512_srli_epi32(v, 4 * K);
+    return xsimd::batch<float>(_mm512_permutexvar_ps(v, table));
+  }
+};
 }  // namespace mq::kdetail
 #else
 namespace mq::kdetail {
 struct DecF16Wide {
+  static constexpr bool kAvailable = false;
+};
+struct DecInt4Perm {
   static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail
