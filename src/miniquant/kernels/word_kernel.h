@@ -126,6 +126,7 @@ struct Plan {
   const float* x = nullptr;  // (n, cols) the caller's activations, for tails
   std::vector<float> xp;     // (n, nb * EB) permuted activations
   std::vector<float> xg;     // (gpr, n) per-group sums of x (integer schemes)
+  std::vector<int32_t> block_group;  // (nb) group of each block when one group spans it (no division in the loop)
 };
 
 inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool scaled, bool contiguous) {
@@ -145,6 +146,8 @@ inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool s
       for (int64_t k = 0; k < F; ++k)
         for (int64_t j = 0; j < L; ++j)
           p.xp[t * p.ldx + b * p.EB + k * L + j] = x[t * w.cols + b * p.EB + (contiguous ? k * L + j : j * F + k)];
+  p.block_group.resize(static_cast<size_t>(p.nb));
+  for (int64_t b = 0; b < p.nb; ++b) p.block_group[b] = static_cast<int32_t>(p.g > 0 ? (b * p.EB) / p.g : 0);
   if (scaled) {
     p.xg.assign(static_cast<size_t>(p.gpr * n), 0.0f);
     for (int64_t t = 0; t < n; ++t)
@@ -168,7 +171,7 @@ struct GroupOfLane {
 template <int M>
 inline fbatch lane_scales(const float* sf, const Plan& p, int64_t b) {
   if constexpr (M == 0) {
-    return fbatch(sf[(b * p.EB) / p.g]);
+    return fbatch(sf[p.block_group[b]]);
   } else {
     const fbatch s = fbatch::load_unaligned(sf + b * M);  // sf is padded by L floats
     return xsimd::swizzle(s, xsimd::make_batch_constant<ubatch, GroupOfLane<M>>());
@@ -180,12 +183,15 @@ inline void decode_all(const ubatch& w, fbatch* f, std::integer_sequence<int, K.
   ((f[K] = D::template field<K>(w)), ...);
 }
 
+// Every loop over tokens and fields is unrolled (pragmas): otherwise gcc keeps the decoded fields and
+// the accumulators in stack arrays.
 // out[t] (t < T) = sum over row of s_g * u * x[t0 + t] (integer) or w * x[t0 + t] (float), without
 // the zero-point correction. row: packed codes of one row; sf: its group scales (float, padded).
 template <class D, int T, int M>
 inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t t0, float* out) {
   constexpr int F = D::F;
   fbatch acc[T];
+  #pragma GCC unroll 16
   for (int t = 0; t < T; ++t) acc[t] = fbatch(0.0f);
   const float* xb = p.xp.data() + t0 * p.ldx;
   for (int64_t b = 0; b < p.nb; ++b) {
@@ -195,13 +201,19 @@ inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t
     const float* xk = xb + b * p.EB;
     if constexpr (D::kScaled) {
       fbatch part[T];
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) part[t] = fbatch(0.0f);
+      #pragma GCC unroll 16
       for (int k = 0; k < F; ++k)
+        #pragma GCC unroll 16
         for (int t = 0; t < T; ++t) part[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), part[t]);
       const fbatch sv = lane_scales<M>(sf, p, b);
+      #pragma GCC unroll 16
       for (int t = 0; t < T; ++t) acc[t] = xsimd::fma(part[t], sv, acc[t]);
     } else {
+      #pragma GCC unroll 16
       for (int k = 0; k < F; ++k)
+        #pragma GCC unroll 16
         for (int t = 0; t < T; ++t) acc[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), acc[t]);
     }
   }
