@@ -208,4 +208,11 @@ TEST_CASE("kernel errors and degenerate shapes") {
   std::fill(x.begin(), x.end(), 0.0f);
   gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8});
   CHECK(y[0] == 0.0f);
+  // A non-finite activation gives NaN outputs in both modes, never a silent number.
+  x[5] = std::numeric_limits<float>::infinity();
+  gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8});
+  CHECK(std::isnan(y[2]));
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  gemm(q8, x.data(), 1, y.data());
+  CHECK(std::isnan(y[2]));
 }

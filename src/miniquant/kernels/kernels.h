@@ -42,7 +42,8 @@ void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int thread
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa);
 
 // Symmetric per-token activation quantization shared by the dynamic kernels and their reference:
-// s = absmax / 127 (fp32), a_i = round_half_even(x_i / s) in [-127, 127]; s = 0 and a = 0 for a zero row.
+// s = absmax / 127 (fp32), a_i = round_half_even(x_i / s) in [-127, 127]; s = 0 and a = 0 for a zero row;
+// s = NaN (a = 0) when x holds a NaN or Inf, so that token's outputs are NaN.
 // x: (cols);  a: (cols).  Returns s.
 float quantize_activations(const float* x, int64_t cols, int8_t* a);
 

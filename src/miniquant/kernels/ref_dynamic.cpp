@@ -1,5 +1,7 @@
 // Scalar reference of the dynamic int8-activation path: exact integer group sums, double scaling.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "miniquant/kernels/kernels.h"
@@ -9,7 +11,15 @@ namespace mq {
 
 float quantize_activations(const float* x, int64_t cols, int8_t* a) {
   float absmax = 0.0f;
-  for (int64_t i = 0; i < cols; ++i) absmax = std::fmax(absmax, std::fabs(x[i]));
+  bool finite = true;
+  for (int64_t i = 0; i < cols; ++i) {
+    finite = finite && std::isfinite(x[i]);
+    absmax = std::fmax(absmax, std::fabs(x[i]));
+  }
+  if (!finite) {  // a NaN / Inf token: NaN scale, so its outputs are NaN as in fp32 (and no UB cast)
+    std::fill(a, a + cols, int8_t{0});
+    return std::numeric_limits<float>::quiet_NaN();
+  }
   const float s = absmax / 127.0f;
   for (int64_t i = 0; i < cols; ++i)
     a[i] = s == 0.0f ? int8_t{0} : static_cast<int8_t>(std::nearbyint(x[i] / s));  // |x/s| <= 127(+ulp) rounds into range
