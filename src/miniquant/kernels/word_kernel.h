@@ -190,31 +190,48 @@ inline void decode_all(const ubatch& w, fbatch* f, std::integer_sequence<int, K.
 template <class D, int T, int M>
 inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t t0, float* out) {
   constexpr int F = D::F;
-  fbatch acc[T];
-  #pragma GCC unroll 16
-  for (int t = 0; t < T; ++t) acc[t] = fbatch(0.0f);
+  // One token alone would be a chain of dependent FMAs (4-cycle latency each) that narrow rows, with
+  // few blocks to overlap, cannot hide: with T == 1 the fields of a block go to kSplit independent
+  // partial sums and consecutive blocks to kSplit accumulators. Token tiles are independent already.
+  constexpr int kSplit = T == 1 ? (F >= 4 ? 4 : 2) : 1;
+  constexpr int kAcc = T * kSplit;
+  fbatch acc[kAcc];
+#pragma GCC unroll 32
+  for (int i = 0; i < kAcc; ++i) acc[i] = fbatch(0.0f);
   const float* xb = p.xp.data() + t0 * p.ldx;
   for (int64_t b = 0; b < p.nb; ++b) {
     const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(row + b * L * 4));
     fbatch f[F];
     decode_all<D>(w, f, std::make_integer_sequence<int, F>());
     const float* xk = xb + b * p.EB;
+    const int slot = kSplit == 1 ? 0 : static_cast<int>(b % kSplit);
     if constexpr (D::kScaled) {
-      fbatch part[T];
-      #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) part[t] = fbatch(0.0f);
-      #pragma GCC unroll 16
-      for (int k = 0; k < F; ++k)
-        #pragma GCC unroll 16
-        for (int t = 0; t < T; ++t) part[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), part[t]);
-      const fbatch sv = lane_scales<M>(sf, p, b);
-      #pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) acc[t] = xsimd::fma(part[t], sv, acc[t]);
+      constexpr int kPart = T == 1 ? (F >= 4 ? 4 : F) : T;  // independent partial sums
+      fbatch part[kPart];
+#pragma GCC unroll 16
+      for (int i = 0; i < kPart; ++i) part[i] = fbatch(0.0f);
+      if constexpr (T == 1) {
+#pragma GCC unroll 16
+        for (int k = 0; k < F; ++k) part[k % kPart] = xsimd::fma(f[k], fbatch::load_unaligned(xk + k * L), part[k % kPart]);
+        fbatch sum = part[0];
+#pragma GCC unroll 16
+        for (int i = 1; i < kPart; ++i) sum += part[i];
+        acc[slot] = xsimd::fma(sum, lane_scales<M>(sf, p, b), acc[slot]);
+      } else {
+#pragma GCC unroll 16
+        for (int k = 0; k < F; ++k)
+#pragma GCC unroll 16
+          for (int t = 0; t < T; ++t) part[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), part[t]);
+        const fbatch sv = lane_scales<M>(sf, p, b);
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t) acc[t] = xsimd::fma(part[t], sv, acc[t]);
+      }
     } else {
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int k = 0; k < F; ++k)
-        #pragma GCC unroll 16
-        for (int t = 0; t < T; ++t) acc[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), acc[t]);
+#pragma GCC unroll 16
+        for (int t = 0; t < T; ++t)
+          acc[t * kSplit + slot] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), acc[t * kSplit + slot]);
     }
   }
   for (int t = 0; t < T; ++t) {
@@ -224,7 +241,10 @@ inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t
       const float v = D::scalar(row, c) * xt[c];
       tail += D::kScaled ? sf[c / p.g] * v : v;
     }
-    out[t] = xsimd::hadd(acc[t]) + tail;
+    fbatch a = acc[t * kSplit];
+#pragma GCC unroll 4
+    for (int i = 1; i < kSplit; ++i) a += acc[t * kSplit + i];
+    out[t] = xsimd::hadd(a) + tail;
   }
 }
 
