@@ -183,57 +183,69 @@ inline void decode_all(const ubatch& w, fbatch* f, std::integer_sequence<int, K.
   ((f[K] = D::template field<K>(w)), ...);
 }
 
-// Every loop over tokens and fields is unrolled (pragmas): otherwise gcc keeps the decoded fields and
-// the accumulators in stack arrays.
-// out[t] (t < T) = sum over row of s_g * u * x[t0 + t] (integer) or w * x[t0 + t] (float), without
-// the zero-point correction. row: packed codes of one row; sf: its group scales (float, padded).
-template <class D, int T, int M>
-inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t t0, float* out) {
+// One block b of a row into the accumulators acc[t * kSplit + Slot] (Slot a compile-time constant,
+// so the accumulators stay in registers). Every loop over tokens and fields is unrolled (pragmas):
+// otherwise gcc keeps the decoded fields and the accumulators in stack arrays.
+template <class D, int T, int M, int kSplit, int Slot>
+inline void block_into(const uint8_t* row, const float* sf, const Plan& p, const float* xb, int64_t b, fbatch* acc) {
   constexpr int F = D::F;
-  // One token alone would be a chain of dependent FMAs (4-cycle latency each) that narrow rows, with
-  // few blocks to overlap, cannot hide: with T == 1 the fields of a block go to kSplit independent
-  // partial sums and consecutive blocks to kSplit accumulators. Token tiles are independent already.
-  constexpr int kSplit = T == 1 ? (F >= 4 ? 4 : 2) : 1;
-  constexpr int kAcc = T * kSplit;
-  fbatch acc[kAcc];
-#pragma GCC unroll 32
-  for (int i = 0; i < kAcc; ++i) acc[i] = fbatch(0.0f);
-  const float* xb = p.xp.data() + t0 * p.ldx;
-  for (int64_t b = 0; b < p.nb; ++b) {
-    const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(row + b * L * 4));
-    fbatch f[F];
-    decode_all<D>(w, f, std::make_integer_sequence<int, F>());
-    const float* xk = xb + b * p.EB;
-    const int slot = kSplit == 1 ? 0 : static_cast<int>(b % kSplit);
-    if constexpr (D::kScaled) {
-      constexpr int kPart = T == 1 ? (F >= 4 ? 4 : F) : T;  // independent partial sums
-      fbatch part[kPart];
+  const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(row + b * L * 4));
+  fbatch f[F];
+  decode_all<D>(w, f, std::make_integer_sequence<int, F>());
+  const float* xk = xb + b * p.EB;
+  if constexpr (D::kScaled) {
+    // One token: the block's fields go to up to 4 independent partial sums (a single chain of
+    // dependent FMAs, 4 cycles each, is what narrow rows could not hide).
+    constexpr int kPart = T == 1 ? (F >= 4 ? 4 : F) : T;
+    fbatch part[kPart];
 #pragma GCC unroll 16
-      for (int i = 0; i < kPart; ++i) part[i] = fbatch(0.0f);
-      if constexpr (T == 1) {
+    for (int i = 0; i < kPart; ++i) part[i] = fbatch(0.0f);
+    if constexpr (T == 1) {
 #pragma GCC unroll 16
-        for (int k = 0; k < F; ++k) part[k % kPart] = xsimd::fma(f[k], fbatch::load_unaligned(xk + k * L), part[k % kPart]);
-        fbatch sum = part[0];
+      for (int k = 0; k < F; ++k) part[k % kPart] = xsimd::fma(f[k], fbatch::load_unaligned(xk + k * L), part[k % kPart]);
+      fbatch sum = part[0];
 #pragma GCC unroll 16
-        for (int i = 1; i < kPart; ++i) sum += part[i];
-        acc[slot] = xsimd::fma(sum, lane_scales<M>(sf, p, b), acc[slot]);
-      } else {
-#pragma GCC unroll 16
-        for (int k = 0; k < F; ++k)
-#pragma GCC unroll 16
-          for (int t = 0; t < T; ++t) part[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), part[t]);
-        const fbatch sv = lane_scales<M>(sf, p, b);
-#pragma GCC unroll 16
-        for (int t = 0; t < T; ++t) acc[t] = xsimd::fma(part[t], sv, acc[t]);
-      }
+      for (int i = 1; i < kPart; ++i) sum += part[i];
+      acc[Slot] = xsimd::fma(sum, lane_scales<M>(sf, p, b), acc[Slot]);
     } else {
 #pragma GCC unroll 16
       for (int k = 0; k < F; ++k)
 #pragma GCC unroll 16
-        for (int t = 0; t < T; ++t)
-          acc[t * kSplit + slot] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), acc[t * kSplit + slot]);
+        for (int t = 0; t < T; ++t) part[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), part[t]);
+      const fbatch sv = lane_scales<M>(sf, p, b);
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) acc[t * kSplit + Slot] = xsimd::fma(part[t], sv, acc[t * kSplit + Slot]);
     }
+  } else {
+#pragma GCC unroll 16
+    for (int k = 0; k < F; ++k)
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t)
+        acc[t * kSplit + Slot] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), acc[t * kSplit + Slot]);
   }
+}
+
+template <class D, int T, int M, int kSplit, int... S>
+inline void blocks_into(const uint8_t* row, const float* sf, const Plan& p, const float* xb, int64_t b, fbatch* acc,
+                        std::integer_sequence<int, S...>) {
+  (block_into<D, T, M, kSplit, S>(row, sf, p, xb, b + S, acc), ...);
+}
+
+// out[t] (t < T) = sum over row of s_g * u * x[t0 + t] (integer) or w * x[t0 + t] (float), without
+// the zero-point correction. row: packed codes of one row; sf: its group scales (float, padded).
+template <class D, int T, int M>
+inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t t0, float* out) {
+  // One token: consecutive blocks rotate over kSplit accumulators so the accumulation chain does
+  // not serialize the blocks (fp32 has one FMA per block). Token tiles are independent chains already.
+  constexpr int kSplit = T == 1 ? 4 : 1;
+  fbatch acc[T * kSplit];
+#pragma GCC unroll 32
+  for (int i = 0; i < T * kSplit; ++i) acc[i] = fbatch(0.0f);
+  const float* xb = p.xp.data() + t0 * p.ldx;
+  int64_t b = 0;
+  for (; b + kSplit <= p.nb; b += kSplit)
+    blocks_into<D, T, M, kSplit>(row, sf, p, xb, b, acc, std::make_integer_sequence<int, kSplit>());
+  for (; b < p.nb; ++b) block_into<D, T, M, kSplit, 0>(row, sf, p, xb, b, acc);
   for (int t = 0; t < T; ++t) {
     float tail = 0.0f;
     const float* xt = p.x + (t0 + t) * p.cols;
