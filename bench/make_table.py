@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Markdown tables from bench_kernels' JSON (--benchmark_out=...json): kernels with roofline fractions,
-whole-model tokens/s, and the ratios the issue's bars name. Usage: make_table.py results.json"""
+whole-model tokens/s, and the ratios the issue's bars name. Usage: make_table.py results.json [more.json ...]"""
 import json
+import re
 import sys
 
 
-def load(path):
-    runs = json.load(open(path))["benchmarks"]
+def load(paths):
+    runs = [r for path in paths for r in json.load(open(path))["benchmarks"]]
     med, cv = {}, {}
     for r in runs:
         if r.get("run_type") != "aggregate":
@@ -20,7 +21,13 @@ def load(path):
 
 
 def main():
-    med, cv = load(sys.argv[1])
+    args = sys.argv[1:]
+    pattern = None  # --filter REGEX: only kernel rows whose label matches (the model and bar tables stay whole)
+    if "--filter" in args:
+        i = args.index("--filter")
+        pattern = re.compile(args[i + 1])
+        args = args[:i] + args[i + 2:]
+    med, cv = load(args)
     kern = [r for k, r in med.items() if k.startswith(("gemm", "eigen"))]
     models = [r for k, r in med.items() if k.startswith("model")]
     print("| kernel (out x in, n tokens, threads) | median us | cv % | weight GB/s | GOP/s | probe GB/s | of probe BW | of roofline |")
@@ -30,6 +37,8 @@ def main():
         c = cv.get(r["run_name"], {})
         label = r.get("label", r["run_name"])
         by_label[label] = r
+        if pattern and not pattern.search(label):
+            continue
         print(f"| {label} | {r['real_time']:.1f} | {100 * c.get('real_time', 0):.1f} | {r['GBps'] / 1e9:.1f} | "
               f"{r['GOPps'] / 1e9:.1f} | {r['probe_GBps'] / 1e9:.1f} | {100 * r['frac_bw']:.0f}% | {100 * r['frac_roof']:.0f}% |")
     print()
