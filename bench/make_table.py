@@ -30,8 +30,8 @@ def main():
     med, cv = load(args)
     kern = [r for k, r in med.items() if k.startswith(("gemm", "eigen"))]
     models = [r for k, r in med.items() if k.startswith("model")]
-    print("| kernel (out x in, n tokens, threads) | median us | cv % | weight GB/s | GOP/s | probe GB/s | of probe BW | of roofline |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| kernel (out x in, n tokens, threads) | median us | cv % | cpu/real | weight GB/s | GOP/s | probe GB/s | of probe BW | of roofline |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     by_label = {}
     for r in kern:
         c = cv.get(r["run_name"], {})
@@ -39,17 +39,17 @@ def main():
         by_label[label] = r
         if pattern and not pattern.search(label):
             continue
-        print(f"| {label} | {r['real_time']:.1f} | {100 * c.get('real_time', 0):.1f} | {r['GBps'] / 1e9:.1f} | "
+        print(f"| {label} | {r['real_time']:.1f} | {100 * c.get('real_time', 0):.1f} | {r['cpu_time'] / r['real_time']:.2f} | {r['GBps'] / 1e9:.1f} | "
               f"{r['GOPps'] / 1e9:.1f} | {r['probe_GBps'] / 1e9:.1f} | {100 * r['frac_bw']:.0f}% | {100 * r['frac_roof']:.0f}% |")
     print()
-    print("| model / scheme / phase / threads | median ms per call | cv % | tokens/s | Linear MB |")
-    print("|---|---:|---:|---:|---:|")
+    print("| model / scheme / phase / threads | median ms per call | cv % | cpu/real | tokens/s | Linear MB |")
+    print("|---|---:|---:|---:|---:|---:|")
     tok = {}
     for r in models:
         c = cv.get(r["run_name"], {})
         label = r.get("label", r["run_name"])
         tok[label] = r["tok_per_s"]
-        print(f"| {label} | {r['real_time']:.3f} | {100 * c.get('real_time', 0):.1f} | {r['tok_per_s']:.0f} | {r['linear_MB']:.1f} |")
+        print(f"| {label} | {r['real_time']:.3f} | {100 * c.get('real_time', 0):.1f} | {r['cpu_time'] / r['real_time']:.2f} | {r['tok_per_s']:.0f} | {r['linear_MB']:.1f} |")
     print()
 
     def t(label):

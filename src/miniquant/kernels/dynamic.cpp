@@ -14,6 +14,7 @@
 #include "miniquant/half.h"
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/word_kernel.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/pack.h"
 
@@ -72,6 +73,7 @@ struct DynPlan {
   std::vector<int8_t> araw;       // (n, cols) original order, for tails
   std::vector<float> sx;          // (n) activation scales
   std::vector<int32_t> ag;        // (gpr, n) per-group sums of a
+  std::vector<float> agf;         // (gpr, n) the same as floats (exact: |sum| < 2^24)
 };
 
 DynPlan make_dyn_plan(const QTensor& w, const float* x, int64_t n) {
@@ -105,6 +107,7 @@ DynPlan make_dyn_plan(const QTensor& w, const float* x, int64_t n) {
       p.ag[gi * n + t] = s;
     }
   }
+  p.agf.assign(p.ag.begin(), p.ag.end());
   return p;
 }
 
@@ -198,18 +201,13 @@ void dyn_run(const QTensor& w, const float* x, int64_t n, float* y, int threads)
   {
     std::vector<float> sf(static_cast<size_t>(p.gpr), 0.0f);  // one row's scales
     std::vector<float> corr(static_cast<size_t>(n), 0.0f);    // (n) zero-point term of one row
+    std::vector<float> sz(static_cast<size_t>(p.gpr), 0.0f);  // (gpr) s_g * z_g of one row
     float out[8];
 #pragma omp for schedule(static)
     for (int64_t ch = 0; ch < nchunks; ++ch) {
       for (int64_t r = ch * rc; r < std::min(w.rows, (ch + 1) * rc); ++r) {
-        std::fill(corr.begin(), corr.end(), 0.0f);
-        for (int64_t gi = 0; gi < p.gpr; ++gi) {
-          const int64_t si = w.scheme.group == kPerTensor ? 0 : r * p.gpr + gi;
-          sf[gi] = f16_to_f32(w.scales[si]);
-          const int32_t z = w.scheme.symmetric ? zero_sym : field_at(w.zeros.data(), si, Bits);
-          const int32_t* ag = p.ag.data() + gi * n;
-          for (int64_t t = 0; t < n; ++t) corr[t] += sf[gi] * static_cast<float>(z * ag[t]);  // z * ag exact
-        }
+        row_scales(w, r, p.gpr, zero_sym, sf.data(), sz.data());
+        zero_terms(sz.data(), p.agf.data(), p.gpr, n, corr.data());
         const uint8_t* row = w.row_codes(r);
         int64_t t0 = 0;
         for (; t0 + 8 <= n; t0 += 8) {

@@ -260,6 +260,36 @@ inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t
   }
 }
 
+// Row r's group scales as floats (sf) and s_g * z_g (sz, exact: an 11-bit fp16 significand times an
+// integer below 256). sf, sz: (gpr).
+inline void row_scales(const QTensor& w, int64_t r, int64_t gpr, int zero_sym, float* sf, float* sz) {
+  const bool per_tensor = w.scheme.group == kPerTensor;
+  for (int64_t gi = 0; gi < gpr; ++gi) {
+    const int64_t si = per_tensor ? 0 : r * gpr + gi;
+    sf[gi] = f16_to_f32(w.scales[si]);
+    const int z = w.scheme.symmetric ? zero_sym : field_at(w.zeros.data(), si, w.scheme.bits);
+    sz[gi] = sf[gi] * static_cast<float>(z);
+  }
+}
+
+// corr[t] = sum_g sz[g] * xg[g * n + t]. One token: four partial sums, so the row's correction is not
+// one chain of gpr dependent FMAs (it was the bottleneck of small-group GEMV); several tokens are
+// independent sums already. sz: (gpr); xg: (gpr, n); corr: (n).
+inline void zero_terms(const float* sz, const float* xg, int64_t gpr, int64_t n, float* corr) {
+  if (n == 1) {
+    float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int64_t g = 0;
+    for (; g + 4 <= gpr; g += 4)
+      for (int i = 0; i < 4; ++i) a[i] += sz[g + i] * xg[g + i];
+    for (; g < gpr; ++g) a[0] += sz[g] * xg[g];
+    corr[0] = (a[0] + a[1]) + (a[2] + a[3]);
+    return;
+  }
+  std::fill(corr, corr + n, 0.0f);
+  for (int64_t g = 0; g < gpr; ++g)
+    for (int64_t t = 0; t < n; ++t) corr[t] += sz[g] * xg[g * n + t];
+}
+
 inline int effective_threads(int threads, int64_t work) {
   int nt = threads > 0 ? threads : omp_get_max_threads();
   if (work < (int64_t{1} << 16)) nt = 1;  // a fork/join costs more than such a product
@@ -283,6 +313,7 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
   {
     std::vector<float> sf(static_cast<size_t>(p.gpr + L), 0.0f);  // one row's scales, padded for lane_scales
     std::vector<float> corr(static_cast<size_t>(n), 0.0f);         // (n) zero-point correction of one row
+    std::vector<float> sz(static_cast<size_t>(p.gpr), 0.0f);        // (gpr) s_g * z_g of one row
     std::vector<uint8_t> unpacked(Unpack ? static_cast<size_t>(w.cols + 4 * L) : 0);
     std::vector<float> out(8);
 #pragma omp for schedule(static)
@@ -294,15 +325,8 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
           row = unpacked.data();
         }
         if constexpr (D::kScaled) {
-          std::fill(corr.begin(), corr.end(), 0.0f);
-          for (int64_t gi = 0; gi < p.gpr; ++gi) {
-            const int64_t si = w.scheme.group == kPerTensor ? 0 : r * p.gpr + gi;
-            sf[gi] = f16_to_f32(w.scales[si]);
-            const int z = w.scheme.symmetric ? zero_sym : field_at(w.zeros.data(), si, w.scheme.bits);
-            const float sz = sf[gi] * static_cast<float>(z);
-            const float* xg = p.xg.data() + gi * n;
-            for (int64_t t = 0; t < n; ++t) corr[t] += sz * xg[t];
-          }
+          row_scales(w, r, p.gpr, zero_sym, sf.data(), sz.data());
+          zero_terms(sz.data(), p.xg.data(), p.gpr, n, corr.data());
         }
         int64_t t0 = 0;
         for (; t0 + 8 <= n; t0 += 8) {
