@@ -1,0 +1,283 @@
+// Kernel and whole-model speed of every scheme: GEMV / GEMM GB/s and GFLOP/s next to a same-run
+// read-bandwidth probe at the same working-set size and a peak-arithmetic probe (roofline fractions),
+// and MiniGPT / GPT-2-small-shaped decode and prefill tokens/s. Every kernel is verified first.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
+#include "miniquant/random.h"
+#include "minigpt/model.h"
+#include "minigpt/quantized_projection.h"
+#include "roofline_probes.h"
+
+namespace {
+
+using mq::ActMode;
+using mq::QTensor;
+using mq::Scheme;
+
+struct Shape {
+  int64_t out, in;  // W: (out, in)
+};
+const Shape kShapes[] = {{4096, 4096}, {4096, 11008}, {11008, 4096}, {768, 3072}, {3072, 768},
+                         {768, 256},   {256, 256},    {1024, 256},   {256, 1024}};
+
+// The last shape's fp32 weights and the last (scheme, shape)'s tensor: benchmarks are registered
+// shape-major, scheme-next, so each matrix is generated and quantized once.
+const std::vector<float>& weights(const Shape& sh) {
+  static Shape last{0, 0};
+  static std::vector<float> w;
+  if (last.out != sh.out || last.in != sh.in) {
+    w = mq::gaussian_matrix(sh.out, sh.in, 42, 0.02);
+    last = sh;
+  }
+  return w;
+}
+const QTensor& tensor(const Shape& sh, const Scheme& s) {
+  static std::string key;
+  static QTensor q;
+  const std::string k = s.name() + "/" + std::to_string(sh.out) + "x" + std::to_string(sh.in);
+  if (k != key) {
+    q = mq::quantize(weights(sh).data(), sh.out, sh.in, s);
+    key = k;
+  }
+  return q;
+}
+
+// Compares the kernel with the scalar reference on the first rows (the reference is slow), relative
+// to sum |w'||x| (the scale of rounding differences). Returns an error text or "".
+std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, const mq::KernelOptions& o) {
+  const int64_t rows = std::min<int64_t>(q.rows, 16);
+  QTensor head = q;  // the first `rows` rows: row-major codes, scales and (packed, from bit 0) zero-points
+  head.rows = rows;
+  head.codes.resize(static_cast<size_t>(rows * q.row_bytes()));
+  if (q.scheme.is_integer() && q.scheme.group != mq::kPerTensor) {
+    head.scales.resize(static_cast<size_t>(rows * q.scheme.groups_per_row(q.cols)));
+    if (!q.scheme.symmetric) head.zeros.resize((head.scales.size() * q.scheme.bits + 7) / 8);
+  }
+  std::vector<float> y(static_cast<size_t>(n * q.rows)), yr(static_cast<size_t>(n * rows));
+  mq::gemm(q, x.data(), n, y.data(), o);
+  if (o.act == ActMode::dynamic_int8) mq::gemm_dynamic_ref(head, x.data(), n, yr.data());
+  else mq::gemm_ref(head, x.data(), n, yr.data());
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double mag = 0.0;
+      for (int64_t c = 0; c < q.cols; ++c) mag += std::fabs(head.value_at(r, c) * x[t * q.cols + c]);
+      const double e = std::fabs(y[t * q.rows + r] - yr[t * rows + r]);
+      if (e > 1e-4 * mag + 1e-30) return "kernel differs from the reference at token " + std::to_string(t) + " row " + std::to_string(r);
+    }
+  return "";
+}
+
+// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8).
+void BM_gemm(benchmark::State& st) {
+  const Shape sh = kShapes[st.range(0)];
+  const Scheme s = mq::scheme_table()[static_cast<size_t>(st.range(1))];
+  const int64_t n = st.range(2);
+  const int threads = static_cast<int>(st.range(3));
+  const ActMode act = st.range(4) ? ActMode::dynamic_int8 : ActMode::weight_only;
+  const QTensor& q = tensor(sh, s);
+  const std::vector<float> x = mq::gaussian_matrix(n, sh.in, 7);
+  std::vector<float> y(static_cast<size_t>(n * sh.out));
+  const mq::KernelOptions o{.threads = threads, .act = act};
+  if (const std::string err = verify(q, x, n, o); !err.empty()) {
+    st.SkipWithError(err.c_str());
+    return;
+  }
+  const double bytes = static_cast<double>(q.storage().total());
+  const double ops = 2.0 * static_cast<double>(sh.out * sh.in * n);
+  const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes), threads);
+  const double peak = act == ActMode::dynamic_int8 ? mqbench::vnni_peak(threads) : mqbench::fma_peak(threads);
+  const double roof = std::min(peak, ops / bytes * bw);
+  for (int i = 0; i < 3; ++i) mq::gemm(q, x.data(), n, y.data(), o);  // warm-up
+  for (auto _ : st) {
+    mq::gemm(q, x.data(), n, y.data(), o);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  st.counters["GBps"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GOPps"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["probe_GBps"] = bw;
+  st.counters["peak_GOPps"] = peak;
+  st.counters["frac_bw"] = benchmark::Counter(bytes / bw, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["frac_roof"] = benchmark::Counter(ops / roof, benchmark::Counter::kIsIterationInvariantRate);
+  st.SetLabel(s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "") + " " + std::to_string(sh.out) + "x" +
+              std::to_string(sh.in) + " n=" + std::to_string(n) + " t=" + std::to_string(threads));
+}
+
+// Eigen's fp32 GEMM on the same shape: the baseline the fp32 kernel should match. Args as BM_gemm.
+void BM_eigen(benchmark::State& st) {
+  const Shape sh = kShapes[st.range(0)];
+  const int64_t n = st.range(2);
+  const int threads = static_cast<int>(st.range(3));
+  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const std::vector<float>& w = weights(sh);
+  const std::vector<float> x = mq::gaussian_matrix(n, sh.in, 7);
+  std::vector<float> y(static_cast<size_t>(n * sh.out));
+  Eigen::setNbThreads(threads);
+  const double bytes = 4.0 * static_cast<double>(sh.out * sh.in);
+  const double ops = 2.0 * static_cast<double>(sh.out * sh.in * n);
+  const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes), threads);
+  const double roof = std::min(mqbench::fma_peak(threads), ops / bytes * bw);
+  auto run = [&] {
+    Eigen::Map<M>(y.data(), n, sh.out).noalias() =
+        Eigen::Map<const M>(x.data(), n, sh.in) * Eigen::Map<const M>(w.data(), sh.out, sh.in).transpose();
+  };
+  for (int i = 0; i < 3; ++i) run();
+  for (auto _ : st) {
+    run();
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  st.counters["GBps"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["GOPps"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["probe_GBps"] = bw;
+  st.counters["frac_bw"] = benchmark::Counter(bytes / bw, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["frac_roof"] = benchmark::Counter(ops / roof, benchmark::Counter::kIsIterationInvariantRate);
+  st.SetLabel("eigen-fp32 " + std::to_string(sh.out) + "x" + std::to_string(sh.in) + " n=" + std::to_string(n) +
+              " t=" + std::to_string(threads));
+}
+
+// --- whole model ---
+
+minigpt::ModelConfig model_config(int which) {
+  // MiniGPT itself, and a GPT-2-small-shaped body (768 wide, 12 layers, 12 heads) keeping MiniGPT's
+  // vocabulary of 1963: with GPT-2's 50257 the fp32 tied LM head (154 MB) would dominate decode.
+  if (which == 0) return {.vocab_size = 1963, .n_ctx = 128, .d_model = 256, .n_layer = 4, .n_head = 4, .d_ff = 1024};
+  return {.vocab_size = 1963, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
+}
+
+// Args: model (0 MiniGPT, 1 GPT-2-small-shaped), scheme index (-1: the model's own Eigen fp32
+// projections), threads, act, phase (0 decode, 1 prefill of 64 tokens).
+void BM_model(benchmark::State& st) {
+  const int which = static_cast<int>(st.range(0));
+  const int si = static_cast<int>(st.range(1));
+  const int threads = static_cast<int>(st.range(2));
+  const ActMode act = st.range(3) ? ActMode::dynamic_int8 : ActMode::weight_only;
+  const bool prefill = st.range(4) == 1;
+  const minigpt::ModelConfig c = model_config(which);
+  mq::set_default_threads(threads);
+  omp_set_num_threads(threads);
+  Eigen::setNbThreads(threads);
+  // The last (model, scheme, act)'s model: Google Benchmark calls this function several times per
+  // row, and building + quantizing the GPT-2-shaped body takes seconds.
+  static std::string key;
+  static std::unique_ptr<minigpt::Model> model;
+  static long long bytes = 0;
+  static std::string name;
+  const std::string k = std::to_string(which) + "/" + std::to_string(si) + "/" + std::to_string(st.range(3));
+  if (k != key) {
+    model = std::make_unique<minigpt::Model>(c, 42);
+    name = "eigen-fp32";
+    bytes = 0;
+    for (const auto& li : model->linears()) bytes += 4LL * li.in * li.out;
+    if (si >= 0) {
+      const Scheme s = mq::scheme_table()[static_cast<size_t>(si)];
+      bytes = minigpt::quantize_model(*model, s, act);
+      name = s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "");
+    }
+    key = k;
+  }
+  minigpt::Model& m = *model;
+  mq::Rng rng(3);
+  std::vector<int32_t> toks(static_cast<size_t>(c.n_ctx));
+  for (auto& t : toks) t = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.vocab_size)));
+  const int n_prompt = 64;
+  const std::vector<int32_t> prompt(toks.begin(), toks.begin() + n_prompt);
+  m.prefill(prompt);
+  int pos = n_prompt;
+  for (auto _ : st) {
+    if (prefill) {
+      benchmark::DoNotOptimize(m.prefill(prompt).data());
+    } else {
+      if (pos >= c.n_ctx) {  // the cache is full: start again from the prompt, untimed
+        st.PauseTiming();
+        m.prefill(prompt);
+        pos = n_prompt;
+        st.ResumeTiming();
+      }
+      benchmark::DoNotOptimize(m.decode(toks[static_cast<size_t>(pos++)]).data());
+    }
+  }
+  st.counters["tok_per_s"] = benchmark::Counter(prefill ? n_prompt : 1, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["linear_MB"] = static_cast<double>(bytes) / 1e6;
+  st.SetLabel(std::string(which == 0 ? "minigpt" : "gpt2-small-shaped") + " " + name + (prefill ? " prefill64" : " decode") +
+              " t=" + std::to_string(threads));
+  mq::set_default_threads(0);
+}
+
+int scheme_index(const std::string& name) {
+  const auto& t = mq::scheme_table();
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].name() == name) return static_cast<int>(i);
+  return -1;
+}
+
+// Registration: the full table at batch 1 on every shape; batch 8 / 64 and the dynamic path for the
+// schemes the bars name plus one of each remaining family; models per scheme.
+void register_all() {
+  const auto& table = mq::scheme_table();
+  const std::vector<std::string> batch_schemes = {"fp32", "fp16", "bf16", "int8-per-channel", "int4-g64",
+                                                  "int4-g128-asym", "int3-g128", "int2-g64"};
+  const std::vector<std::string> dyn_schemes = {"int8-per-channel", "int8-per-channel-asym", "int4-g64", "int4-g64-asym",
+                                                "int4-g32"};
+  auto reg = [](const char* name, auto fn, std::vector<int64_t> args) {
+    benchmark::RegisterBenchmark(name, fn)->Args(args)->Unit(benchmark::kMicrosecond)->UseRealTime()
+        ->MinTime(0.05)->Repetitions(3)->ReportAggregatesOnly(true);
+  };
+  for (int64_t shi = 0; shi < static_cast<int64_t>(std::size(kShapes)); ++shi) {
+    const bool big = shi <= 2, batched = shi <= 3 || shi == 8;  // 4096-class, 768x3072, 256x1024
+    for (int threads : {1, 2}) {
+      for (int64_t n : {1, 8, 64}) {
+        if (n > 1 && !batched) continue;
+        reg("eigen", BM_eigen, {shi, -1, n, threads, 0});
+      }
+    }
+    for (size_t si = 0; si < table.size(); ++si) {
+      const std::string nm = table[si].name();
+      const bool in_batch = std::find(batch_schemes.begin(), batch_schemes.end(), nm) != batch_schemes.end();
+      const bool in_dyn = std::find(dyn_schemes.begin(), dyn_schemes.end(), nm) != dyn_schemes.end();
+      for (int threads : {1, 2})
+        for (int64_t n : {1, 8, 64}) {
+          if (n > 1 && (!in_batch || !batched)) continue;
+          reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 0});
+        }
+      if (in_dyn && (big || batched))
+        for (int threads : {1, 2})
+          for (int64_t n : {1, 8, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 1});
+    }
+  }
+  for (int which : {0, 1}) {
+    std::vector<std::pair<int, int>> runs = {{-1, 0}};  // (scheme index, act)
+    for (size_t si = 0; si < table.size(); ++si)
+      if (which == 0 || std::find(batch_schemes.begin(), batch_schemes.end(), table[si].name()) != batch_schemes.end())
+        runs.push_back({static_cast<int>(si), 0});
+    for (const char* d : {"int8-per-channel", "int4-g64"}) runs.push_back({scheme_index(d), 1});
+    for (auto [si, act] : runs)
+      for (int threads : {1, 2})
+        for (int phase : {0, 1})
+          benchmark::RegisterBenchmark("model", BM_model)->Args({which, si, threads, act, phase})
+              ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.2)->Repetitions(3)->ReportAggregatesOnly(true);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  std::printf("VNNI path: %s\n", mq::has_vnni_path() ? "yes" : "no");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Markdown tables from bench_kernels' JSON (--benchmark_out=...json): kernels with roofline fractions,
+whole-model tokens/s, and the ratios the issue's bars name. Usage: make_table.py results.json [more.json ...]"""
+import json
+import re
+import sys
+
+
+def load(paths):
+    runs = [r for path in paths for r in json.load(open(path))["benchmarks"]]
+    med, cv = {}, {}
+    for r in runs:
+        if r.get("run_type") != "aggregate":
+            continue
+        key = r["run_name"]
+        if r["aggregate_name"] == "median":
+            med[key] = r
+        elif r["aggregate_name"] == "cv":
+            cv[key] = r
+    return med, cv
+
+
+def main():
+    args = sys.argv[1:]
+    pattern = None  # --filter REGEX: only kernel rows whose label matches (the model and bar tables stay whole)
+    if "--filter" in args:
+        i = args.index("--filter")
+        pattern = re.compile(args[i + 1])
+        args = args[:i] + args[i + 2:]
+    med, cv = load(args)
+    kern = [r for k, r in med.items() if k.startswith(("gemm", "eigen"))]
+    models = [r for k, r in med.items() if k.startswith("model")]
+    print("| kernel (out x in, n tokens, threads) | median us | cv % | cpu/real | weight GB/s | GOP/s | probe GB/s | of probe BW | of roofline |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    by_label = {}
+    for r in kern:
+        c = cv.get(r["run_name"], {})
+        label = r.get("label", r["run_name"])
+        by_label[label] = r
+        if pattern and not pattern.search(label):
+            continue
+        print(f"| {label} | {r['real_time']:.1f} | {100 * c.get('real_time', 0):.1f} | {r['cpu_time'] / r['real_time']:.2f} | {r['GBps'] / 1e9:.1f} | "
+              f"{r['GOPps'] / 1e9:.1f} | {r['probe_GBps'] / 1e9:.1f} | {100 * r['frac_bw']:.0f}% | {100 * r['frac_roof']:.0f}% |")
+    print()
+    print("| model / scheme / phase / threads | median ms per call | cv % | cpu/real | tokens/s | Linear MB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    tok = {}
+    for r in models:
+        c = cv.get(r["run_name"], {})
+        label = r.get("label", r["run_name"])
+        tok[label] = r["tok_per_s"]
+        print(f"| {label} | {r['real_time']:.3f} | {100 * c.get('real_time', 0):.1f} | {r['cpu_time'] / r['real_time']:.2f} | {r['tok_per_s']:.0f} | {r['linear_MB']:.1f} |")
+    print()
+
+    def t(label):
+        r = by_label.get(label)
+        return r["real_time"] if r else float("nan")
+
+    print("| bar | measured |")
+    print("|---|---|")
+    for shape in ("4096x4096", "4096x11008"):
+        for s in ("fp32", "fp16", "bf16", "int8-per-channel", "int4-g64", "int8-per-channel+a8", "int4-g64+a8"):
+            r = by_label.get(f"{s} {shape} n=1 t=1")
+            if r:
+                print(f"| {s} {shape} GEMV 1 thread, of same-run read BW (>= 70%) | {100 * r['frac_bw']:.0f}% |")
+    for s in ("int4-g64", "int4-g64+a8", "int8-per-channel", "int8-per-channel+a8"):
+        print(f"| {s} vs fp32 GEMV 4096x11008 1 thread (int4 >= 5x, int8 >= 3x) | "
+              f"{t('fp32 4096x11008 n=1 t=1') / t(s + ' 4096x11008 n=1 t=1'):.2f}x |")
+    for s in ("int8-per-channel+a8", "int4-g64+a8", "int8-per-channel", "int4-g64"):
+        r = by_label.get(f"{s} 4096x4096 n=64 t=1")
+        if r:
+            print(f"| {s} 4096x4096 batch 64, 1 thread (>= 400 GOP/s) | {r['GOPps'] / 1e9:.0f} GOP/s |")
+    for n in (8, 64):
+        print(f"| fp32 kernel vs Eigen, 4096x4096 n={n} 1 thread (>= 1x) | "
+              f"{t(f'eigen-fp32 4096x4096 n={n} t=1') / t(f'fp32 4096x4096 n={n} t=1'):.2f}x |")
+    base = tok.get("gpt2-small-shaped eigen-fp32 decode t=1")
+    for s in ("int4-g64", "int4-g64+a8", "int8-per-channel", "int8-per-channel+a8", "fp32"):
+        v = tok.get(f"gpt2-small-shaped {s} decode t=1")
+        if base and v:
+            print(f"| GPT-2-small-shaped decode {s} vs fp32 (Eigen) tokens/s, 1 thread (int4 >= 4x, int8 >= 2.5x) | {v / base:.2f}x |")
+
+
+main()

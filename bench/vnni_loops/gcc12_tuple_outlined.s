@@ -1,0 +1,13 @@
+mov    %rcx,%rax
+inc    %rcx
+shl    $0x5,%rax
+vmovdqu (%rsi,%rax,1),%ymm0
+vpdpbusd (%r14,%rax,1),%ymm0,%ymm8
+vpdpbusd 0x0(%r13,%rax,1),%ymm0,%ymm7
+vpdpbusd (%r12,%rax,1),%ymm0,%ymm6
+vpdpbusd (%rbx,%rax,1),%ymm0,%ymm5
+vpdpbusd (%r11,%rax,1),%ymm0,%ymm4
+vpdpbusd (%r10,%rax,1),%ymm0,%ymm3
+vpdpbusd (%r9,%rax,1),%ymm0,%ymm2
+vpdpbusd (%rdx,%rax,1),%ymm0,%ymm1
+cmp    %rcx,%r8

@@ -1,0 +1,49 @@
+// gemm(): picks the kernel family by scheme and activation mode; the default thread count.
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/kernels.h"
+
+namespace mq {
+
+namespace {
+std::atomic<int> g_threads{0};  // 0: omp_get_max_threads()
+}
+
+void set_default_threads(int n) {
+  if (n < 0) throw UsageError("set_default_threads: thread count must be >= 0 (0 = OMP_NUM_THREADS)");
+  g_threads = n;
+}
+
+int default_threads() {
+  const int n = g_threads.load();
+  return n > 0 ? n : omp_get_max_threads();
+}
+
+bool supports_dynamic(const Scheme& s) { return s.is_integer() && (s.bits == 8 || s.bits == 4); }
+
+void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt) {
+  if (n < 0) throw UsageError("gemm: negative token count");
+  if (n == 0 || w.rows == 0) return;
+  if (w.cols == 0) {  // an empty dot product; such tensors also have no scales to read
+    std::fill(y, y + n * w.rows, 0.0f);
+    return;
+  }
+  const int threads = opt.threads > 0 ? opt.threads : default_threads();
+  if (opt.act == ActMode::dynamic_int8) {
+    if (!supports_dynamic(w.scheme))
+      throw UsageError("gemm: dynamic int8 activations need int8 or int4 weights, not " + w.scheme.name());
+    return gemm_dynamic(w, x, n, y, threads, opt.use_isa);
+  }
+  if (!w.scheme.is_integer()) return gemm_float(w, x, n, y, threads, opt.use_isa);
+  switch (w.scheme.bits) {
+    case 8: return gemm_int8(w, x, n, y, threads);
+    case 4: return gemm_int4(w, x, n, y, threads, opt.use_isa);
+    default: return gemm_intn(w, x, n, y, threads);
+  }
+}
+
+}  // namespace mq

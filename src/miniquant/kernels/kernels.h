@@ -1,0 +1,50 @@
+// Public entry points of the fast kernels: y = W x for one token (GEMV) or n tokens (GEMM), for every
+// scheme of the format table, weight-only (fp32 activations) or with dynamically quantized int8
+// activations (int8 / int4 weights, VNNI where the target has it).
+#pragma once
+#include <cstdint>
+
+#include "miniquant/quantize.h"
+
+namespace mq {
+
+enum class ActMode : uint8_t {
+  weight_only,   // activations stay fp32; weights are decoded in registers
+  dynamic_int8,  // activations quantized per token to int8 (one fp32 scale per token), integer dots
+};
+
+struct KernelOptions {
+  int threads = 0;                     // 0: default_threads() (OMP_NUM_THREADS unless set_default_threads)
+  ActMode act = ActMode::weight_only;
+  bool use_isa = true;                 // false forces the portable path (tests compare both)
+};
+
+// Threads used when KernelOptions::threads == 0. Starts at omp_get_max_threads().
+void set_default_threads(int n);
+int default_threads();
+
+// Y = X W^T.  W: (rows, cols) quantized;  x: (n, cols) row-major;  y: (n, rows) row-major.
+// Throws UsageError when the activation mode does not support the scheme.
+void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt = {});
+// y = W x.  x: (cols);  y: (rows).
+inline void gemv(const QTensor& w, const float* x, float* y, const KernelOptions& opt = {}) { gemm(w, x, 1, y, opt); }
+
+// True when ActMode::dynamic_int8 can run this scheme (int8 and int4, symmetric or asymmetric).
+bool supports_dynamic(const Scheme& s);
+// True when this build has the VNNI (vpdpbusd) path compiled in.
+bool has_vnni_path();
+
+// Family kernels behind gemm(); same argument shapes. Exposed for tests and benchmarks.
+void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // fp32/fp16/bf16
+void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads);    // 8-bit fields
+void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit
+void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads);    // any bit width
+void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa);
+
+// Symmetric per-token activation quantization shared by the dynamic kernels and their reference:
+// s = absmax / 127 (fp32), a_i = round_half_even(x_i / s) in [-127, 127]; s = 0 and a = 0 for a zero row;
+// s = NaN (a = 0) when x holds a NaN or Inf, so that token's outputs are NaN.
+// x: (cols);  a: (cols).  Returns s.
+float quantize_activations(const float* x, int64_t cols, int8_t* a);
+
+}  // namespace mq

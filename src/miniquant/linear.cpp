@@ -1,0 +1,50 @@
+// QuantizedLinear: construction checks, forward through gemm().
+#include "miniquant/linear.h"
+
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+
+namespace mq {
+
+QuantizedLinear::QuantizedLinear(const float* weight, int64_t out, int64_t in, const Scheme& s, ActMode act,
+                                 std::string_view name)
+    : act_(act) {
+  if (out < 0 || in < 0) throw UsageError(fmt::format("QuantizedLinear '{}': invalid shape (out {}, in {})", name, out, in));
+  if (weight == nullptr && out * in > 0) throw UsageError(fmt::format("QuantizedLinear '{}': null weight", name));
+  w_ = quantize(weight, out, in, s, name);
+  check();
+}
+
+QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act_(act) {
+  const Storage st = storage_of(w_.scheme, w_.rows, w_.cols);  // throws UsageError for a bad shape
+  if (static_cast<int64_t>(w_.codes.size()) != st.code_bytes ||
+      static_cast<int64_t>(w_.scales.size()) * 2 != st.scale_bytes ||
+      static_cast<int64_t>(w_.zeros.size()) != st.zero_bytes)
+    throw UsageError(fmt::format(
+        "QuantizedLinear '{}': {} ({}x{}) needs {} code, {} scale and {} zero-point bytes, got {}, {} and {}",
+        w_.name, w_.scheme.name(), w_.rows, w_.cols, st.code_bytes, st.scale_bytes, st.zero_bytes, w_.codes.size(),
+        2 * w_.scales.size(), w_.zeros.size()));
+  check();
+}
+
+void QuantizedLinear::check() const {
+  if (act_ == ActMode::dynamic_int8 && !supports_dynamic(w_.scheme))
+    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic int8 activations need int8 or int4 weights, not {}",
+                                 w_.name, w_.scheme.name()));
+}
+
+void QuantizedLinear::set_threads(int threads) {
+  if (threads < 0) throw UsageError("QuantizedLinear::set_threads: thread count must be >= 0");
+  threads_ = threads;
+}
+
+void QuantizedLinear::forward(const float* x, int64_t n, float* y) const {
+  if (n < 0) throw UsageError(fmt::format("QuantizedLinear '{}': negative token count {}", w_.name, n));
+  if (n > 0 && (x == nullptr || y == nullptr)) throw UsageError(fmt::format("QuantizedLinear '{}': null x or y", w_.name));
+  gemm(w_, x, n, y, {.threads = threads_, .act = act_});
+}
+
+}  // namespace mq

@@ -1,0 +1,218 @@
+// Fast kernels (weight-only and dynamic int8 activations) against their scalar references and fp64,
+// over every scheme of the table and awkward shapes, with tolerances derived from the arithmetic.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
+#include "miniquant/random.h"
+
+using namespace mq;
+
+namespace {
+
+// gamma_k = k u / (1 - k u), u = 2^-24: the relative bound of k chained float roundings.
+double gamma(int64_t k) {
+  const double u = std::ldexp(1.0, -24);
+  return static_cast<double>(k) * u / (1.0 - static_cast<double>(k) * u);
+}
+
+// Widths worth testing for a scheme: one group, several groups, widths that are not a multiple of
+// any SIMD block (the kernels' scalar tails), and odd widths where the scheme allows them.
+std::vector<int64_t> widths_for(const Scheme& s) {
+  if (s.is_integer() && s.group > 0) {
+    const int64_t g = s.group;
+    return {g, 3 * g, 16 * g};
+  }
+  return {1, 13, 100, 128, 333};
+}
+
+struct Case {
+  QTensor q;
+  std::vector<double> wq;   // (rows, cols) dequantized weights
+  std::vector<double> mag;  // (rows, cols) |s| (u + z) for integers, |w'| for floats: the float-error weight
+};
+
+Case make_case(const Scheme& s, int64_t rows, int64_t cols, uint64_t seed) {
+  const std::vector<float> w = gaussian_matrix(rows, cols, seed);
+  Case c{quantize(w.data(), rows, cols, s), {}, {}};
+  c.wq.resize(static_cast<size_t>(rows * cols));
+  c.mag.resize(c.wq.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k) {
+      const double v = c.q.value_at(r, k);
+      c.wq[r * cols + k] = v;
+      c.mag[r * cols + k] = s.is_integer() ? c.q.scale_at(r, k) * double(c.q.field_at(r, k) + c.q.zero_at(r, k))
+                                           : std::fabs(v);
+    }
+  return c;
+}
+
+// Runs gemm on misaligned copies of x and y (offset by one float) and returns y.
+std::vector<float> run_misaligned(const QTensor& q, const std::vector<float>& x, int64_t n, const KernelOptions& o) {
+  std::vector<float> xb(x.size() + 1), yb(static_cast<size_t>(n * q.rows) + 1, -1.0f);
+  std::copy(x.begin(), x.end(), xb.begin() + 1);
+  gemm(q, xb.data() + 1, n, yb.data() + 1, o);
+  return {yb.begin() + 1, yb.end()};
+}
+
+}  // namespace
+
+TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
+  double overall = 0.0;
+  std::string overall_where;
+  for (const Scheme& s : scheme_table()) {
+    for (int64_t cols : widths_for(s)) {
+      for (int64_t rows : {int64_t{1}, int64_t{19}}) {
+        const Case c = make_case(s, rows, cols, 42 + static_cast<uint64_t>(rows * 1000 + cols));
+        const int64_t gpr = s.is_integer() ? s.groups_per_row(cols) : 1;
+        for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{11}}) {
+          const std::vector<float> x = gaussian_matrix(n, cols, 7 + static_cast<uint64_t>(n));
+          std::vector<float> yref(static_cast<size_t>(n * rows));
+          gemm_ref(c.q, x.data(), n, yref.data());
+          for (int threads : {1, 2})
+          for (bool isa : {true, false}) {
+            CAPTURE(s.name());
+            CAPTURE(isa);
+            CAPTURE(rows);
+            CAPTURE(cols);
+            CAPTURE(n);
+            CAPTURE(threads);
+            const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .use_isa = isa});
+            double worst = 0.0;
+            std::string where;
+            for (int64_t t = 0; t < n; ++t)
+              for (int64_t r = 0; r < rows; ++r) {
+                double exact = 0.0, bound = 0.0;
+                for (int64_t k = 0; k < cols; ++k) {
+                  exact += c.wq[r * cols + k] * x[t * cols + k];
+                  bound += c.mag[r * cols + k] * std::fabs(x[t * cols + k]);
+                }
+                // Every product meets at most cols + gpr + 16 float roundings (fma chains, lane sums,
+                // group scaling, the z * sum(x) term) on its way into y: gamma of that count.
+                bound = gamma(cols + gpr + 16) * bound + 1e-30;
+                const double e = std::max(std::fabs(y[t * rows + r] - exact), std::fabs(yref[t * rows + r] - exact));
+                if (e / bound > worst) {
+                  worst = e / bound;
+                  where = "token " + std::to_string(t) + " row " + std::to_string(r);
+                }
+              }
+            CAPTURE(where);
+            CHECK(worst <= 1.0);
+            if (worst > overall) {
+              overall = worst;
+              overall_where = s.name() + " " + std::to_string(rows) + "x" + std::to_string(cols) + " n=" +
+                              std::to_string(n) + " " + where;
+            }
+          }
+        }
+      }
+    }
+  }
+  MESSAGE("worst error / bound " << overall << " at " << overall_where);
+}
+
+TEST_CASE("batch 64 and many groups") {
+  for (const Scheme& s : {Scheme::fp16(), Scheme::integer(4, 64), Scheme::integer(4, 32, false), Scheme::integer(8, kPerChannel),
+                          Scheme::integer(3, 64), Scheme::integer(2, 64, false)}) {
+    const int64_t rows = 5, cols = 1024, n = 64;
+    const Case c = make_case(s, rows, cols, 3);
+    const std::vector<float> x = gaussian_matrix(n, cols, 4);
+    std::vector<float> y(static_cast<size_t>(n * rows));
+    gemm(c.q, x.data(), n, y.data(), {.threads = 2});
+    double worst = 0.0;
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t r = 0; r < rows; ++r) {
+        double exact = 0.0, bound = 0.0;
+        for (int64_t k = 0; k < cols; ++k) {
+          exact += c.wq[r * cols + k] * x[t * cols + k];
+          bound += c.mag[r * cols + k] * std::fabs(x[t * cols + k]);
+        }
+        worst = std::max(worst, std::fabs(y[t * rows + r] - exact) / (gamma(cols + cols / 32 + 16) * bound));
+      }
+    CAPTURE(s.name());
+    CHECK(worst <= 1.0);
+  }
+}
+
+TEST_CASE("dynamic int8 activations: kernel vs reference vs fp64, VNNI and portable") {
+  MESSAGE("VNNI path compiled in: " << std::string(has_vnni_path() ? "yes" : "no"));
+  double overall_ref = 0.0, overall_exact = 0.0;
+  for (const Scheme& s : scheme_table()) {
+    if (!supports_dynamic(s)) continue;
+    for (int64_t cols : widths_for(s)) {
+      if (cols > 1100) continue;
+      const int64_t rows = 9;
+      const Case c = make_case(s, rows, cols, 11 + static_cast<uint64_t>(cols));
+      const int64_t gpr = s.groups_per_row(cols);
+      for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{9}}) {
+        const std::vector<float> x = gaussian_matrix(n, cols, 5 + static_cast<uint64_t>(n));
+        std::vector<float> yref(static_cast<size_t>(n * rows));
+        gemm_dynamic_ref(c.q, x.data(), n, yref.data());
+        for (bool isa : {true, false})
+          for (int threads : {1, 2}) {
+            CAPTURE(s.name());
+            CAPTURE(cols);
+            CAPTURE(n);
+            CAPTURE(isa);
+            CAPTURE(threads);
+            const std::vector<float> y =
+                run_misaligned(c.q, x, n, {.threads = threads, .act = ActMode::dynamic_int8, .use_isa = isa});
+            double worst_ref = 0.0, worst_exact = 0.0;
+            std::vector<int8_t> a(static_cast<size_t>(cols));
+            for (int64_t t = 0; t < n; ++t) {
+              const double sx = quantize_activations(x.data() + t * cols, cols, a.data());
+              for (int64_t r = 0; r < rows; ++r) {
+                double exact = 0.0, fbound = 0.0, abound = 0.0;
+                for (int64_t k = 0; k < cols; ++k) {
+                  exact += c.wq[r * cols + k] * x[t * cols + k];
+                  fbound += c.mag[r * cols + k] * std::abs(a[k]);
+                  abound += std::fabs(c.wq[r * cols + k]) * sx / 2;  // each a_i is off by at most half a step
+                }
+                // Integer partial dots are exact; float roundings per lane: one flush per group or run of
+                // 32 chunks, the zero-point term, the lane sum and the token scale.
+                fbound = gamma(cols / 32 + 2 * gpr + 16) * sx * fbound + 1e-30;
+                const double yk = y[t * rows + r];
+                worst_ref = std::max(worst_ref, std::fabs(yk - yref[t * rows + r]) / fbound);
+                worst_exact = std::max(worst_exact, std::fabs(yk - exact) / (abound + fbound));
+              }
+            }
+            CHECK(worst_ref <= 1.0);
+            CHECK(worst_exact <= 1.0);
+            overall_ref = std::max(overall_ref, worst_ref);
+            overall_exact = std::max(overall_exact, worst_exact);
+          }
+      }
+    }
+  }
+  MESSAGE("worst error / bound: vs reference " << overall_ref << ", vs fp64 " << overall_exact);
+}
+
+TEST_CASE("kernel errors and degenerate shapes") {
+  const std::vector<float> w = gaussian_matrix(4, 64, 1);
+  const QTensor f16 = quantize(w.data(), 4, 64, Scheme::fp16());
+  std::vector<float> x(64, 1.0f), y(4);
+  CHECK_THROWS_AS(gemm(f16, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8}), UsageError);
+  CHECK_THROWS_AS(gemm(f16, x.data(), -1, y.data()), UsageError);
+  const QTensor empty = quantize(w.data(), 4, 0, Scheme::integer(8, kPerChannel));
+  std::fill(y.begin(), y.end(), 5.0f);
+  gemm(empty, x.data(), 1, y.data());
+  CHECK(y[3] == 0.0f);
+  // An all-zero activation row quantizes to scale 0 and gives exact zeros.
+  const QTensor q8 = quantize(w.data(), 4, 64, Scheme::integer(8, kPerChannel));
+  std::fill(x.begin(), x.end(), 0.0f);
+  gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8});
+  CHECK(y[0] == 0.0f);
+  // A non-finite activation gives NaN outputs in both modes, never a silent number.
+  x[5] = std::numeric_limits<float>::infinity();
+  gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8});
+  CHECK(std::isnan(y[2]));
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  gemm(q8, x.data(), 1, y.data());
+  CHECK(std::isnan(y[2]));
+}
