@@ -10,6 +10,7 @@ void register_quant_report(CLI::App& app);
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_generate(CLI::App& app);
+void register_quantize(CLI::App& app);
 
 // Seed printed and used by every entry point unless --seed says otherwise.
 inline constexpr unsigned kDefaultSeed = 42;

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   mqcli::register_train(app);
   mqcli::register_eval(app);
   mqcli::register_generate(app);
+  mqcli::register_quantize(app);
 
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "minigpt/quantized_checkpoint.h"
 
 namespace mqcli {
 
@@ -28,7 +29,7 @@ std::string hash_hex(uint64_t h) { return fmt::format("{:016x}", h); }
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected) {
   minigpt::CheckpointMeta meta;
   const std::string want = expected ? hash_hex(expected->hash()) : "";
-  minigpt::Model model = minigpt::load_model(path, want, &meta);
+  minigpt::Model model = minigpt::load_any_model(path, want, &meta);
   if (meta.vocab_json.empty())
     throw mq::Error(fmt::format("checkpoint '{}' carries no vocabulary; re-train it with `miniquant train`", path));
   minigpt::Tokenizer tok = minigpt::Tokenizer::from_json(meta.vocab_json);

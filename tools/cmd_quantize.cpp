@@ -1,0 +1,127 @@
+// `miniquant quantize`: quantize every Linear of a MiniGPT checkpoint (round-to-nearest or GPTQ)
+// and write a quantized checkpoint that `miniquant eval` loads.
+#include <string>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "miniquant/error.h"
+#include "minigpt/calibrate.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/quantized_checkpoint.h"
+#include "minigpt/quantized_projection.h"
+#include "workspace.h"
+
+namespace mqcli {
+namespace {
+
+struct QuantizeOptions {
+  std::string model = kDefaultModel;
+  std::string scheme = "int4-g64-gptq";
+  std::string out;
+  std::string lexicon = kDefaultLexicon;
+  uint64_t seed = kDefaultSeed;
+  int calib = 128;
+  double percdamp = 0.01;
+  int block = 128;
+  bool act_order = false;
+  bool no_sequential = false;
+  bool json = false;
+};
+
+void run(const QuantizeOptions& o) {
+  // "<scheme>-gptq" asks for GPTQ; the storage scheme is the rest.
+  std::string name = o.scheme;
+  const bool gptq = name.size() > 5 && name.ends_with("-gptq");
+  if (gptq) name.resize(name.size() - 5);
+  minigpt::QuantizeModelOptions qo;
+  qo.scheme = mq::Scheme::parse(name);
+  qo.gptq = gptq;
+  qo.sequential = !o.no_sequential;
+  qo.gptq_options.percdamp = o.percdamp;
+  qo.gptq_options.block = o.block;
+  qo.gptq_options.act_order = o.act_order;
+  if (!qo.scheme.is_integer() && gptq) throw mq::UsageError(fmt::format("--scheme {}: GPTQ needs an integer scheme", o.scheme));
+
+  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
+  LoadedModel lm = load_checkpoint(o.model, &c.tok);
+  std::vector<std::vector<int32_t>> calib;
+  if (gptq)
+    calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), o.calib, lm.model.config().n_ctx);
+
+  std::vector<std::pair<std::string, mq::QTensor>> layers;
+  const auto make = [](mq::QTensor q) {
+    return std::make_unique<minigpt::QuantizedProjection>(mq::QuantizedLinear(std::move(q)));
+  };
+  const minigpt::ModelQuantReport rep = minigpt::quantize_linears(lm.model, qo, calib, make, &layers);
+
+  nlohmann::json per_layer = nlohmann::json::array();
+  long long bytes = 0;
+  for (const auto& l : rep.layers) {
+    bytes += l.storage.total();
+    nlohmann::json j = {{"name", l.name}, {"in", l.in}, {"out", l.out}, {"bytes", l.storage.total()}, {"seconds", l.seconds}};
+    if (l.has_hessian) {
+      j["hessian"] = {{"samples", l.hessian.samples},
+                      {"trace", l.hessian.trace},
+                      {"condition", std::isfinite(l.hessian.condition) ? nlohmann::json(l.hessian.condition) : nlohmann::json(nullptr)},
+                      {"offdiag_fraction", l.hessian.offdiag_fraction},
+                      {"dead_columns", l.hessian.dead_columns}};
+      j["output_error_rtn"] = l.output_error_rtn;
+      j["output_error_gptq"] = l.output_error;
+      j["notes"] = l.notes;
+    }
+    per_layer.push_back(j);
+  }
+  nlohmann::json info = {{"scheme", o.scheme},
+                         {"storage_scheme", qo.scheme.name()},
+                         {"method", gptq ? "gptq" : "rtn"},
+                         {"seed", o.seed}};
+  if (gptq)
+    info["gptq"] = {{"calibration_windows", o.calib}, {"percdamp", o.percdamp}, {"block", o.block},
+                    {"act_order", o.act_order}, {"sequential", qo.sequential}};
+  if (!o.out.empty()) save_quantized_model(o.out, lm.model, layers, lm.meta, info.dump());
+  info["linear_bytes"] = bytes;
+  info["calibration_seconds"] = rep.calibration_seconds;
+  info["total_seconds"] = rep.total_seconds;
+  info["layers"] = per_layer;
+  if (o.json) {
+    fmt::print("{}\n", info.dump(2));
+    return;
+  }
+  fmt::print("{} -> {} ({}), Linear bytes {}, {:.2f} s (calibration {:.2f} s)\n", o.model, o.out.empty() ? "(not saved)" : o.out,
+             o.scheme, bytes, rep.total_seconds, rep.calibration_seconds);
+  for (const auto& l : per_layer) {
+    fmt::print("  {:<20} {:>5}x{:<5} {:>9} B {:6.2f} s", l["name"].get<std::string>(), l["out"].get<int>(), l["in"].get<int>(),
+               l["bytes"].get<long long>(), l["seconds"].get<double>());
+    if (l.contains("output_error_gptq"))
+      fmt::print("  ||WX-QX||^2/n: RTN {:.4g}, GPTQ {:.4g} (x{:.3f})", l["output_error_rtn"].get<double>(),
+                 l["output_error_gptq"].get<double>(),
+                 l["output_error_gptq"].get<double>() / l["output_error_rtn"].get<double>());
+    fmt::print("\n");
+  }
+}
+
+}  // namespace
+
+void register_quantize(CLI::App& app) {
+  auto o = std::make_shared<QuantizeOptions>();
+  CLI::App* cmd = app.add_subcommand("quantize", "Quantize every Linear of a MiniGPT checkpoint (RTN or GPTQ)");
+  cmd->add_option("--model", o->model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--scheme", o->scheme, "a scheme of the format table, with -gptq for GPTQ (e.g. int4-g64-gptq)")
+      ->capture_default_str();
+  cmd->add_option("--out", o->out, "where to write the quantized checkpoint");
+  cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
+  cmd->add_option("--calibration", o->calib, "GPTQ: calibration windows of n_ctx tokens from the val split")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--percdamp", o->percdamp, "GPTQ: damping as a fraction of mean diag(H)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--block", o->block, "GPTQ: lazy-update block size")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--act-order", o->act_order, "GPTQ: columns by decreasing diag(H), static groups");
+  cmd->add_flag("--no-sequential", o->no_sequential, "GPTQ: calibrate every Linear on the fp32 model");
+  cmd->add_flag("--json", o->json, "print the report as JSON");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace mqcli
