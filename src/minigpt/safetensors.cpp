@@ -1,20 +1,18 @@
 // safetensors reader/writer: 8-byte little-endian header length, JSON header, raw data.
 #include "minigpt/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/io.h"
 
 namespace minigpt {
 
@@ -64,20 +62,6 @@ void TensorFile::add_f32(const std::string& name, std::vector<int64_t> shape, co
   tensors.push_back(std::move(t));
 }
 
-namespace {
-void write_all(int fd, const void* p, size_t n, const std::string& path) {
-  const auto* c = static_cast<const uint8_t*>(p);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, c, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw mq::Error(fmt::format("checkpoint {}: write failed: {}", path, std::strerror(errno)));
-    }
-    c += w;
-    n -= static_cast<size_t>(w);
-  }
-}
-}  // namespace
 
 void write_safetensors(const std::string& path, const TensorFile& f) {
   nlohmann::json header = nlohmann::json::object();
@@ -98,29 +82,13 @@ void write_safetensors(const std::string& path, const TensorFile& f) {
   h.append((8 - h.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned, as the spec suggests
   const uint64_t hlen = h.size();
 
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw mq::Error(fmt::format("checkpoint {}: cannot create {}: {}", path, tmp, std::strerror(errno)));
+  std::vector<std::string_view> parts{
+      std::string_view(reinterpret_cast<const char*>(&hlen), 8), h};
+  for (const auto& t : f.tensors) parts.emplace_back(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
   try {
-    write_all(fd, &hlen, 8, path);
-    write_all(fd, h.data(), h.size(), path);
-    for (const auto& t : f.tensors) write_all(fd, t.bytes.data(), t.bytes.size(), path);
-    if (::fsync(fd) != 0) throw mq::Error(fmt::format("checkpoint {}: fsync failed: {}", path, std::strerror(errno)));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw mq::Error(fmt::format("checkpoint {}: cannot rename {} into place: {}", path, tmp, std::strerror(errno)));
-  // The rename itself must reach the disk too.
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) dir = std::filesystem::path(".");
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
+    mq::write_file_atomic(path, parts);
+  } catch (const mq::Error& e) {
+    throw mq::Error(fmt::format("checkpoint {}: {}", path, e.what()));
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
 
 namespace mq {
@@ -13,21 +14,10 @@ namespace mq {
 namespace kdetail {
 
 void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
-  const int64_t gw = w.scheme.group_width(w.cols);
   const int nt = effective_threads(threads, w.rows * w.cols * n);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t r = 0; r < w.rows; ++r) {
-    for (int64_t t = 0; t < n; ++t) {
-      const float* xt = x + t * w.cols;
-      float acc = 0.0f;
-      for (int64_t c0 = 0; c0 < w.cols; c0 += gw) {
-        const int z = w.zero_at(r, c0);
-        float part = 0.0f;
-        for (int64_t c = c0; c < c0 + gw; ++c) part += static_cast<float>(w.field_at(r, c) - z) * xt[c];
-        acc += w.scale_at(r, c0) * part;
-      }
-      y[t * w.rows + r] = acc;
-    }
+    for (int64_t t = 0; t < n; ++t) y[t * w.rows + r] = dot_row_ref(w, r, x + t * w.cols);
   }
 }
 

@@ -3,25 +3,25 @@
 
 namespace mq {
 
-void gemv_ref(const QTensor& w, const float* x, float* y) {
+float dot_row_ref(const QTensor& w, int64_t r, const float* x) {
   const Scheme& s = w.scheme;
-  for (int64_t r = 0; r < w.rows; ++r) {
-    if (!s.is_integer()) {
-      float acc = 0.0f;
-      for (int64_t c = 0; c < w.cols; ++c) acc += w.value_at(r, c) * x[c];
-      y[r] = acc;
-      continue;
-    }
-    const int64_t gw = s.group_width(w.cols);
-    float acc = 0.0f;
-    for (int64_t c0 = 0; c0 < w.cols; c0 += gw) {
-      const int z = w.zero_at(r, c0);
-      float part = 0.0f;
-      for (int64_t c = c0; c < c0 + gw; ++c) part += static_cast<float>(w.field_at(r, c) - z) * x[c];
-      acc += w.scale_at(r, c0) * part;
-    }
-    y[r] = acc;
+  float acc = 0.0f;
+  if (!s.is_integer()) {
+    for (int64_t c = 0; c < w.cols; ++c) acc += w.value_at(r, c) * x[c];
+    return acc;
   }
+  const int64_t gw = s.group_width(w.cols);
+  for (int64_t c0 = 0; c0 < w.cols; c0 += gw) {
+    const int z = w.zero_at(r, c0);
+    float part = 0.0f;
+    for (int64_t c = c0; c < c0 + gw; ++c) part += static_cast<float>(w.field_at(r, c) - z) * x[c];
+    acc += w.scale_at(r, c0) * part;
+  }
+  return acc;
+}
+
+void gemv_ref(const QTensor& w, const float* x, float* y) {
+  for (int64_t r = 0; r < w.rows; ++r) y[r] = dot_row_ref(w, r, x);
 }
 
 void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y) {

@@ -7,6 +7,10 @@
 
 namespace mq {
 
+// Row r of W times x: sum_g s_g * sum_{i in g} (u_i - z) x_i for integer schemes (the per-group
+// form below), the plain decoded dot for float schemes.  x: (cols).
+float dot_row_ref(const QTensor& w, int64_t r, const float* x);
+
 // y = W x.  W: (rows, cols) quantized; x: (cols); y: (rows).
 // Integer schemes accumulate sum_i (u_i - z) * x_i per group in float and multiply by the group's
 // scale once, the way the fast kernels do.
