@@ -112,3 +112,30 @@ TEST_CASE("verb-tense accuracy skips slots whose forms the vocabulary lacks") {
   CHECK(r.skipped_unknown > 0);
   CHECK(r.overall.total + r.skipped_unknown + r.skipped_long == 25);
 }
+
+TEST_CASE("slot scores share the story's forward pass and equal whole-sequence scoring") {
+  const Model m = random_model(tiny(40, 24));
+  mq::Rng rng(5);
+  std::vector<int32_t> ids(21);  // n_ctx + 1 tokens
+  for (auto& t : ids) t = static_cast<int32_t>(rng.below(40));
+  // Slots in one story: blank inside a sentence, at its start, at its end, two in one sentence,
+  // and one from position 1; each true form is the token the story holds, the others differ.
+  std::vector<SlotSpan> slots = {{1, 4, 8}, {9, 9, 14}, {9, 12, 14}, {9, 13, 14}, {15, 18, 21}};
+  for (auto& sp : slots) {
+    sp.truth = static_cast<int>(rng.below(3));
+    for (int c = 0; c < 3; ++c)
+      sp.forms[static_cast<size_t>(c)] = c == sp.truth ? ids[static_cast<size_t>(sp.s)] : static_cast<int32_t>(rng.below(40));
+  }
+  const auto got = slot_scores(m, ids, slots);
+  REQUIRE(got.size() == slots.size());
+  for (size_t k = 0; k < slots.size(); ++k)
+    for (int c = 0; c < 3; ++c) {
+      std::vector<int32_t> with = ids;
+      with[static_cast<size_t>(slots[k].s)] = slots[k].forms[static_cast<size_t>(c)];
+      CHECK(got[k][static_cast<size_t>(c)] == doctest::Approx(m.score(with, slots[k].a, slots[k].b)).epsilon(1e-5));
+    }
+  CHECK_THROWS_AS(slot_scores(m, ids, {{5, 4, 10, {1, 2, 3}, 0}}), mq::UsageError);  // s < a
+  SlotSpan wrong = slots[0];
+  wrong.truth = (wrong.truth + 1) % 3;
+  if (wrong.forms[static_cast<size_t>(wrong.truth)] != ids[4]) CHECK_THROWS_AS(slot_scores(m, ids, {wrong}), mq::UsageError);
+}

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <fmt/core.h>
 
@@ -14,6 +15,14 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// log softmax(row)[target] over a row of V logits, in double.
+double log_prob(const float* row, int V, int32_t target) {
+  const float mx = *std::max_element(row, row + V);
+  double sum = 0;
+  for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
+  return static_cast<double>(row[target]) - mx - std::log(sum);
 }
 
 }  // namespace
@@ -63,69 +72,138 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   return r;
 }
 
+std::vector<std::array<double, 3>> slot_scores(const Model& m, const std::vector<int32_t>& ids,
+                                               const std::vector<SlotSpan>& slots) {
+  const int V = m.config().vocab_size, L = static_cast<int>(ids.size());
+  if (L < 2 || L - 1 > m.config().n_ctx)
+    throw mq::UsageError(fmt::format("slot_scores: need 2 <= {} tokens <= n_ctx + 1 = {}", L, m.config().n_ctx + 1));
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const SlotSpan& sp = slots[k];
+    if (sp.a < 1 || sp.a > sp.s || sp.s >= sp.b || sp.b > L || sp.truth < 0 || sp.truth > 2 ||
+        sp.forms[static_cast<size_t>(sp.truth)] != ids[static_cast<size_t>(sp.s)] || (k > 0 && sp.s < slots[k - 1].s))
+      throw mq::UsageError(fmt::format("slot_scores: slot {} (a={} s={} b={}) needs 1 <= a <= s < b <= {}, slots in order, "
+                                       "and ids[s] == its true form", k, sp.a, sp.s, sp.b, L));
+  }
+  // The story once, with its logits: row t-1 predicts ids[t].
+  KVCache cache = m.make_cache();
+  std::vector<float> story(static_cast<size_t>(L - 1) * V);
+  m.forward(cache, ids.data(), L - 1, story.data());
+  const auto row = [&](const std::vector<float>& lg, int i) { return lg.data() + static_cast<size_t>(i) * V; };
+
+  std::vector<std::array<double, 3>> out(slots.size());
+  std::vector<int32_t> tail;
+  std::vector<float> lg;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const SlotSpan& sp = slots[k];
+    double shared = 0.0;  // the sentence's tokens before the blank: the same for every candidate
+    for (int t = sp.a; t < sp.s; ++t) shared += log_prob(row(story, t - 1), V, ids[static_cast<size_t>(t)]);
+    // Each candidate feeds the blank and the rest of its sentence from the cache cut back to the
+    // blank. The true form runs last, so the cache ends holding the story again for later slots.
+    tail.assign(ids.begin() + sp.s, ids.begin() + sp.b - 1);  // positions s .. b-2
+    lg.resize(tail.size() * static_cast<size_t>(V));
+    for (int i = 0; i < 3; ++i) {
+      const int c = (sp.truth + 1 + i) % 3;
+      double sc = shared + log_prob(row(story, sp.s - 1), V, sp.forms[static_cast<size_t>(c)]);
+      if (!tail.empty()) {
+        tail[0] = sp.forms[static_cast<size_t>(c)];
+        cache.length = sp.s;
+        m.forward(cache, tail.data(), static_cast<int>(tail.size()), lg.data());
+        for (int t = sp.s + 1; t < sp.b; ++t) sc += log_prob(row(lg, t - 1 - sp.s), V, ids[static_cast<size_t>(t)]);
+      }
+      out[k][static_cast<size_t>(c)] = sc;
+    }
+    cache.length = L - 1;
+  }
+  return out;
+}
+
 VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const std::vector<Story>& stories,
                                     int64_t max_slots) {
   const auto t0 = std::chrono::steady_clock::now();
   const int n_ctx = m.config().n_ctx;
-  struct Item {
+  // One task per story (its first slots up to max_slots), or per slot when the story must be
+  // cropped on the left to fit the context, which then differs from slot to slot.
+  struct Task {
     const Story* story;
-    const VerbSlot* slot;
+    int first, count;   // slots [first, first + count) of the story
+    int64_t index;      // position of the first one among all slots
   };
-  std::vector<Item> items;
-  for (const Story& st : stories)
-    for (const VerbSlot& sl : st.slots)
-      if (max_slots <= 0 || static_cast<int64_t>(items.size()) < max_slots) items.push_back({&st, &sl});
+  std::vector<Task> tasks;
+  int64_t n_items = 0;
+  for (const Story& st : stories) {
+    if (max_slots > 0 && n_items >= max_slots) break;
+    const int take = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(st.slots.size()),
+                                                       max_slots > 0 ? max_slots - n_items : INT64_MAX));
+    if (take == 0) continue;
+    int32_t end = 0;
+    for (int j = 0; j < take; ++j) end = std::max(end, st.slots[static_cast<size_t>(j)].sent_end);
+    if (end + 1 <= n_ctx + 1) {
+      tasks.push_back({&st, 0, take, n_items});
+    } else {
+      for (int j = 0; j < take; ++j) tasks.push_back({&st, j, 1, n_items + j});
+    }
+    n_items += take;
+  }
 
   VerbTenseResult r;
-  // Per item: -1 skipped (unknown form), -2 skipped (too long), else 1 correct / 0 wrong.
-  std::vector<int> outcome(items.size());
-#pragma omp parallel for schedule(dynamic, 8)
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Story& st = *items[i].story;
-    const VerbSlot& sl = *items[i].slot;
-    std::array<int32_t, 3> form_ids;
-    bool known = true;
-    for (int c = 0; c < 3; ++c) {
-      form_ids[c] = tok.id(sl.forms[c]);
-      known = known && form_ids[c] != Tokenizer::kUnkId;
-    }
-    if (!known) {
-      outcome[i] = -1;
-      continue;
-    }
-    // <sep> + the story up to the end of the slot's sentence, cropped on the left to fit n_ctx.
+  // Per slot: -1 skipped (unknown form), -2 skipped (too long), else 1 correct / 0 wrong.
+  std::vector<int> outcome(static_cast<size_t>(n_items));
+  std::vector<Construction> kind(static_cast<size_t>(n_items));
+#pragma omp parallel for schedule(dynamic, 4)
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task& task = tasks[i];
+    const Story& st = *task.story;
+    int32_t end = 0;
+    for (int j = task.first; j < task.first + task.count; ++j) end = std::max(end, st.slots[static_cast<size_t>(j)].sent_end);
+    // <sep> + the story up to the end of the last slot's sentence, cropped on the left to fit n_ctx.
     std::vector<int32_t> ids{Tokenizer::kSepId};
-    for (int32_t t = 0; t < sl.sent_end; ++t) ids.push_back(tok.id(st.tokens[t]));
-    const int64_t off = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - (n_ctx + 1));
-    const int a = sl.sent_begin + 1 - static_cast<int>(off), b = sl.sent_end + 1 - static_cast<int>(off);
-    if (a < 1) {
-      outcome[i] = -2;
-      continue;
-    }
+    for (int32_t t = 0; t < end; ++t) ids.push_back(tok.id(st.tokens[static_cast<size_t>(t)]));
+    const int off = std::max(0, static_cast<int>(ids.size()) - (n_ctx + 1));
     ids.erase(ids.begin(), ids.begin() + off);
-    // The sentence's log-probability with each candidate in the blank.
-    std::array<double, 3> score;
-    for (int c = 0; c < 3; ++c) {
-      ids[static_cast<size_t>(sl.pos + 1 - off)] = form_ids[c];
-      score[c] = m.score(ids, a, b);
+    std::vector<SlotSpan> spans;
+    std::vector<int64_t> where;
+    for (int j = task.first; j < task.first + task.count; ++j) {
+      const VerbSlot& sl = st.slots[static_cast<size_t>(j)];
+      const int64_t at = task.index + (j - task.first);
+      kind[static_cast<size_t>(at)] = sl.kind;
+      SlotSpan sp{.a = sl.sent_begin + 1 - off, .s = sl.pos + 1 - off, .b = sl.sent_end + 1 - off, .forms = {}, .truth = sl.correct};
+      bool known = true;
+      for (int c = 0; c < 3; ++c) {
+        sp.forms[static_cast<size_t>(c)] = tok.id(sl.forms[static_cast<size_t>(c)]);
+        known = known && sp.forms[static_cast<size_t>(c)] != Tokenizer::kUnkId;
+      }
+      if (!known) {
+        outcome[static_cast<size_t>(at)] = -1;
+      } else if (sp.a < 1) {
+        outcome[static_cast<size_t>(at)] = -2;
+      } else {
+        spans.push_back(sp);
+        where.push_back(at);
+      }
     }
-    const int best = static_cast<int>(std::max_element(score.begin(), score.end()) - score.begin());
-    outcome[i] = best == sl.correct ? 1 : 0;
+    if (spans.empty()) continue;
+    const auto scores = slot_scores(m, ids, spans);
+    for (size_t k = 0; k < spans.size(); ++k) {
+      const auto& sc = scores[k];
+      const int best = static_cast<int>(std::max_element(sc.begin(), sc.end()) - sc.begin());
+      outcome[static_cast<size_t>(where[k])] = best == spans[k].truth ? 1 : 0;
+    }
   }
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (outcome[i] == -1) {
+  for (int64_t i = 0; i < n_items; ++i) {
+    const int o = outcome[static_cast<size_t>(i)];
+    if (o == -1) {
       ++r.skipped_unknown;
       continue;
     }
-    if (outcome[i] == -2) {
+    if (o == -2) {
       ++r.skipped_long;
       continue;
     }
-    ConstructionScore& k = r.by_kind[static_cast<int>(items[i].slot->kind)];
+    ConstructionScore& k = r.by_kind[static_cast<int>(kind[static_cast<size_t>(i)])];
     ++k.total;
     ++r.overall.total;
-    k.correct += outcome[i];
-    r.overall.correct += outcome[i];
+    k.correct += o;
+    r.overall.correct += o;
   }
   r.seconds = seconds_since(t0);
   return r;

@@ -31,6 +31,20 @@ struct ConstructionScore {
   double accuracy() const { return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total); }
 };
 
+// One verb slot inside a story's token ids: the sentence is [a, b), the blank is at s.
+struct SlotSpan {
+  int a = 0, s = 0, b = 0;
+  std::array<int32_t, 3> forms{};  // candidate token ids (base, 3rd singular, past)
+  int truth = 0;                   // index of the form that ids[s] holds
+};
+
+// For each slot (in order of s), the log-probability of its sentence tokens [a, b) with each form
+// in the blank. The story runs once through a KV cache; each candidate feeds only the blank and the
+// rest of its sentence. Equals Model::score with the form substituted, up to float rounding.
+// ids (<= n_ctx + 1 tokens) must hold the true forms.
+std::vector<std::array<double, 3>> slot_scores(const Model& m, const std::vector<int32_t>& ids,
+                                               const std::vector<SlotSpan>& slots);
+
 struct VerbTenseResult {
   ConstructionScore overall;
   std::array<ConstructionScore, kNumConstructions> by_kind;  // indexed by Construction
