@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake git
   libeigen3-dev libxsimd-dev xtl-dev
-  doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev
+  doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev libssl-dev
   python3-matplotlib
 )
 

@@ -12,6 +12,7 @@
 
 #include "gradcheck.h"
 #include "miniquant/error.h"
+#include "miniquant/half.h"
 #include "minigpt/float_projection.h"
 #include "minigpt/graph.h"
 #include "minigpt/model.h"
@@ -267,4 +268,45 @@ TEST_CASE("embedding swap: the tied table is used for lookups and the LM head") 
   CHECK(max_abs_diff(m.logits(tok).data(), before.data(), before.size()) > 1e-3);
   CHECK_THROWS_WITH_AS(m.set_embedding(std::make_unique<FloatEmbedding>(copy.data(), 10, 128)),
                        doctest::Contains("needs (vocab 11, d 128)"), mq::UsageError);
+}
+
+TEST_CASE("fp16 embedding: lookups are the fp16-rounded rows, the head their dot products") {
+  Model m(tiny());
+  perturb(m, 0.05);
+  const float* wte = m.param("wte");  // (11, 128)
+  const HalfEmbedding e(wte, 11, 128);
+  CHECK(e.bytes() == 2LL * 11 * 128);
+  CHECK(e.format_name() == "fp16");
+  std::vector<float> row(128);
+  for (int t : {0, 5, 10}) {
+    e.lookup(t, row.data());
+    for (int j = 0; j < 128; ++j) REQUIRE(row[j] == mq::f16_to_f32(mq::f32_to_f16(wte[t * 128 + j])));
+  }
+  // Head: logits(n=3, 11) against an fp64 dot with the rounded table; the bound is fp32 summation
+  // of 128 products (128 * eps * sum |h e|).
+  std::vector<float> h(3 * 128), out(3 * 11);
+  std::mt19937 g(7);
+  std::normal_distribution<float> nd;
+  for (auto& v : h) v = nd(g);
+  e.logits(h.data(), 3, out.data());
+  for (int i = 0; i < 3; ++i)
+    for (int t = 0; t < 11; ++t) {
+      double want = 0, mag = 0;
+      for (int j = 0; j < 128; ++j) {
+        const double w = mq::f16_to_f32(mq::f32_to_f16(wte[t * 128 + j]));
+        want += w * h[i * 128 + j];
+        mag += std::abs(w * h[i * 128 + j]);
+      }
+      CHECK(std::abs(out[i * 11 + t] - want) <= 128 * 6e-8 * mag + 1e-12);
+    }
+  // In the model: close to fp32 logits, not equal (the table really is rounded).
+  const auto tok = some_tokens(6, 11, 9);
+  const auto before = m.logits(tok);
+  m.set_embedding(std::make_unique<HalfEmbedding>(wte, 11, 128));
+  const auto after = m.logits(tok);
+  CHECK(after != before);
+  CHECK(max_abs_diff(after.data(), before.data(), before.size()) < 1e-2);
+  std::vector<float> bad(11 * 128, 0.0f);
+  bad[17] = std::nanf("");
+  CHECK_THROWS_AS(HalfEmbedding(bad.data(), 11, 128), mq::Error);
 }

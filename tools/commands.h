@@ -1,5 +1,7 @@
 // Each `miniquant` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
 #pragma once
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace mqcli {
@@ -11,6 +13,14 @@ void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_quantize(CLI::App& app);
+void register_roofline(CLI::App& app);  // experiments/01-roofline
+void register_sweep(CLI::App& app);     // experiments/26-quant-curve
+
+// The command line as typed, for manifests (set by main).
+inline std::string& command_line() {
+  static std::string line;
+  return line;
+}
 
 // Seed printed and used by every entry point unless --seed says otherwise.
 inline constexpr unsigned kDefaultSeed = 42;

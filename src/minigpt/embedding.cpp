@@ -2,8 +2,11 @@
 #include "minigpt/embedding.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <Eigen/Core>
+
+#include "miniquant/half.h"
 
 namespace minigpt {
 
@@ -16,6 +19,18 @@ void FloatEmbedding::logits(const float* h, int n, float* out) const {
   using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   Eigen::Map<M>(out, n, vocab_).noalias() =
       Eigen::Map<const M>(h, n, d_) * Eigen::Map<const M>(e_, vocab_, d_).transpose();
+}
+
+HalfEmbedding::HalfEmbedding(const float* table, int vocab, int d)
+    : e_(table, vocab, d, mq::Scheme::fp16(), mq::ActMode::weight_only, "wte") {}
+
+void HalfEmbedding::lookup(int32_t token, float* out) const {
+  const uint8_t* row = e_.weight().row_codes(token);  // d little-endian fp16 values
+  for (int j = 0; j < dim(); ++j) {
+    uint16_t h;
+    std::memcpy(&h, row + 2 * j, 2);
+    out[j] = mq::f16_to_f32(h);
+  }
 }
 
 }  // namespace minigpt

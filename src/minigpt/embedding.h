@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "miniquant/linear.h"
+
 namespace minigpt {
 
 class Embedding {
@@ -34,6 +36,23 @@ class FloatEmbedding final : public Embedding {
  private:
   const float* e_;  // (vocab, d) row-major
   int vocab_, d_;
+};
+
+// fp16 copy of a (vocab, d) table, as quantized models store it: lookups widen one row, the tied
+// LM head runs the fp16 weight-only kernel (no fp32 copy of the table is kept).
+class HalfEmbedding final : public Embedding {
+ public:
+  // table: (vocab, d) row-major fp32; throws mq::Error for values fp16 cannot hold (NaN, > 65504).
+  HalfEmbedding(const float* table, int vocab, int d);
+  int vocab_size() const override { return static_cast<int>(e_.out_features()); }
+  int dim() const override { return static_cast<int>(e_.in_features()); }
+  void lookup(int32_t token, float* out) const override;
+  void logits(const float* h, int n, float* out) const override { e_.forward(h, n, out); }
+  long long bytes() const override { return e_.storage().total(); }
+  std::string format_name() const override { return "fp16"; }
+
+ private:
+  mq::QuantizedLinear e_;  // (vocab, d) fp16: logits = h E^T is a Linear with out = vocab
 };
 
 }  // namespace minigpt

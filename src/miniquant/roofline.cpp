@@ -1,0 +1,159 @@
+// The probes behind roofline.h. The arithmetic probes keep 8-10 independent accumulator chains per
+// thread, enough to cover the instruction latency (4-5 cycles) at 2 issues per cycle.
+#include "miniquant/roofline.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <xsimd/xsimd.hpp>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace mq {
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
+
+Timing time_call(const std::function<void()>& f, int reps, double min_seconds) {
+  f();  // warm-up: page faults, caches, thread start
+  int64_t calls = 1;
+  for (;;) {
+    const double t0 = now_s();
+    for (int64_t i = 0; i < calls; ++i) f();
+    if (now_s() - t0 >= min_seconds) break;
+    calls *= 2;
+  }
+  std::vector<double> t;
+  for (int k = 0; k < reps; ++k) {
+    const double t0 = now_s();
+    for (int64_t i = 0; i < calls; ++i) f();
+    t.push_back((now_s() - t0) / static_cast<double>(calls));
+  }
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  const double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  return {med, t.front(), t.back(), reps, calls};
+}
+
+Rate rate_of(double work_per_call, const Timing& t) {
+  return {work_per_call / t.median, work_per_call / t.max, work_per_call / t.min, t.reps};
+}
+
+Rate read_bandwidth(int64_t bytes, int threads) {
+  using B = xsimd::batch<float>;
+  constexpr int64_t kBlk = 4 * static_cast<int64_t>(B::size);  // floats per block: 4 vectors
+  const int64_t nblk = std::max<int64_t>(bytes / 4 / kBlk, threads);
+  // At least 64 MiB read per call, so small sizes are not dominated by the parallel region's start.
+  const int64_t passes = std::max<int64_t>(1, (int64_t{64} << 20) / (nblk * kBlk * 4));
+  std::vector<float> buf(static_cast<size_t>(nblk * kBlk), 1.0f);
+  volatile float sink = 0.0f;
+  const Timing t = time_call([&] {
+#pragma omp parallel num_threads(threads)
+    {
+      const int id = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t lo = nblk * id / nt, hi = nblk * (id + 1) / nt;
+      B a(0.0f), b(0.0f), c(0.0f), d(0.0f);  // 4 chains: the adds never limit the loads
+      for (int64_t pass = 0; pass < passes; ++pass)
+        for (int64_t blk = lo; blk < hi; ++blk) {
+          const float* p = buf.data() + blk * kBlk;
+          a += B::load_unaligned(p);
+          b += B::load_unaligned(p + B::size);
+          c += B::load_unaligned(p + 2 * B::size);
+          d += B::load_unaligned(p + 3 * B::size);
+        }
+      sink = sink + xsimd::hadd((a + b) + (c + d));
+    }
+  });
+  return rate_of(static_cast<double>(nblk * kBlk) * 4.0 * static_cast<double>(passes), t);
+}
+
+Rate fma_peak(int threads) {
+  using B = xsimd::batch<float>;
+  constexpr int64_t kIters = 1 << 16;
+  volatile float sink = 0.0f;
+  const Timing t = time_call([&] {
+#pragma omp parallel num_threads(threads)
+    {
+      B acc[10];
+      for (int k = 0; k < 10; ++k) acc[k] = B(static_cast<float>(k));
+      const B m(0.999f), a(0.001f);
+      for (int64_t i = 0; i < kIters; ++i)
+        for (auto& v : acc) v = xsimd::fma(v, m, a);
+      B s = acc[0];
+      for (int k = 1; k < 10; ++k) s += acc[k];
+      sink = sink + xsimd::hadd(s);
+    }
+  });
+  return rate_of(static_cast<double>(threads) * kIters * 10 * 2 * B::size, t);
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+bool has_vnni_probe() { return true; }
+Rate vnni_peak(int threads, int bits) {
+  constexpr int64_t kIters = 1 << 16;
+  volatile int32_t sink = 0;
+  // asm volatile: the compiler may neither drop nor merge the dot products. 4 bytes x 2 ops per lane.
+  const Timing t = time_call([&] {
+#pragma omp parallel num_threads(threads)
+    {
+      if (bits == 512) {
+        __m512i acc[8];
+        for (auto& a : acc) a = _mm512_setzero_si512();
+        const __m512i u = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+        for (int64_t i = 0; i < kIters; ++i)
+          for (auto& a : acc) asm volatile("vpdpbusd %2, %1, %0" : "+v"(a) : "v"(u), "v"(b));
+        __m512i s = acc[0];
+        for (int k = 1; k < 8; ++k) s = _mm512_add_epi32(s, acc[k]);
+        sink = sink + _mm512_reduce_add_epi32(s);
+      } else {
+        __m256i acc[8];
+        for (auto& a : acc) a = _mm256_setzero_si256();
+        const __m256i u = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+        for (int64_t i = 0; i < kIters; ++i)
+          for (auto& a : acc) asm volatile("vpdpbusd %2, %1, %0" : "+v"(a) : "v"(u), "v"(b));
+        __m256i s = acc[0];
+        for (int k = 1; k < 8; ++k) s = _mm256_add_epi32(s, acc[k]);
+        sink = sink + _mm256_extract_epi32(s, 0);
+      }
+    }
+  });
+  return rate_of(static_cast<double>(threads) * kIters * 8 * (bits / 8) * 2, t);
+}
+#else
+bool has_vnni_probe() { return false; }
+Rate vnni_peak(int, int) { return {}; }
+#endif
+
+#if defined(__AVX512BF16__)
+bool has_bf16_probe() { return true; }
+Rate bf16_peak(int threads) {
+  constexpr int64_t kIters = 1 << 16;
+  volatile float sink = 0.0f;
+  // vdpbf16ps: 16 fp32 lanes, each += two bf16 products: 64 ops per instruction.
+  const Timing t = time_call([&] {
+#pragma omp parallel num_threads(threads)
+    {
+      __m512 acc[8];
+      for (auto& a : acc) a = _mm512_setzero_ps();
+      const __m512i u = _mm512_set1_epi16(0x3f80), b = _mm512_set1_epi16(0x3f00);  // bf16 1.0, 0.5
+      for (int64_t i = 0; i < kIters; ++i)
+        for (auto& a : acc) asm volatile("vdpbf16ps %2, %1, %0" : "+v"(a) : "v"(u), "v"(b));
+      __m512 s = acc[0];
+      for (int k = 1; k < 8; ++k) s = _mm512_add_ps(s, acc[k]);
+      sink = sink + _mm512_reduce_add_ps(s);
+    }
+  });
+  return rate_of(static_cast<double>(threads) * kIters * 8 * 64, t);
+}
+#else
+bool has_bf16_probe() { return false; }
+Rate bf16_peak(int) { return {}; }
+#endif
+
+}  // namespace mq

@@ -1,0 +1,136 @@
+#include "miniquant/sysinfo.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+
+namespace mq {
+namespace {
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\n");
+  const auto e = s.find_last_not_of(" \t\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return trim(s);
+}
+
+// "48K" / "1024K" / "32M" -> bytes.
+int64_t parse_size(const std::string& s) {
+  if (s.empty()) return 0;
+  int64_t v = 0;
+  size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+  if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) v <<= 10;
+  if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) v <<= 20;
+  return v;
+}
+
+std::string run(const std::string& cmd) {
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  if (!p) return {};
+  std::string out;
+  std::array<char, 256> buf;
+  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
+  return trim(out);
+}
+
+}  // namespace
+
+int64_t CpuInfo::cache_bytes(int level) const {
+  for (const auto& c : caches)
+    if (c.level == level && c.type != "Instruction") return c.bytes;
+  return 0;
+}
+
+CpuInfo cpu_info() {
+  CpuInfo ci;
+  ci.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
+  std::ifstream f("/proc/cpuinfo");
+  static const std::set<std::string> kWanted = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "amx_bf16", "amx_int8"};
+  for (std::string line; std::getline(f, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon)), val = trim(line.substr(colon + 1));
+    if (key == "model name" && ci.model.empty()) ci.model = val;
+    if (key == "flags" && ci.flags.empty()) {
+      std::istringstream is(val);
+      for (std::string fl; is >> fl;)
+        if (kWanted.count(fl) || fl.rfind("avx512", 0) == 0) ci.flags.push_back(fl);
+    }
+  }
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
+    const std::string level = read_line(dir + "level");
+    if (level.empty()) break;
+    ci.caches.push_back({std::stoi(level), read_line(dir + "type"), parse_size(read_line(dir + "size")),
+                         read_line(dir + "shared_cpu_list")});
+  }
+  return ci;
+}
+
+BuildInfo build_info() {
+  return {MQ_GIT_COMMIT, MQ_BUILD_TYPE, MQ_BUILD_FLAGS, MQ_COMPILER};
+}
+
+SourceState source_state(const std::string& dir) {
+  SourceState s;
+  s.commit = run(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", dir));
+  if (!s.commit.empty()) s.dirty = !run(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", dir)).empty();
+  return s;
+}
+
+std::string sha256_hex(const void* data, size_t n) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md;
+  unsigned int len = 0;
+  if (EVP_Digest(data, n, md.data(), &len, EVP_sha256(), nullptr) != 1) throw Error("sha256: OpenSSL digest failed");
+  std::string hex;
+  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  return hex;
+}
+
+std::string sha256_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(fmt::format("sha256: cannot read {}", path));
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw Error("sha256: OpenSSL init failed");
+  std::vector<char> buf(1 << 20);
+  while (f) {
+    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (f.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(f.gcount()));
+  }
+  if (f.bad()) throw Error(fmt::format("sha256: read error in {}", path));
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md;
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md.data(), &len);
+  std::string hex;
+  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  return hex;
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::array<char, 32> buf;
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+}  // namespace mq

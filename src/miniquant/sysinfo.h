@@ -1,0 +1,49 @@
+// Facts about this machine, this build and files on disk, for manifests: what ran, where, on what.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mq {
+
+struct CacheLevel {
+  int level = 0;
+  std::string type;        // "Data", "Instruction", "Unified"
+  int64_t bytes = 0;
+  std::string shared_cpus;  // the logical CPUs sharing it, as the kernel lists them ("0-1")
+};
+
+struct CpuInfo {
+  std::string model;                // /proc/cpuinfo "model name"
+  std::vector<std::string> flags;   // the SIMD flags that matter here (avx2, avx512*, fma, f16c, ...)
+  int logical_cpus = 0;
+  std::vector<CacheLevel> caches;   // of CPU 0
+  // Bytes of the data/unified cache at `level` (0 if unknown).
+  int64_t cache_bytes(int level) const;
+};
+CpuInfo cpu_info();
+
+struct BuildInfo {
+  std::string git_commit;  // the commit the binary was configured at
+  std::string build_type;
+  std::string flags;       // compile flags of this build
+  std::string compiler;    // id, version
+};
+BuildInfo build_info();
+
+// The source tree's HEAD commit and whether it has uncommitted changes, asked of git at run time
+// (empty commit when git or the repository is missing).
+struct SourceState {
+  std::string commit;
+  bool dirty = false;
+};
+SourceState source_state(const std::string& dir);
+
+// Lower-case hex SHA-256 of a file (mq::Error when unreadable) or of bytes.
+std::string sha256_file(const std::string& path);
+std::string sha256_hex(const void* data, size_t n);
+
+// Current UTC time as ISO 8601 ("2026-11-21T08:12:00Z").
+std::string utc_now_iso8601();
+
+}  // namespace mq

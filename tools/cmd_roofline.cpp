@@ -1,0 +1,86 @@
+// `miniquant roofline`: measure this machine's ceilings (experiments/01-roofline): ceilings.json,
+// roofline.png and the README's table.
+#include <omp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "ceilings.h"
+#include "commands.h"
+#include "experiment_io.h"
+#include "miniquant/sysinfo.h"
+#include "progress.h"
+
+namespace mqcli {
+namespace {
+
+struct RooflineOptions {
+  std::string out = MQ_SOURCE_DIR "/experiments/01-roofline";
+  std::vector<int> threads;  // default: 1 and all
+  bool plot = true;
+};
+
+std::string readme_block(const nlohmann::json& j) {
+  std::string s = fmt::format("Measured by `{}` on {} ({} logical CPUs), {}.\n\n", j.at("command").get<std::string>(),
+                              j.at("machine").at("cpu_model").get<std::string>(),
+                              j.at("machine").at("logical_cpus").get<int>(), j.at("date").get<std::string>());
+  s += "| ceiling | threads | median | low .. high | working set |\n|---|---:|---:|---:|---:|\n";
+  for (const auto& c : j.at("ceilings")) {
+    const std::string ws = c.contains("working_set_bytes")
+                               ? fmt::format("{:.0f} KiB", c.at("working_set_bytes").get<double>() / 1024)
+                               : std::string("registers");
+    s += fmt::format("| {} | {} | {:.1f} {} | {:.1f} .. {:.1f} | {} |\n", c.at("name").get<std::string>(),
+                     c.at("threads").get<int>(), c.at("median").get<double>(), c.at("unit").get<std::string>(),
+                     c.at("low").get<double>(), c.at("high").get<double>(), ws);
+  }
+  s += "\nMedian of 7 timed repetitions after a warm-up, each repetition lasting at least 20 ms; low .. high "
+       "are the slowest and fastest repetitions.\n";
+  return s;
+}
+
+void run(const RooflineOptions& o, const std::string& command) {
+  std::vector<int> threads = o.threads;
+  if (threads.empty()) {
+    threads = {1};
+    if (omp_get_max_threads() > 1) threads.push_back(omp_get_max_threads());
+  }
+  std::filesystem::create_directories(o.out);
+  const auto t0 = std::chrono::steady_clock::now();
+  Progress progress(1);
+  const nlohmann::json measured = measure_ceilings(threads, [&](int done, int total, const std::string& what) {
+    progress.update(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), what);
+  });
+  nlohmann::json j = measured;
+  j["command"] = command;
+  j["date"] = mq::utc_now_iso8601();
+  j["machine"] = machine_json();
+  j["build"] = build_json();
+  j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string json_path = o.out + "/ceilings.json";
+  write_json_atomic(json_path, j);
+  fmt::print("wrote {}\n", json_path);
+  if (o.plot) {
+    run_plot("roofline.py", {json_path, o.out + "/roofline.png"});
+    fmt::print("wrote {}/roofline.png\n", o.out);
+  }
+  update_generated_block(o.out + "/README.md", readme_block(j), "01-roofline: this machine's ceilings");
+  for (const auto& c : j.at("ceilings"))
+    fmt::print("  {:<24} {} thr  {:9.1f} {}\n", c.at("name").get<std::string>(), c.at("threads").get<int>(),
+               c.at("median").get<double>(), c.at("unit").get<std::string>());
+}
+
+}  // namespace
+
+void register_roofline(CLI::App& app) {
+  auto o = std::make_shared<RooflineOptions>();
+  CLI::App* cmd = app.add_subcommand("roofline", "Measure this machine's ceilings: peak FLOP/s per datatype, read bandwidth per cache level");
+  cmd->add_option("--out", o->out, "output folder (ceilings.json, roofline.png, README.md)")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "thread counts to measure (default: 1 and all)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-plot", [o](int64_t) { o->plot = false; }, "skip roofline.png");
+  cmd->callback([o] { run(*o, command_line()); });
+}
+
+}  // namespace mqcli

@@ -1,0 +1,163 @@
+// `miniquant sweep`: the quantization curve of a MiniGPT (experiments/26-quant-curve):
+// results.json, manifest.json, the figures and the README's generated block.
+#include <omp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "ceilings.h"
+#include "commands.h"
+#include "experiment_io.h"
+#include "miniquant/error.h"
+#include "miniquant/format.h"
+#include "miniquant/sysinfo.h"
+#include "progress.h"
+#include "sweep.h"
+#include "sweep_report.h"
+#include "workspace.h"
+
+namespace mqcli {
+namespace {
+
+struct SweepCli {
+  SweepOptions o;
+  std::string out = MQ_SOURCE_DIR "/experiments/26-quant-curve";
+  std::string ceilings = MQ_SOURCE_DIR "/experiments/01-roofline/ceilings.json";
+  std::vector<std::string> extra;
+  bool plot = true;
+};
+
+// SHA-256 of the generated corpus: every split's stories, tokens separated by spaces, one story per line.
+std::string corpus_sha256(const minigpt::Corpus& c) {
+  std::string text;
+  for (const auto* split : {&c.train, &c.val, &c.test}) {
+    for (const auto& st : *split) {
+      for (size_t i = 0; i < st.tokens.size(); ++i) {
+        if (i) text += ' ';
+        text += st.tokens[i];
+      }
+      text += '\n';
+    }
+    text += "\f\n";  // split boundary
+  }
+  return mq::sha256_hex(text.data(), text.size());
+}
+
+void run(SweepCli& cli) {
+  SweepOptions& o = cli.o;
+  if (o.schemes.empty()) o.schemes = default_sweep_schemes();
+  o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
+  std::filesystem::create_directories(cli.out);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string date = mq::utc_now_iso8601();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  fmt::print(stderr, "sweep: seed {}, {} schemes, {} threads -> {}\n", o.seed, o.schemes.size(), omp_get_max_threads(), cli.out);
+
+  // Ceilings for the roofline bound of each decode dot: 01-roofline's, or measured now.
+  std::string ceilings_path = cli.ceilings;
+  if (std::filesystem::exists(cli.ceilings)) {
+    o.ceilings = read_json(cli.ceilings);
+  } else {
+    fmt::print(stderr, "sweep: {} not found; measuring the ceilings now\n", cli.ceilings);
+    std::vector<int> th = {1};
+    if (omp_get_max_threads() > 1) th.push_back(omp_get_max_threads());
+    o.ceilings = measure_ceilings(th, [](int, int, const std::string&) {});
+    o.ceilings["machine"] = machine_json();
+    o.ceilings["date"] = date;
+    ceilings_path = cli.out + "/ceilings.json";
+    write_json_atomic(ceilings_path, o.ceilings);
+  }
+
+  Progress progress(1);
+  nlohmann::json results = run_sweep(o, [&](int done, int total, const std::string& what) {
+    progress.update(done, total, elapsed(), what);
+  });
+  results["ceilings_file"] = std::filesystem::relative(ceilings_path, cli.out).string();
+
+  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
+  nlohmann::json durations = {{"total", elapsed()}};
+  for (const auto& r : results["schemes"])
+    durations[r["scheme"].get<std::string>()] = {{"quantize", r.value("quantize_seconds", 0.0)},
+                                                 {"perplexity", r.value("perplexity_seconds", 0.0)},
+                                                 {"verb_tense", r.value("verb_tense_seconds", 0.0)}};
+  nlohmann::json manifest = {
+      {"command", command_line()},
+      {"date", date},
+      {"seed", o.seed},
+      {"threads", omp_get_max_threads()},
+      {"machine", machine_json()},
+      {"build", build_json()},
+      {"checkpoint", {{"path", o.model}, {"sha256", mq::sha256_file(o.model)}}},
+      {"corpus", {{"lexicon", o.lexicon}, {"seed", o.seed}, {"sha256", corpus_sha256(c.corpus)},
+                  {"vocab_hash", hash_hex(c.tok.hash())}}},
+      {"schemes", o.schemes},
+      {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
+                   {"gpt2_shaped", o.gpt2_shaped}}},
+      {"ceilings_file", results["ceilings_file"]},
+      {"durations_s", durations},
+  };
+  write_json_atomic(cli.out + "/results.json", results);
+  write_json_atomic(cli.out + "/manifest.json", manifest);
+  if (cli.plot) {
+    run_plot("pareto.py", {cli.out + "/results.json", cli.out + "/pareto.png"});
+    run_plot("verb_tense_accuracy.py", {cli.out + "/results.json", cli.out + "/verb_tense_accuracy.png"});
+    run_plot("roofline_overlay.py", {cli.out + "/results.json", ceilings_path, cli.out + "/roofline_overlay.png"});
+  }
+  update_generated_block(cli.out + "/README.md", sweep_readme_block(results, manifest),
+                         "26-quant-curve: what each quantization scheme costs and buys");
+
+  fmt::print("{:<18} {:>8} {:>8} {:>12} {:>8} {:>10} {:>10}  {}\n", "scheme", "PPL", "verb acc", "bytes", "bits/w",
+             "decode t/s", "prefill", "status");
+  int failed = 0;
+  for (const auto& r : results["schemes"]) {
+    if (r["status"] != "ok") {
+      ++failed;
+      fmt::print("{:<18} failed: {}\n", r["scheme"].get<std::string>(), r["error"].get<std::string>());
+      continue;
+    }
+    fmt::print("{:<18} {:8.3f} {:8.4f} {:12} {:8.3f} {:10.1f} {:10.1f}  {}\n", r["scheme"].get<std::string>(),
+               r["ppl"].get<double>(), r["verb_tense_accuracy"].get<double>(), r["bytes"].get<long long>(),
+               r["bits_per_weight"].get<double>(), r["decode_tokens_per_s"]["median"].get<double>(),
+               r["prefill_tokens_per_s"]["median"].get<double>(), r["on_pareto_frontier"].get<bool>() ? "pareto" : "");
+  }
+  fmt::print("wrote {}/{{results.json, manifest.json, README.md{}}} in {:.0f} s\n", cli.out,
+             cli.plot ? ", pareto.png, verb_tense_accuracy.png, roofline_overlay.png" : "", elapsed());
+  if (failed > 0) throw mq::Error(fmt::format("{} of {} schemes failed (recorded in results.json)", failed, o.schemes.size()));
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app) {
+  auto cli = std::make_shared<SweepCli>();
+  cli->o.model = kDefaultModel;
+  cli->o.lexicon = kDefaultLexicon;
+  cli->o.seed = kDefaultSeed;
+  CLI::App* cmd = app.add_subcommand("sweep", "The quantization curve: every scheme's PPL, verb-tense accuracy, bytes and speed");
+  cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
+  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the seven (format table names, -gptq for GPTQ)");
+  cmd->add_option("--add-scheme", cli->extra, "run this scheme too (repeatable), e.g. int4-g64-asym, int3-g128-gptq");
+  cmd->add_option("--lexicon", cli->o.lexicon, "lexicon folder of the corpus")->capture_default_str();
+  cmd->add_option("--seed", cli->o.seed, "corpus seed")->capture_default_str();
+  cmd->add_option("--calibration", cli->o.calibration, "GPTQ calibration windows from the val split")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--speed-reps", cli->o.speed_reps, "timed repetitions of decode and prefill")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--ceilings", cli->ceilings, "01-roofline's ceilings.json (measured now when missing)")->capture_default_str();
+  cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");
+  cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
+  cmd->callback([cli] {
+    // Unknown names fail here, before anything runs.
+    for (const auto& list : {cli->o.schemes, cli->extra})
+      for (const auto& n : list) (void)mq::Scheme::parse(n.ends_with("-gptq") ? n.substr(0, n.size() - 5) : n);
+    run(*cli);
+  });
+}
+
+}  // namespace mqcli

@@ -1,0 +1,96 @@
+#include "experiment_io.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "miniquant/io.h"
+#include "miniquant/sysinfo.h"
+
+namespace mqcli {
+namespace {
+
+constexpr const char* kBegin = "<!-- generated:begin -->";
+constexpr const char* kEnd = "<!-- generated:end -->";
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+  mq::write_file_atomic(path, j.dump(2) + "\n");
+}
+
+nlohmann::json read_json(const std::string& path) {
+  const std::string text = mq::read_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw mq::Error(fmt::format("{}: not valid JSON ({})", path, e.what()));
+  }
+}
+
+void run_plot(const std::string& script, const std::vector<std::string>& args) {
+  std::string cmd = fmt::format("{} {}", quote(kPython), quote(fmt::format("{}/{}", kPlotDir, script)));
+  for (const auto& a : args) cmd += fmt::format(" {}", quote(a));
+  cmd += " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw mq::Error(fmt::format("plot {}: cannot start {}", script, kPython));
+  std::string out;
+  std::array<char, 1024> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {}", script, kPython, out));
+}
+
+std::string generated_block(const std::string& text) {
+  const auto b = text.find(kBegin), e = text.find(kEnd);
+  if (b == std::string::npos || e == std::string::npos || e < b) return {};
+  const size_t from = b + std::string(kBegin).size();
+  std::string s = text.substr(from, e - from);
+  if (!s.empty() && s.front() == '\n') s.erase(0, 1);
+  return s;
+}
+
+void update_generated_block(const std::string& readme_path, const std::string& block, const std::string& title) {
+  std::string text = std::filesystem::exists(readme_path) ? mq::read_file(readme_path) : "# " + title + "\n\n";
+  const std::string wrapped = std::string(kBegin) + "\n" + block + kEnd;
+  const auto b = text.find(kBegin), e = text.find(kEnd);
+  if (b != std::string::npos && e != std::string::npos && e > b)
+    text.replace(b, e + std::string(kEnd).size() - b, wrapped);
+  else
+    text += wrapped + "\n";
+  mq::write_file_atomic(readme_path, text);
+}
+
+nlohmann::json machine_json() {
+  const mq::CpuInfo ci = mq::cpu_info();
+  nlohmann::json caches = nlohmann::json::array();
+  for (const auto& c : ci.caches)
+    caches.push_back({{"level", c.level}, {"type", c.type}, {"bytes", c.bytes}, {"shared_cpus", c.shared_cpus}});
+  return {{"cpu_model", ci.model}, {"cpu_flags", ci.flags}, {"logical_cpus", ci.logical_cpus}, {"caches", caches}};
+}
+
+nlohmann::json build_json() {
+  const mq::BuildInfo b = mq::build_info();
+  const mq::SourceState s = mq::source_state(MQ_SOURCE_DIR);
+  return {{"git_commit", s.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.commit)},
+          {"git_dirty", s.dirty},
+          {"binary_configured_at_commit", b.git_commit},
+          {"build_type", b.build_type},
+          {"flags", b.flags},
+          {"compiler", b.compiler}};
+}
+
+}  // namespace mqcli

@@ -1,0 +1,33 @@
+// What both experiments (roofline, sweep) write the same way: JSON files atomically, figures by
+// running one plot script per figure, README blocks regenerated between markers, and the machine /
+// build facts of manifests.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mqcli {
+
+inline const std::string kPlotDir = MQ_SOURCE_DIR "/experiments/plot";
+// The interpreter with python3-matplotlib (Debian's; another python3 may come first on PATH).
+inline const std::string kPython = "/usr/bin/python3";
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j);
+nlohmann::json read_json(const std::string& path);  // mq::Error naming the file when missing or malformed
+
+// Runs `kPython kPlotDir/<script> args...`; mq::Error with its output when it fails.
+void run_plot(const std::string& script, const std::vector<std::string>& args);
+
+// The README's text between "<!-- generated:begin -->" and "<!-- generated:end -->" replaced by
+// `block` (written atomically); a README without the markers gets them appended, a missing one is
+// created with `title` on top.
+void update_generated_block(const std::string& readme_path, const std::string& block, const std::string& title);
+// The block currently between the markers ("" when there is none).
+std::string generated_block(const std::string& readme_text);
+
+// CPU model, SIMD flags, caches, logical CPUs; compiler, build type and flags, commits.
+nlohmann::json machine_json();
+nlohmann::json build_json();
+
+}  // namespace mqcli

@@ -1,0 +1,254 @@
+#include "sweep.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include <fmt/core.h>
+
+#include "ceilings.h"
+#include "miniquant/error.h"
+#include "miniquant/format.h"
+#include "minigpt/calibrate.h"
+#include "minigpt/eval.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/quantized_projection.h"
+#include "minigpt/throughput.h"
+#include "pareto.h"
+#include "workspace.h"
+
+namespace mqcli {
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Parsed {
+  std::string name;  // as given
+  mq::Scheme storage;
+  bool gptq = false;
+};
+
+Parsed parse(const std::string& name) {
+  Parsed p{name, {}, false};
+  std::string s = name;
+  if (s.size() > 5 && s.ends_with("-gptq")) {
+    p.gptq = true;
+    s.resize(s.size() - 5);
+  }
+  p.storage = mq::Scheme::parse(s);  // UsageError naming the scheme when unknown
+  if (p.gptq && !p.storage.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
+  return p;
+}
+
+// Quantizes every Linear of `m` (nothing for fp32) and stores the embedding in fp16 (fp32 for the
+// fp32 baseline, which is the unmodified checkpoint). Returns the quantization report.
+minigpt::ModelQuantReport quantize(minigpt::Model& m, const Parsed& p, const std::vector<std::vector<int32_t>>& calib) {
+  minigpt::ModelQuantReport rep;
+  if (p.storage.kind == mq::Kind::fp32 && !p.gptq) return rep;
+  minigpt::QuantizeModelOptions qo;
+  qo.scheme = p.storage;
+  qo.gptq = p.gptq;
+  const auto make = [](mq::QTensor q) {
+    return std::make_unique<minigpt::QuantizedProjection>(mq::QuantizedLinear(std::move(q)));
+  };
+  rep = minigpt::quantize_linears(m, qo, calib, make);
+  const auto& c = m.config();
+  m.set_embedding(std::make_unique<minigpt::HalfEmbedding>(m.param("wte"), c.vocab_size, c.d_model));
+  return rep;
+}
+
+nlohmann::json timing_json(const mq::Timing& t, double work) {
+  // work per timed call -> rate; low/high from the slowest/fastest repetition.
+  return {{"median", work / t.median}, {"low", work / t.max}, {"high", work / t.min}, {"reps", t.reps},
+          {"spread", t.spread()}};
+}
+
+// Bytes, speed, decode traffic and roofline bound of a configured model.
+nlohmann::json measure(minigpt::Model& m, const SweepOptions& o) {
+  const auto& c = m.config();
+  long long linear = 0, linear_weights = 0;
+  for (const auto& li : m.linears()) {
+    linear += m.projection(li.name).weight_bytes();
+    linear_weights += static_cast<long long>(li.in) * li.out;
+  }
+  const long long emb = m.embedding().bytes();
+  // Everything else stays fp32: biases, LayerNorms, position embeddings.
+  const long long other =
+      4LL * (static_cast<long long>(m.layout().total()) - linear_weights - static_cast<long long>(c.vocab_size) * c.d_model);
+  minigpt::SpeedOptions so;
+  so.prompt = c.n_ctx / 2;
+  so.decode = c.n_ctx / 2;
+  so.reps = o.speed_reps;
+  const minigpt::Speed sp = minigpt::measure_speed(m, so);
+  const int context = so.prompt + sp.decode_tokens / 2;  // mean cache length over the decoded tokens
+  const minigpt::DecodeTraffic tr = minigpt::decode_traffic(m, context);
+  const double tps = sp.decode_tokens_per_s();
+  nlohmann::json j = {
+      {"bytes", linear + emb + other},
+      {"bytes_linear", linear},
+      {"bytes_embedding", emb},
+      {"bytes_other", other},
+      {"linear_weights", linear_weights},
+      {"bits_per_weight", 8.0 * static_cast<double>(linear) / static_cast<double>(linear_weights)},
+      {"embedding_format", m.embedding().format_name()},
+      {"threads", omp_get_max_threads()},
+      {"decode_tokens_per_s", timing_json(sp.decode, 1.0)},
+      {"prefill_tokens_per_s", timing_json(sp.prefill, sp.prompt)},
+      {"decode_tokens_per_rep", sp.decode_tokens},
+      {"prefill_prompt_tokens", sp.prompt},
+      {"decode_traffic",
+       {{"context", context},
+        {"flops", tr.flops},
+        {"bytes", {{"weights", tr.weight_bytes}, {"embedding", tr.embedding_bytes}, {"other_params", tr.other_param_bytes},
+                   {"activations", tr.activation_bytes}, {"kv_cache", tr.kv_bytes}, {"total", tr.total_bytes()}}},
+        {"intensity", tr.intensity()}}},
+      {"decode_gflops", tr.flops * tps / 1e9},
+      {"decode_gbps", tr.total_bytes() * tps / 1e9},
+  };
+  if (!o.ceilings.is_null()) {
+    const Bound b = roofline_bound(o.ceilings, tr.intensity(), tr.total_bytes(), omp_get_max_threads());
+    j["roofline"] = {{"ceiling", b.ceiling}, {"level", b.level}, {"attainable_gflops", b.attainable / 1e9},
+                     {"fraction_of_bound", tr.flops * tps / b.attainable}, {"level_bandwidth_gbps", b.bandwidth / 1e9}};
+  }
+  return j;
+}
+
+nlohmann::json score_json(const minigpt::ConstructionScore& s) {
+  return {{"correct", s.correct}, {"total", s.total}, {"accuracy", s.accuracy()}};
+}
+
+}  // namespace
+
+const std::vector<std::string>& default_sweep_schemes() {
+  static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",
+                                             "int4-g64", "int4-g128", "int4-g64-gptq"};
+  return k;
+}
+
+void mark_pareto(nlohmann::json& results) {
+  std::vector<std::pair<double, double>> xy;
+  for (const auto& s : results.at("schemes"))
+    xy.emplace_back(s.value("status", "") == "ok" ? s.at("bytes").get<double>() : NAN,
+                    s.value("status", "") == "ok" ? s.at("ppl").get<double>() : NAN);
+  const std::vector<bool> on = pareto_frontier(xy);
+  for (size_t i = 0; i < on.size(); ++i) results["schemes"][i]["on_pareto_frontier"] = static_cast<bool>(on[i]);
+}
+
+nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
+  std::vector<Parsed> schemes;
+  for (const auto& n : o.schemes) schemes.push_back(parse(n));
+  if (schemes.empty()) throw mq::UsageError("sweep: no schemes");
+  const bool any_gptq = std::any_of(schemes.begin(), schemes.end(), [](const Parsed& p) { return p.gptq; });
+
+  const int stages_per = 4;  // quantize, perplexity, verb tense, speed
+  const int total = 1 + stages_per * static_cast<int>(schemes.size()) + (o.gpt2_shaped ? 3 : 0);
+  int done = 0;
+  const auto stage = [&](const std::string& what) { progress(done++, total, what); };
+
+  stage("corpus and checkpoint");
+  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
+  std::vector<int32_t> test = minigpt::encode_split(c.tok, c.corpus.test);
+  if (o.ppl_tokens > 0 && o.ppl_tokens < static_cast<int64_t>(test.size())) test.resize(static_cast<size_t>(o.ppl_tokens));
+  const minigpt::SplitStats floor = minigpt::split_stats(c.corpus.test);
+  std::vector<std::vector<int32_t>> calib;
+  {
+    const LoadedModel probe = load_checkpoint(o.model, &c.tok);
+    if (any_gptq)
+      calib = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration,
+                                           probe.model.config().n_ctx);
+  }
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Parsed& p : schemes) {
+    nlohmann::json r = {{"scheme", p.name}, {"storage_scheme", p.storage.name()},
+                        {"method", p.gptq ? "gptq" : (p.storage.kind == mq::Kind::fp32 ? "none" : "rtn")}};
+    const int base = done;
+    try {
+      stage(p.name + ": quantize");
+      LoadedModel lm = load_checkpoint(o.model, &c.tok);
+      const auto tq = std::chrono::steady_clock::now();
+      const minigpt::ModelQuantReport rep = quantize(lm.model, p, calib);
+      r["quantize_seconds"] = since(tq);
+      if (p.gptq) r["gptq"] = {{"calibration_windows", o.calibration}, {"calibration_seconds", rep.calibration_seconds},
+                               {"sequential", true}, {"percdamp", 0.01}, {"block", 128}, {"act_order", false}};
+
+      stage(p.name + ": perplexity");
+      const int win = lm.model.config().n_ctx;
+      const auto ppl = minigpt::perplexity(lm.model, test, win, win / 2);
+      r["ppl"] = ppl.ppl;
+      r["nats_per_token"] = ppl.nats_per_token;
+      r["ppl_floor"] = floor.floor_ppl;
+      r["test_tokens"] = ppl.tokens;
+      r["perplexity_seconds"] = ppl.seconds;
+
+      stage(p.name + ": verb tense");
+      const auto vt = minigpt::verb_tense_accuracy(lm.model, lm.tok, c.corpus.test, o.max_slots);
+      r["verb_tense_accuracy"] = vt.overall.accuracy();
+      nlohmann::json by;
+      for (int k = 0; k < minigpt::kNumConstructions; ++k)
+        by[minigpt::construction_name(static_cast<minigpt::Construction>(k))] = score_json(vt.by_kind[k]);
+      r["verb_tense"] = {{"overall", score_json(vt.overall)}, {"by_construction", by},
+                         {"skipped_unknown_form", vt.skipped_unknown}, {"skipped_too_long", vt.skipped_long}};
+      r["verb_tense_seconds"] = vt.seconds;
+
+      stage(p.name + ": decode / prefill speed");
+      r.update(measure(lm.model, o));
+      r["status"] = "ok";
+    } catch (const std::exception& e) {
+      r["status"] = "failed";
+      r["error"] = e.what();
+      done = base + stages_per;
+    }
+    rows.push_back(r);
+  }
+  // Ratios against the baseline (the first scheme that succeeded, fp32 in the default list).
+  for (const auto& b : rows)
+    if (b.value("status", "") == "ok") {
+      for (auto& r : rows)
+        if (r.value("status", "") == "ok") {
+          r["ppl_over_baseline"] = r["ppl"].get<double>() / b["ppl"].get<double>();
+          r["decode_speedup"] = r["decode_tokens_per_s"]["median"].get<double>() / b["decode_tokens_per_s"]["median"].get<double>();
+          r["prefill_speedup"] =
+              r["prefill_tokens_per_s"]["median"].get<double>() / b["prefill_tokens_per_s"]["median"].get<double>();
+          r["bytes_ratio"] = r["bytes"].get<double>() / b["bytes"].get<double>();
+        }
+      break;
+    }
+
+  nlohmann::json out = {{"baseline", rows.front().at("scheme")}, {"schemes", rows}};
+  mark_pareto(out);
+
+  if (o.gpt2_shaped) {
+    // GPT-2-small's body (768 wide, 12 layers, 12 heads, 3072 MLP) with random weights and
+    // MiniGPT's vocabulary (GPT-2's 50257-token tied head alone would be 77 MB of fp16 and dominate
+    // decode); its fp32 Linears (340 MB) do not fit in any cache.
+    const minigpt::ModelConfig gc{.vocab_size = 1963, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
+    nlohmann::json g = nlohmann::json::array();
+    for (const std::string name : {"fp32", "int8-per-channel", "int4-g64"}) {
+      stage("GPT-2-small-shaped " + name + ": speed");
+      nlohmann::json r = {{"scheme", name}};
+      try {
+        minigpt::Model m(gc, o.seed);
+        quantize(m, parse(name), {});
+        r.update(measure(m, o));
+        r["status"] = "ok";
+      } catch (const std::exception& e) {
+        r["status"] = "failed";
+        r["error"] = e.what();
+      }
+      g.push_back(r);
+    }
+    out["gpt2_small_shaped"] = {{"config", {{"vocab_size", gc.vocab_size}, {"n_ctx", gc.n_ctx}, {"d_model", gc.d_model},
+                                            {"n_layer", gc.n_layer}, {"n_head", gc.n_head}, {"d_ff", gc.d_ff}}},
+                                {"weights", "random (GPT-2 initialisation, seed 42)"},
+                                {"schemes", g}};
+  }
+  progress(total, total, "done");
+  return out;
+}
+
+}  // namespace mqcli
