@@ -90,20 +90,6 @@ struct VnniIsa {
   }
 };
 
-// Peak probes for the benchmarks: `iters` rounds of 8 independent accumulators, returning a value
-// so the work cannot be removed. 8 x 256 ops (vpdpbusd: 32 MACs = 64 ops per instruction) per round.
-inline int32_t vnni_peak_probe(int64_t iters) {
-  __m256i acc[8];
-  for (auto& a : acc) a = _mm256_setzero_si256();
-  const __m256i u = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
-  for (int64_t i = 0; i < iters; ++i)
-    for (auto& a : acc) asm volatile("vpdpbusd %2, %1, %0" : "+v"(a) : "v"(u), "v"(b));
-  __m256i s = acc[0];
-  for (int k = 1; k < 8; ++k) s = _mm256_add_epi32(s, acc[k]);
-  return _mm256_extract_epi32(s, 0);
-}
-inline constexpr int64_t kVnniProbeOpsPerIter = 8 * 64;
-
 }  // namespace mq::kdetail
 
 #else
@@ -112,8 +98,6 @@ namespace mq::kdetail {
 struct VnniIsa {
   static constexpr bool kAvailable = false;
 };
-inline int32_t vnni_peak_probe(int64_t) { return 0; }
-inline constexpr int64_t kVnniProbeOpsPerIter = 0;
 }  // namespace mq::kdetail
 
 #endif
