@@ -260,6 +260,49 @@ inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t
   }
 }
 
+// One token, R rows at once (decode): each block's activations are loaded once for all R rows, and
+// the per-row work outside the block loop (scales, horizontal sums) is spread over R rows' worth of
+// blocks. Every row keeps two partial sums per block and one scaled accumulator, 3R independent
+// chains, enough to hide the FMA latency. out[i] = row i's sum without the zero-point correction.
+template <class D, int M, int R>
+inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const Plan& p, float* out) {
+  constexpr int F = D::F;
+  fbatch acc[R];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) acc[i] = fbatch(0.0f);
+  const float* xb = p.xp.data();
+  for (int64_t b = 0; b < p.nb; ++b) {
+    const float* xk = xb + b * p.EB;
+    fbatch xv[F];
+#pragma GCC unroll 16
+    for (int k = 0; k < F; ++k) xv[k] = fbatch::load_unaligned(xk + k * L);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(rows[i] + b * L * 4));
+      fbatch f[F];
+      decode_all<D>(w, f, std::make_integer_sequence<int, F>());
+      if constexpr (D::kScaled) {
+        fbatch part[2] = {fbatch(0.0f), fbatch(0.0f)};
+#pragma GCC unroll 16
+        for (int k = 0; k < F; ++k) part[k & 1] = xsimd::fma(f[k], xv[k], part[k & 1]);
+        acc[i] = xsimd::fma(part[0] + part[1], lane_scales<M>(sf[i], p, b), acc[i]);
+      } else {
+#pragma GCC unroll 16
+        for (int k = 0; k < F; ++k) acc[i] = xsimd::fma(f[k], xv[k], acc[i]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) {
+    float tail = 0.0f;
+    for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
+      const float v = D::scalar(rows[i], c) * p.x[c];
+      tail += D::kScaled ? sf[i][c / p.g] * v : v;
+    }
+    out[i] = xsimd::hadd(acc[i]) + tail;
+  }
+}
+
 // Row r's group scales as floats (sf) and s_g * z_g (sz, exact: an 11-bit fp16 significand times an
 // integer below 256). sf, sz: (gpr).
 inline void row_scales(const QTensor& w, int64_t r, int64_t gpr, int zero_sym, float* sf, float* sz) {
@@ -311,19 +354,45 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
   const int zero_sym = 1 << (w.scheme.bits - 1);
 #pragma omp parallel num_threads(nt)
   {
-    std::vector<float> sf(static_cast<size_t>(p.gpr + L), 0.0f);  // one row's scales, padded for lane_scales
-    std::vector<float> corr(static_cast<size_t>(n), 0.0f);         // (n) zero-point correction of one row
+    constexpr int R = 4;  // decode: rows per tile
+    std::vector<float> sf(static_cast<size_t>(R * (p.gpr + L)), 0.0f);  // R rows' scales, each padded for lane_scales
+    std::vector<float> corr(static_cast<size_t>(std::max<int64_t>(n, R)), 0.0f);  // zero-point correction per token (or row)
     std::vector<float> sz(static_cast<size_t>(p.gpr), 0.0f);        // (gpr) s_g * z_g of one row
-    std::vector<uint8_t> unpacked(Unpack ? static_cast<size_t>(w.cols + 4 * L) : 0);
+    std::vector<uint8_t> unpacked(Unpack ? static_cast<size_t>(R * (w.cols + 4 * L)) : 0);
     std::vector<float> out(8);
+    // Row r's codes as the decoder reads them (unpacked into scratch slot i for the bit-stream path).
+    const auto row_of = [&](int64_t r, int i) {
+      const uint8_t* row = w.row_codes(r);
+      if constexpr (Unpack > 0) {
+        uint8_t* u = unpacked.data() + i * (w.cols + 4 * L);
+        unpack_fields(row, w.cols, Unpack, u);
+        row = u;
+      }
+      return row;
+    };
 #pragma omp for schedule(static)
     for (int64_t ch = 0; ch < nchunks; ++ch) {
-      for (int64_t r = ch * rc; r < std::min(w.rows, (ch + 1) * rc); ++r) {
-        const uint8_t* row = w.row_codes(r);
-        if constexpr (Unpack > 0) {
-          unpack_fields(row, w.cols, Unpack, unpacked.data());
-          row = unpacked.data();
+      const int64_t r_end = std::min(w.rows, (ch + 1) * rc);
+      int64_t r = ch * rc;
+      if (n == 1) {
+        for (; r + R <= r_end; r += R) {
+          const uint8_t* rows[R];
+          const float* sfs[R];
+          for (int i = 0; i < R; ++i) {
+            rows[i] = row_of(r + i, i);
+            sfs[i] = sf.data() + i * (p.gpr + L);
+            corr[i] = 0.0f;
+            if constexpr (D::kScaled) {
+              row_scales(w, r + i, p.gpr, zero_sym, sf.data() + i * (p.gpr + L), sz.data());
+              zero_terms(sz.data(), p.xg.data(), p.gpr, 1, &corr[i]);
+            }
+          }
+          rows_tile<D, M, R>(rows, sfs, p, out.data());
+          for (int i = 0; i < R; ++i) y[r + i] = out[i] - corr[i];
         }
+      }
+      for (; r < r_end; ++r) {
+        const uint8_t* row = row_of(r, 0);
         if constexpr (D::kScaled) {
           row_scales(w, r, p.gpr, zero_sym, sf.data(), sz.data());
           zero_terms(sz.data(), p.xg.data(), p.gpr, n, corr.data());
