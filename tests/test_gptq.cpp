@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -75,7 +76,8 @@ TEST_CASE("with H = I GPTQ is round-to-nearest, byte for byte") {
   const int64_t rows = 24, cols = 256;
   const std::vector<float> w = gaussian_matrix(rows, cols, 42);
   const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(cols, cols);
-  for (const char* name : {"int4-g64", "int4-g128-asym", "int8-per-channel", "int3-g64", "int4-per-tensor", "int2-g64-asym"}) {
+  // std::string, not const char*: doctest prints a const char* variable as a pointer.
+  for (const std::string name : {"int4-g64", "int4-g128-asym", "int8-per-channel", "int3-g64", "int4-per-tensor", "int2-g64-asym"}) {
     CAPTURE(name);
     const Scheme s = Scheme::parse(name);
     for (bool act_order : {false, true}) {
@@ -93,7 +95,7 @@ TEST_CASE("GPTQ matches an independent sequential optimal-brain-quantizer update
   const std::vector<float> x = correlated_inputs(n, cols, 3);
   const Eigen::MatrixXd h = hessian_of(x, n, cols);
   const std::vector<float> w = gaussian_matrix(rows, cols, 4);
-  for (const char* name : {"int4-per-channel", "int3-per-channel-asym"}) {
+  for (const std::string name : {"int4-per-channel", "int3-per-channel-asym"}) {
     CAPTURE(name);
     const Scheme s = Scheme::parse(name);
     GptqOptions o;
@@ -165,7 +167,8 @@ TEST_CASE("GPTQ beats round-to-nearest on correlated inputs, inside a band") {
       const double ratio = output_error(w.data(), gptq_quantize(w.data(), rows, cols, h, s, o).q, h) /
                            output_error(w.data(), quantize_ref(w.data(), rows, cols, s), h);
       const double expect = act_order ? b.act_order : b.plain;
-      INFO(b.scheme << (act_order ? " act-order" : "") << ": GPTQ / RTN output error = " << ratio);
+      const std::string label = std::string(b.scheme) + (act_order ? " act-order" : "");  // not a const char*: see above
+      INFO(label << ": GPTQ / RTN output error = " << ratio);
       CHECK(ratio > 0.75 * expect);
       CHECK(ratio < std::min(1.0, 1.25 * expect));
     }
