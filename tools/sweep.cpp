@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -67,8 +68,22 @@ nlohmann::json timing_json(const mq::Timing& t, double work) {
           {"spread", t.spread()}};
 }
 
-// Bytes, speed, decode traffic and roofline bound of a configured model.
-nlohmann::json measure(minigpt::Model& m, const SweepOptions& o) {
+mq::Timing summarize(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  const size_t n = t.size();
+  return {n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]), t.front(), t.back(), static_cast<int>(n), 1};
+}
+
+minigpt::SpeedOptions speed_options(const minigpt::ModelConfig& c) {
+  minigpt::SpeedOptions so;
+  so.prompt = c.n_ctx / 2;  // decode runs from half the context to the full context
+  so.decode = c.n_ctx / 2;
+  so.reps = 1;
+  return so;
+}
+
+// Bytes and the traffic of one decode step (at the mean cache length of the timed decode).
+nlohmann::json describe(const minigpt::Model& m) {
   const auto& c = m.config();
   long long linear = 0, linear_weights = 0;
   for (const auto& li : m.linears()) {
@@ -79,15 +94,10 @@ nlohmann::json measure(minigpt::Model& m, const SweepOptions& o) {
   // Everything else stays fp32: biases, LayerNorms, position embeddings.
   const long long other =
       4LL * (static_cast<long long>(m.layout().total()) - linear_weights - static_cast<long long>(c.vocab_size) * c.d_model);
-  minigpt::SpeedOptions so;
-  so.prompt = c.n_ctx / 2;
-  so.decode = c.n_ctx / 2;
-  so.reps = o.speed_reps;
-  const minigpt::Speed sp = minigpt::measure_speed(m, so);
-  const int context = so.prompt + sp.decode_tokens / 2;  // mean cache length over the decoded tokens
+  const minigpt::SpeedOptions so = speed_options(c);
+  const int context = so.prompt + so.decode / 2;
   const minigpt::DecodeTraffic tr = minigpt::decode_traffic(m, context);
-  const double tps = sp.decode_tokens_per_s();
-  nlohmann::json j = {
+  return {
       {"bytes", linear + emb + other},
       {"bytes_linear", linear},
       {"bytes_embedding", emb},
@@ -95,26 +105,47 @@ nlohmann::json measure(minigpt::Model& m, const SweepOptions& o) {
       {"linear_weights", linear_weights},
       {"bits_per_weight", 8.0 * static_cast<double>(linear) / static_cast<double>(linear_weights)},
       {"embedding_format", m.embedding().format_name()},
-      {"threads", omp_get_max_threads()},
-      {"decode_tokens_per_s", timing_json(sp.decode, 1.0)},
-      {"prefill_tokens_per_s", timing_json(sp.prefill, sp.prompt)},
-      {"decode_tokens_per_rep", sp.decode_tokens},
-      {"prefill_prompt_tokens", sp.prompt},
       {"decode_traffic",
        {{"context", context},
         {"flops", tr.flops},
         {"bytes", {{"weights", tr.weight_bytes}, {"embedding", tr.embedding_bytes}, {"other_params", tr.other_param_bytes},
                    {"activations", tr.activation_bytes}, {"kv_cache", tr.kv_bytes}, {"total", tr.total_bytes()}}},
         {"intensity", tr.intensity()}}},
-      {"decode_gflops", tr.flops * tps / 1e9},
-      {"decode_gbps", tr.total_bytes() * tps / 1e9},
   };
-  if (!o.ceilings.is_null()) {
-    const Bound b = roofline_bound(o.ceilings, tr.intensity(), tr.total_bytes(), omp_get_max_threads());
-    j["roofline"] = {{"ceiling", b.ceiling}, {"level", b.level}, {"attainable_gflops", b.attainable / 1e9},
-                     {"fraction_of_bound", tr.flops * tps / b.attainable}, {"level_bandwidth_gbps", b.bandwidth / 1e9}};
+}
+
+// Decode and prefill speed of several configured models, timed in interleaved rounds (one
+// repetition of each model per round, after one warm-up each), so a slow spell of a shared machine
+// spreads over all of them instead of penalising whichever ran then. Adds the speed fields and the
+// roofline bound to each row.
+void time_models(const std::vector<minigpt::Model*>& models, std::vector<nlohmann::json*> rows, const SweepOptions& o) {
+  const size_t k = models.size();
+  std::vector<std::vector<double>> dec(k), pre(k);
+  for (int round = 0; round < o.speed_reps; ++round)
+    for (size_t i = 0; i < k; ++i) {
+      const minigpt::Speed sp = minigpt::measure_speed(*models[i], speed_options(models[i]->config()));
+      dec[i].push_back(sp.decode.median);
+      pre[i].push_back(sp.prefill.median);
+    }
+  for (size_t i = 0; i < k; ++i) {
+    nlohmann::json& r = *rows[i];
+    const minigpt::SpeedOptions so = speed_options(models[i]->config());
+    const mq::Timing d = summarize(dec[i]), p = summarize(pre[i]);
+    const double tps = 1.0 / d.median;
+    const double flops = r["decode_traffic"]["flops"].get<double>(), bytes = r["decode_traffic"]["bytes"]["total"].get<double>();
+    r["threads"] = omp_get_max_threads();
+    r["decode_tokens_per_s"] = timing_json(d, 1.0);
+    r["prefill_tokens_per_s"] = timing_json(p, so.prompt);
+    r["decode_tokens_per_rep"] = so.decode;
+    r["prefill_prompt_tokens"] = so.prompt;
+    r["decode_gflops"] = flops * tps / 1e9;
+    r["decode_gbps"] = bytes * tps / 1e9;
+    if (!o.ceilings.is_null()) {
+      const Bound b = roofline_bound(o.ceilings, flops / bytes, bytes, omp_get_max_threads());
+      r["roofline"] = {{"ceiling", b.ceiling}, {"level", b.level}, {"attainable_gflops", b.attainable / 1e9},
+                       {"fraction_of_bound", flops * tps / b.attainable}, {"level_bandwidth_gbps", b.bandwidth / 1e9}};
+    }
   }
-  return j;
 }
 
 nlohmann::json score_json(const minigpt::ConstructionScore& s) {
@@ -144,8 +175,8 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   if (schemes.empty()) throw mq::UsageError("sweep: no schemes");
   const bool any_gptq = std::any_of(schemes.begin(), schemes.end(), [](const Parsed& p) { return p.gptq; });
 
-  const int stages_per = 4;  // quantize, perplexity, verb tense, speed
-  const int total = 1 + stages_per * static_cast<int>(schemes.size()) + (o.gpt2_shaped ? 3 : 0);
+  const int stages_per = 3;  // quantize, perplexity, verb tense
+  const int total = 1 + stages_per * static_cast<int>(schemes.size()) + 1 + (o.gpt2_shaped ? 2 : 0);
   int done = 0;
   const auto stage = [&](const std::string& what) { progress(done++, total, what); };
 
@@ -163,13 +194,15 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   }
 
   nlohmann::json rows = nlohmann::json::array();
+  std::vector<std::unique_ptr<LoadedModel>> kept;  // per row: the configured model, null when it failed
   for (const Parsed& p : schemes) {
     nlohmann::json r = {{"scheme", p.name}, {"storage_scheme", p.storage.name()},
                         {"method", p.gptq ? "gptq" : (p.storage.kind == mq::Kind::fp32 ? "none" : "rtn")}};
     const int base = done;
     try {
       stage(p.name + ": quantize");
-      LoadedModel lm = load_checkpoint(o.model, &c.tok);
+      auto held = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
+      LoadedModel& lm = *held;
       const auto tq = std::chrono::steady_clock::now();
       const minigpt::ModelQuantReport rep = quantize(lm.model, p, calib);
       r["quantize_seconds"] = since(tq);
@@ -195,16 +228,29 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
                          {"skipped_unknown_form", vt.skipped_unknown}, {"skipped_too_long", vt.skipped_long}};
       r["verb_tense_seconds"] = vt.seconds;
 
-      stage(p.name + ": decode / prefill speed");
-      r.update(measure(lm.model, o));
+      r.update(describe(lm.model));
       r["status"] = "ok";
+      kept.push_back(std::move(held));
     } catch (const std::exception& e) {
       r["status"] = "failed";
       r["error"] = e.what();
       done = base + stages_per;
+      kept.push_back(nullptr);
     }
     rows.push_back(r);
   }
+  stage("decode / prefill speed, all schemes in interleaved rounds");
+  {
+    std::vector<minigpt::Model*> models;
+    std::vector<nlohmann::json*> targets;
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (kept[i]) {
+        models.push_back(&kept[i]->model);
+        targets.push_back(&rows[i]);
+      }
+    time_models(models, targets, o);
+  }
+  kept.clear();
   // Ratios against the baseline (the first scheme that succeeded, fp32 in the default list).
   for (const auto& b : rows)
     if (b.value("status", "") == "ok") {
@@ -228,20 +274,32 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     // decode); its fp32 Linears (340 MB) do not fit in any cache.
     const minigpt::ModelConfig gc{.vocab_size = 1963, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
     nlohmann::json g = nlohmann::json::array();
+    std::vector<std::unique_ptr<minigpt::Model>> gm;
+    stage("GPT-2-small-shaped: build and quantize fp32, int8-per-channel, int4-g64");
     for (const std::string name : {"fp32", "int8-per-channel", "int4-g64"}) {
-      stage("GPT-2-small-shaped " + name + ": speed");
       nlohmann::json r = {{"scheme", name}};
       try {
-        minigpt::Model m(gc, o.seed);
-        quantize(m, parse(name), {});
-        r.update(measure(m, o));
+        auto m = std::make_unique<minigpt::Model>(gc, o.seed);
+        quantize(*m, parse(name), {});
+        r.update(describe(*m));
         r["status"] = "ok";
+        gm.push_back(std::move(m));
       } catch (const std::exception& e) {
         r["status"] = "failed";
         r["error"] = e.what();
+        gm.push_back(nullptr);
       }
       g.push_back(r);
     }
+    stage("GPT-2-small-shaped: decode / prefill speed");
+    std::vector<minigpt::Model*> models;
+    std::vector<nlohmann::json*> targets;
+    for (size_t i = 0; i < gm.size(); ++i)
+      if (gm[i]) {
+        models.push_back(gm[i].get());
+        targets.push_back(&g[i]);
+      }
+    time_models(models, targets, o);
     out["gpt2_small_shaped"] = {{"config", {{"vocab_size", gc.vocab_size}, {"n_ctx", gc.n_ctx}, {"d_model", gc.d_model},
                                             {"n_layer", gc.n_layer}, {"n_head", gc.n_head}, {"d_ff", gc.d_ff}}},
                                 {"weights", "random (GPT-2 initialisation, seed 42)"},

@@ -22,7 +22,7 @@ struct SweepOptions {
   int calibration = 128;            // GPTQ calibration windows (val split, n_ctx tokens each)
   int64_t max_slots = 0;            // verb-tense slots (0: all)
   int64_t ppl_tokens = 0;           // perplexity over the test split's first tokens only (0: all)
-  int speed_reps = 5;               // timed repetitions of decode / prefill
+  int speed_reps = 7;               // interleaved timing rounds of decode / prefill
   bool gpt2_shaped = true;          // also time the GPT-2-small-shaped body at fp32, int8, int4
   nlohmann::json ceilings;          // 01-roofline's ceilings.json (for the roofline bound of each dot)
 };

@@ -128,8 +128,8 @@ std::string sweep_readme_block(const json& results, const json& manifest) {
   s += "### Results\n\n" + results_table(rows);
   s += "\nModel bytes = Linear weights (codes + fp16 scales + zero-points) + the tied embedding (fp16; fp32 in the fp32 "
        "row, which is the unmodified checkpoint) + biases, LayerNorms and positions (fp32). Speeds: median over the "
-       "repetitions (slowest-fastest in brackets), decode from a 64-token prompt to the full context, prefill of 64 "
-       "tokens.\n\n";
+       "interleaved rounds (slowest-fastest in brackets), decode from a 64-token prompt to the full context, prefill "
+       "of 64 tokens.\n\n";
   s += "### Verb-tense accuracy per construction\n\n" + construction_table(rows) + "\n";
   s += traffic_table(rows, "### One MiniGPT decode step: traffic, intensity and roofline bound") + "\n";
   if (results.contains("gpt2_small_shaped"))

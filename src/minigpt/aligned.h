@@ -1,27 +1,11 @@
-// 64-byte aligned std::vector: Eigen's vectorised reductions peel differently depending on a
-// buffer's alignment, so bit-reproducible training needs every float buffer aligned the same way.
+// MiniGPT's float buffers use miniquant's 64-byte aligned vector (see miniquant/aligned.h for why).
 #pragma once
-#include <cstddef>
-#include <new>
-#include <vector>
+#include "miniquant/aligned.h"
 
 namespace minigpt {
 
-inline constexpr std::size_t kBufferAlign = 64;  // one cache line, one AVX-512 register
-
-template <class T>
-struct AlignedAllocator {
-  using value_type = T;
-  AlignedAllocator() = default;
-  template <class U>
-  AlignedAllocator(const AlignedAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{kBufferAlign})); }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{kBufferAlign}); }
-  template <class U>
-  bool operator==(const AlignedAllocator<U>&) const noexcept { return true; }
-};
-
-template <class T>
-using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+using mq::AlignedAllocator;
+using mq::AlignedVector;
+using mq::kBufferAlign;
 
 }  // namespace minigpt

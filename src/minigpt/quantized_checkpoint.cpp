@@ -75,7 +75,7 @@ Model load_any_model(const std::string& path, const std::string& expected_vocab_
     const NamedTensor* scales = f.find(w + ".scales");
     const NamedTensor* zeros = f.find(w + ".zeros");
     if (!codes || !scales) throw fail(fmt::format("{} is quantized but its codes or scales are missing", li.name));
-    q.codes = codes->bytes;
+    q.codes.assign(codes->bytes.begin(), codes->bytes.end());
     q.scales.resize(scales->bytes.size() / 2);
     std::memcpy(q.scales.data(), scales->bytes.data(), q.scales.size() * 2);
     if (zeros) q.zeros = zeros->bytes;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "miniquant/aligned.h"
 #include "miniquant/format.h"
 
 namespace mq {
@@ -23,7 +24,7 @@ struct QTensor {
   int64_t cols = 0;  // input width
   // (rows, row_code_bytes(scheme, cols)): packed fields (see pack.h for the bit order), or the raw
   // little-endian fp32 / fp16 / bf16 values for float schemes.
-  std::vector<uint8_t> codes;
+  mq::AlignedBytes codes;  // 64-byte aligned: rows are read with 64-byte loads
   // (scale_count): fp16 bit patterns, index row * groups_per_row + group; per-tensor: one.
   std::vector<uint16_t> scales;
   // Asymmetric only: one `bits`-wide zero-point field per scale, same index, packed like codes.

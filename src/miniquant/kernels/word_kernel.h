@@ -124,7 +124,7 @@ struct Plan {
   int64_t g = 0;    // group width in elements (cols for float kinds, per-channel, per-tensor)
   int64_t gpr = 0;  // groups per row
   const float* x = nullptr;  // (n, cols) the caller's activations, for tails
-  std::vector<float> xp;     // (n, nb * EB) permuted activations
+  AlignedVector<float> xp;   // (n, nb * EB) permuted activations, 64-byte aligned like the codes
   std::vector<float> xg;     // (gpr, n) per-group sums of x (integer schemes)
   std::vector<int32_t> block_group;  // (nb) group of each block when one group spans it (no division in the loop)
 };
@@ -354,12 +354,14 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
   const int zero_sym = 1 << (w.scheme.bits - 1);
 #pragma omp parallel num_threads(nt)
   {
+    // Per-thread scratch, each buffer on cache lines of its own: two threads writing to one line
+    // (small buffers from one malloc arena) made decode speed vary 2x from run to run.
     constexpr int R = 4;  // decode: rows per tile
-    std::vector<float> sf(static_cast<size_t>(R * (p.gpr + L)), 0.0f);  // R rows' scales, each padded for lane_scales
-    std::vector<float> corr(static_cast<size_t>(std::max<int64_t>(n, R)), 0.0f);  // zero-point correction per token (or row)
-    std::vector<float> sz(static_cast<size_t>(p.gpr), 0.0f);        // (gpr) s_g * z_g of one row
-    std::vector<uint8_t> unpacked(Unpack ? static_cast<size_t>(R * (w.cols + 4 * L)) : 0);
-    std::vector<float> out(8);
+    AlignedVector<float> sf(static_cast<size_t>(R * (p.gpr + L)), 0.0f);  // R rows' scales, each padded for lane_scales
+    AlignedVector<float> corr(static_cast<size_t>(std::max<int64_t>(n, R)), 0.0f);  // zero-point correction per token (or row)
+    AlignedVector<float> sz(static_cast<size_t>(p.gpr), 0.0f);        // (gpr) s_g * z_g of one row
+    AlignedBytes unpacked(Unpack ? static_cast<size_t>(R * (w.cols + 4 * L)) : 0);
+    AlignedVector<float> out(16);
     // Row r's codes as the decoder reads them (unpacked into scratch slot i for the bit-stream path).
     const auto row_of = [&](int64_t r, int i) {
       const uint8_t* row = w.row_codes(r);
