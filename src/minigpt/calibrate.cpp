@@ -21,17 +21,37 @@ std::vector<std::vector<int32_t>> calibration_windows(const std::vector<int32_t>
   return out;
 }
 
+namespace {
+// Thrown by the hook once the last wanted Linear has seen its input: the rest of that forward pass
+// (later layers, the LM head) cannot change the Hessians, and skipping it makes sequential GPTQ,
+// which collects one layer at a time, cost about half the forward passes instead of all of them.
+struct StopForward {};
+}  // namespace
+
 std::map<std::string, mq::Hessian> collect_hessians(Model& m, const std::vector<std::vector<int32_t>>& windows,
                                                     const std::vector<std::string>& names) {
   std::map<std::string, mq::Hessian> hs;
+  std::string last;  // the wanted Linear that runs last in a forward pass
   for (const LinearInfo& li : m.linears())
-    if (names.empty() || std::find(names.begin(), names.end(), li.name) != names.end()) hs.emplace(li.name, mq::Hessian(li.in));
+    if (names.empty() || std::find(names.begin(), names.end(), li.name) != names.end()) {
+      hs.emplace(li.name, mq::Hessian(li.in));
+      last = li.name;
+    }
+  // The hook runs outside any parallel region (Model::forward calls it before each projection), so
+  // the exception unwinds ordinary code only.
   m.set_linear_hook([&](const std::string& name, const float* x, int n, int) {
     auto it = hs.find(name);
-    if (it != hs.end()) it->second.add(x, n);
+    if (it == hs.end()) return;
+    it->second.add(x, n);
+    if (name == last) throw StopForward{};
   });
   try {
-    for (const auto& w : windows) m.logits(w);
+    for (const auto& w : windows) {
+      try {
+        m.logits(w);
+      } catch (const StopForward&) {
+      }
+    }
   } catch (...) {
     m.set_linear_hook({});
     throw;
