@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)"
+cmake --build --preset release -j "$(nproc)" --target miniquant_cli  # the tests build with scripts/test.sh
 ./build/release/bin/miniquant roofline
 ./build/release/bin/miniquant sweep "$@"

@@ -147,7 +147,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--speed-reps", cli->o.speed_reps, "interleaved timing rounds (each: one warm-up and one timed run of every model)")
+  cmd->add_option("--speed-reps", cli->o.speed_reps, "interleaved timing rounds (each: one timed run of every model; the first adds a warm-up)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--ceilings", cli->ceilings, "01-roofline's ceilings.json (measured now when missing)")->capture_default_str();
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");

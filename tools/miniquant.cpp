@@ -6,11 +6,12 @@
 
 #include "commands.h"
 #include "miniquant/error.h"
+#include "miniquant/sysinfo.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"miniquant: quantization kernels, MiniGPT, and the experiments that measure them"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("miniquant ") + MQ_GIT_COMMIT);
+  app.set_version_flag("--version", std::string("miniquant ") + mq::build_info().git_commit);
   // subcommands: one line each, in help order
   mqcli::register_quant_report(app);
   mqcli::register_corpus(app);

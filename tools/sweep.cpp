@@ -115,7 +115,7 @@ nlohmann::json describe(const minigpt::Model& m) {
 }
 
 // Decode and prefill speed of several configured models, timed in interleaved rounds (one
-// repetition of each model per round, after one warm-up each), so a slow spell of a shared machine
+// repetition of each model per round, after one warm-up each in the first), so a slow spell of a shared machine
 // spreads over all of them instead of penalising whichever ran then. Adds the speed fields and the
 // roofline bound to each row.
 void time_models(const std::vector<minigpt::Model*>& models, std::vector<nlohmann::json*> rows, const SweepOptions& o) {
@@ -123,7 +123,9 @@ void time_models(const std::vector<minigpt::Model*>& models, std::vector<nlohman
   std::vector<std::vector<double>> dec(k), pre(k);
   for (int round = 0; round < o.speed_reps; ++round)
     for (size_t i = 0; i < k; ++i) {
-      const minigpt::Speed sp = minigpt::measure_speed(*models[i], speed_options(models[i]->config()));
+      minigpt::SpeedOptions so = speed_options(models[i]->config());
+      so.warmup = round == 0;  // later rounds start warm: the model ran a round ago
+      const minigpt::Speed sp = minigpt::measure_speed(*models[i], so);
       dec[i].push_back(sp.decode.median);
       pre[i].push_back(sp.prefill.median);
     }

@@ -38,16 +38,17 @@ Speed measure_speed(Model& m, const SpeedOptions& o) {
   s.prompt = o.prompt;
   s.decode_tokens = decode;
   std::vector<double> dec, pre;
-  for (int r = 0; r <= o.reps; ++r) {  // r == 0: warm-up (page faults, thread start, caches)
+  const int first = o.warmup ? -1 : 0;  // r == -1: the warm-up
+  for (int r = first; r < o.reps; ++r) {
     m.prefill(prompt);
     const double t0 = now_s();
     for (int i = 0; i < decode; ++i) m.decode(toks[static_cast<size_t>(o.prompt + i)]);
-    if (r > 0) dec.push_back((now_s() - t0) / decode);
+    if (r >= 0) dec.push_back((now_s() - t0) / decode);
   }
-  for (int r = 0; r <= o.reps; ++r) {
+  for (int r = first; r < o.reps; ++r) {
     const double t0 = now_s();
     m.prefill(prompt);
-    if (r > 0) pre.push_back(now_s() - t0);
+    if (r >= 0) pre.push_back(now_s() - t0);
   }
   m.reset_cache();
   s.decode = summarize(dec, decode);

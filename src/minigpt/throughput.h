@@ -12,7 +12,8 @@ namespace minigpt {
 struct SpeedOptions {
   int prompt = 64;     // prefill length, and the cache length decode starts from
   int decode = 64;     // tokens decoded per repetition (capped by n_ctx - prompt)
-  int reps = 5;        // timed repetitions after one warm-up repetition
+  int reps = 5;        // timed repetitions
+  bool warmup = true;  // one untimed repetition first (page faults, thread start, caches)
   uint64_t seed = 42;  // random prompt tokens
 };
 
@@ -24,6 +25,7 @@ struct Speed {
   double prefill_tokens_per_s() const { return prompt / prefill.median; }
 };
 // Decode: each repetition prefills the prompt (untimed), then times `decode` single-token steps.
+// With warmup, one untimed repetition of each comes first.
 // Prefill: each repetition times one prefill of the prompt.
 Speed measure_speed(Model& m, const SpeedOptions& o = {});
 
