@@ -28,7 +28,20 @@ struct SweepCli {
   std::string ceilings = MQ_SOURCE_DIR "/experiments/01-roofline/ceilings.json";
   std::vector<std::string> extra;
   bool plot = true;
+  bool report_only = false;
 };
+
+// Figures and the README block from results.json and manifest.json alone.
+void write_report(const std::string& out, const nlohmann::json& results, const nlohmann::json& manifest,
+                  const std::string& ceilings_path, bool plot) {
+  if (plot) {
+    run_plot("pareto.py", {out + "/results.json", out + "/pareto.png"});
+    run_plot("verb_tense_accuracy.py", {out + "/results.json", out + "/verb_tense_accuracy.png"});
+    run_plot("roofline_overlay.py", {out + "/results.json", ceilings_path, out + "/roofline_overlay.png"});
+  }
+  update_generated_block(out + "/README.md", sweep_readme_block(results, manifest),
+                         "26-quant-curve: what each quantization scheme costs and buys");
+}
 
 // SHA-256 of the generated corpus: every split's stories, tokens separated by spaces, one story per line.
 std::string corpus_sha256(const minigpt::Corpus& c) {
@@ -47,6 +60,13 @@ std::string corpus_sha256(const minigpt::Corpus& c) {
 }
 
 void run(SweepCli& cli) {
+  if (cli.report_only) {
+    const nlohmann::json results = read_json(cli.out + "/results.json");
+    const std::string ceil = cli.out + "/" + results.value("ceilings_file", std::string("ceilings.json"));
+    write_report(cli.out, results, read_json(cli.out + "/manifest.json"), ceil, cli.plot);
+    fmt::print("redrew the figures and README of {} from its results.json\n", cli.out);
+    return;
+  }
   SweepOptions& o = cli.o;
   if (o.schemes.empty()) o.schemes = default_sweep_schemes();
   o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
@@ -101,13 +121,7 @@ void run(SweepCli& cli) {
   };
   write_json_atomic(cli.out + "/results.json", results);
   write_json_atomic(cli.out + "/manifest.json", manifest);
-  if (cli.plot) {
-    run_plot("pareto.py", {cli.out + "/results.json", cli.out + "/pareto.png"});
-    run_plot("verb_tense_accuracy.py", {cli.out + "/results.json", cli.out + "/verb_tense_accuracy.png"});
-    run_plot("roofline_overlay.py", {cli.out + "/results.json", ceilings_path, cli.out + "/roofline_overlay.png"});
-  }
-  update_generated_block(cli.out + "/README.md", sweep_readme_block(results, manifest),
-                         "26-quant-curve: what each quantization scheme costs and buys");
+  write_report(cli.out, results, manifest, ceilings_path, cli.plot);
 
   fmt::print("{:<18} {:>8} {:>8} {:>12} {:>8} {:>10} {:>10}  {}\n", "scheme", "PPL", "verb acc", "bytes", "bits/w",
              "decode t/s", "prefill", "status");
@@ -152,6 +166,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--ceilings", cli->ceilings, "01-roofline's ceilings.json (measured now when missing)")->capture_default_str();
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
+  cmd->add_flag("--report-only", cli->report_only, "only redraw the figures and README of --out from its results.json");
   cmd->callback([cli] {
     // Unknown names fail here, before anything runs.
     for (const auto& list : {cli->o.schemes, cli->extra})

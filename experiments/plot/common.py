@@ -53,15 +53,16 @@ def draw_ceilings(ax, ceil, threads, xlim=(1e-2, 1e3), label=True, alpha=1.0):
     for i, (c, col) in enumerate(zip(bandwidth, colors)):
         y = np.minimum(x * c["median"], top)
         ax.plot(x, y, color=col, lw=1.4, alpha=alpha)
-        if label:  # staggered up the diagonal so neighbouring levels' labels do not overlap
-            yi = min(top / 2, 2.0 * 2.5 ** i)
-            ax.text(yi / c["median"] * 1.15, yi, f'{c["level"]} read {c["median"]:.0f} GB/s', color=col, fontsize=7,
+        if label:  # staggered up the diagonal so neighbouring levels' labels do not overlap, inside the axes
+            xi = max(xlim[0] * 1.5 * 2.2 ** i, 2.0 * 2.5 ** i / c["median"])
+            xi = min(xi, top / c["median"] / 2)
+            ax.text(xi * 1.15, xi * c["median"], f'{c["level"]} read {c["median"]:.0f} GB/s', color=col, fontsize=7,
                     ha="left", va="top")
-    for c in compute:
+    for i, c in enumerate(sorted(compute, key=lambda c: c["median"])):
         ax.axhline(c["median"], color="0.35", ls="--", lw=1.0, alpha=alpha)
-        if label:
-            ax.text(xlim[1], c["median"] * 1.03, f'{c["name"]} {c["median"]:.0f} {c["unit"]}', fontsize=7,
-                    ha="right", va="bottom", color="0.25")
+        if label:  # alternate right / middle: two peaks can be almost equal
+            ax.text(xlim[1] if i % 2 == 0 else xlim[1] / 40, c["median"] * 1.03, f'{c["name"]} {c["median"]:.0f} {c["unit"]}',
+                    fontsize=7, ha="right", va="bottom", color="0.25")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*xlim)
