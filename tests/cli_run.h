@@ -4,7 +4,10 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+
+#include "miniquant/io.h"
 
 struct CliResult {
   int code = -1;
@@ -22,4 +25,26 @@ inline CliResult run_cli(const std::string& args) {
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Writes `text` to dir/name (creating dir) and returns the path.
+inline std::string write_test_file(const std::string& dir, const std::string& name, const std::string& text) {
+  std::filesystem::create_directories(dir);
+  const std::string p = dir + "/" + name;
+  mq::write_file_atomic(p, text);
+  return p;
+}
+
+// Trains a tiny MiniGPT of config `model_json` for `steps` steps with `miniquant train` (seed 42) into
+// dir/tiny.safetensors (log in dir/train.log); returns the checkpoint path, or "" with the CLI's
+// output in `log` when training failed.
+inline std::string train_tiny(const std::string& dir, const std::string& model_json, int steps, std::string* log) {
+  const std::string model = write_test_file(dir, "model.json", model_json);
+  const std::string train = write_test_file(dir, "train.json", "{\"steps\": " + std::to_string(steps) + R"(, "batch": 2, "lr": 0.001, "warmup": 1, "min_lr": 0.0001,
+      "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "clip": 1.0, "seed": 42, "eval_interval": 2,
+      "eval_batches": 1, "checkpoint_interval": 0, "checkpoint_path": "", "resume_from": ""})");
+  const std::string out = dir + "/tiny.safetensors";
+  const CliResult r = run_cli("train --config " + model + " --train-config " + train + " --out " + out + " --log " + dir + "/train.log");
+  if (log) *log = r.out;
+  return r.code == 0 ? out : std::string();
 }

@@ -14,24 +14,15 @@ namespace {
 
 const std::string kDir = "/tmp/mq_test_minigpt_cli";
 
-std::string write(const std::string& name, const std::string& text) {
-  std::filesystem::create_directories(kDir);
-  const std::string p = kDir + "/" + name;
-  mq::write_file_atomic(p, text);
-  return p;
-}
+std::string write(const std::string& name, const std::string& text) { return write_test_file(kDir, name, text); }
 
 // Trains once for the whole file: 1 layer of width 128, 4 steps.
 const std::string& tiny_checkpoint() {
   static const std::string path = [] {
-    const std::string model = write("model.json", R"({"vocab_size": 1963, "n_ctx": 128, "d_model": 128, "n_layer": 1, "n_head": 2, "d_ff": 512})");
-    const std::string train = write("train.json", R"({"steps": 4, "batch": 2, "lr": 0.001, "warmup": 1, "min_lr": 0.0001,
-      "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "clip": 1.0, "seed": 42, "eval_interval": 2,
-      "eval_batches": 1, "checkpoint_interval": 0, "checkpoint_path": "", "resume_from": ""})");
-    const std::string out = kDir + "/tiny.safetensors";
-    const CliResult r = run_cli("train --config " + model + " --train-config " + train + " --out " + out + " --log " + kDir + "/train.log");
-    INFO(r.out);
-    REQUIRE(r.code == 0);
+    std::string log;
+    const std::string out = train_tiny(kDir, R"({"vocab_size": 1963, "n_ctx": 128, "d_model": 128, "n_layer": 1, "n_head": 2, "d_ff": 512})", 4, &log);
+    INFO(log);
+    REQUIRE(!out.empty());
     return out;
   }();
   return path;

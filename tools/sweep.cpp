@@ -117,8 +117,15 @@ nlohmann::json describe(const minigpt::Model& m) {
 // Decode and prefill speed of several configured models, timed in interleaved rounds (one
 // repetition of each model per round, after one warm-up each in the first), so a slow spell of a shared machine
 // spreads over all of them instead of penalising whichever ran then. Adds the speed fields and the
-// roofline bound to each row.
-void time_models(const std::vector<minigpt::Model*>& models, std::vector<nlohmann::json*> rows, const SweepOptions& o) {
+// roofline bound to rows[i] for every model that is not null (a failed scheme has none).
+void time_models(const std::vector<minigpt::Model*>& all, nlohmann::json& all_rows, const SweepOptions& o) {
+  std::vector<minigpt::Model*> models;
+  std::vector<nlohmann::json*> rows;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i]) {
+      models.push_back(all[i]);
+      rows.push_back(&all_rows[i]);
+    }
   const size_t k = models.size();
   std::vector<std::vector<double>> dec(k), pre(k);
   for (int round = 0; round < o.speed_reps; ++round)
@@ -244,13 +251,8 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   stage("decode / prefill speed, all schemes in interleaved rounds");
   {
     std::vector<minigpt::Model*> models;
-    std::vector<nlohmann::json*> targets;
-    for (size_t i = 0; i < kept.size(); ++i)
-      if (kept[i]) {
-        models.push_back(&kept[i]->model);
-        targets.push_back(&rows[i]);
-      }
-    time_models(models, targets, o);
+    for (const auto& k : kept) models.push_back(k ? &k->model : nullptr);
+    time_models(models, rows, o);
   }
   kept.clear();
   // Ratios against the baseline (the first scheme that succeeded, fp32 in the default list).
@@ -295,13 +297,8 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     }
     stage("GPT-2-small-shaped: decode / prefill speed");
     std::vector<minigpt::Model*> models;
-    std::vector<nlohmann::json*> targets;
-    for (size_t i = 0; i < gm.size(); ++i)
-      if (gm[i]) {
-        models.push_back(gm[i].get());
-        targets.push_back(&g[i]);
-      }
-    time_models(models, targets, o);
+    for (const auto& m : gm) models.push_back(m.get());
+    time_models(models, g, o);
     out["gpt2_small_shaped"] = {{"config", {{"vocab_size", gc.vocab_size}, {"n_ctx", gc.n_ctx}, {"d_model", gc.d_model},
                                             {"n_layer", gc.n_layer}, {"n_head", gc.n_head}, {"d_ff", gc.d_ff}}},
                                 {"weights", "random (GPT-2 initialisation, seed 42)"},
