@@ -92,7 +92,10 @@ BuildInfo build_info() {
 SourceState source_state(const std::string& dir) {
   SourceState s;
   s.commit = run(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", dir));
-  if (!s.commit.empty()) s.dirty = !run(fmt::format("git -C '{}' status --porcelain --untracked-files=no 2>/dev/null", dir)).empty();
+  // Dirty = tracked sources changed; the experiments' own outputs (rewritten by the run asking) do not count.
+  if (!s.commit.empty())
+    s.dirty = !run(fmt::format("git -C '{}' status --porcelain --untracked-files=no -- . ':(exclude)experiments' 2>/dev/null", dir))
+                   .empty();
   return s;
 }
 

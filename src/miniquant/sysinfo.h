@@ -31,7 +31,8 @@ struct BuildInfo {
 };
 BuildInfo build_info();
 
-// The source tree's HEAD commit and whether it has uncommitted changes, asked of git at run time
+// The source tree's HEAD commit and whether it has uncommitted changes outside experiments/ (whose
+// outputs the experiments rewrite), asked of git at run time
 // (empty commit when git or the repository is missing).
 struct SourceState {
   std::string commit;
