@@ -1,13 +1,10 @@
 // Runs the built `miniquant` binary and captures what it prints and its exit code.
 #pragma once
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "miniquant/io.h"
+#include "miniquant/sysinfo.h"
 
 struct CliResult {
   int code = -1;
@@ -15,16 +12,8 @@ struct CliResult {
 };
 
 inline CliResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(MQ_CLI_PATH) + " " + args + " 2>&1";
-  CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  mq::CommandOutput r = mq::run_command(std::string(MQ_CLI_PATH) + " " + args + " 2>&1");
+  return {r.code, std::move(r.out)};
 }
 
 // Writes `text` to dir/name (creating dir) and returns the path.

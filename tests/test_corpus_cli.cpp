@@ -1,13 +1,12 @@
 // `miniquant corpus` end to end: JSON output on a small corpus, and exit code 2 for bad options.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
+
+#include "miniquant/sysinfo.h"
 
 namespace {
 
@@ -17,16 +16,8 @@ struct Run {
 };
 
 Run run(const std::string& args) {
-  Run r;
-  const std::string cmd = std::string(MQ_CLI_PATH) + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  mq::CommandOutput r = mq::run_command(std::string(MQ_CLI_PATH) + " " + args + " 2>/dev/null");
+  return {r.code, std::move(r.out)};
 }
 
 }  // namespace

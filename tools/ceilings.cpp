@@ -1,5 +1,7 @@
 #include "ceilings.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -36,6 +38,12 @@ nlohmann::json rate_json(const std::string& name, const std::string& kind, int t
 }
 
 }  // namespace
+
+std::vector<int> default_ceiling_threads() {
+  std::vector<int> t = {1};
+  if (omp_get_max_threads() > 1) t.push_back(omp_get_max_threads());
+  return t;
+}
 
 nlohmann::json measure_ceilings(const std::vector<int>& threads,
                                 const std::function<void(int, int, const std::string&)>& on_step) {

@@ -9,6 +9,9 @@
 
 namespace mqcli {
 
+// 1 and all threads (omp_get_max_threads), the counts measured unless asked otherwise.
+std::vector<int> default_ceiling_threads();
+
 // Measures every ceiling for each thread count in `threads`; `on_step(done, total, caption)` is
 // called before each probe. The JSON lists {"name","kind":"compute"|"bandwidth","threads",
 // "unit","median","low","high","reps"} plus "level" and "working_set_bytes" for bandwidths.

@@ -32,17 +32,12 @@ struct QuantizeOptions {
 
 void run(const QuantizeOptions& o) {
   // "<scheme>-gptq" asks for GPTQ; the storage scheme is the rest.
-  std::string name = o.scheme;
-  const bool gptq = name.size() > 5 && name.ends_with("-gptq");
-  if (gptq) name.resize(name.size() - 5);
-  minigpt::QuantizeModelOptions qo;
-  qo.scheme = mq::Scheme::parse(name);
-  qo.gptq = gptq;
+  minigpt::QuantizeModelOptions qo = minigpt::quantize_options_for(o.scheme);
+  const bool gptq = qo.gptq;
   qo.sequential = !o.no_sequential;
   qo.gptq_options.percdamp = o.percdamp;
   qo.gptq_options.block = o.block;
   qo.gptq_options.act_order = o.act_order;
-  if (!qo.scheme.is_integer() && gptq) throw mq::UsageError(fmt::format("--scheme {}: GPTQ needs an integer scheme", o.scheme));
 
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   LoadedModel lm = load_checkpoint(o.model, &c.tok);
@@ -51,10 +46,8 @@ void run(const QuantizeOptions& o) {
     calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), o.calib, lm.model.config().n_ctx);
 
   std::vector<std::pair<std::string, mq::QTensor>> layers;
-  const auto make = [](mq::QTensor q) {
-    return std::make_unique<minigpt::QuantizedProjection>(mq::QuantizedLinear(std::move(q)));
-  };
-  const minigpt::ModelQuantReport rep = minigpt::quantize_linears(lm.model, qo, calib, make, &layers);
+  const minigpt::ModelQuantReport rep =
+      minigpt::quantize_linears(lm.model, qo, calib, minigpt::quantized_projections(), &layers);
 
   nlohmann::json per_layer = nlohmann::json::array();
   long long bytes = 0;
@@ -77,9 +70,7 @@ void run(const QuantizeOptions& o) {
                          {"storage_scheme", qo.scheme.name()},
                          {"method", gptq ? "gptq" : "rtn"},
                          {"seed", o.seed}};
-  if (gptq)
-    info["gptq"] = {{"calibration_windows", o.calib}, {"percdamp", o.percdamp}, {"block", o.block},
-                    {"act_order", o.act_order}, {"sequential", qo.sequential}};
+  if (gptq) info["gptq"] = gptq_settings_json(qo, o.calib);
   if (!o.out.empty()) save_quantized_model(o.out, lm.model, layers, lm.meta, info.dump());
   info["linear_bytes"] = bytes;
   info["calibration_seconds"] = rep.calibration_seconds;

@@ -1,7 +1,5 @@
 // `miniquant roofline`: measure this machine's ceilings (experiments/01-roofline): ceilings.json,
 // roofline.png and the README's table.
-#include <omp.h>
-
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -42,11 +40,7 @@ std::string readme_block(const nlohmann::json& j) {
 }
 
 void run(const RooflineOptions& o, const std::string& command) {
-  std::vector<int> threads = o.threads;
-  if (threads.empty()) {
-    threads = {1};
-    if (omp_get_max_threads() > 1) threads.push_back(omp_get_max_threads());
-  }
+  const std::vector<int> threads = o.threads.empty() ? default_ceiling_threads() : o.threads;
   std::filesystem::create_directories(o.out);
   const auto t0 = std::chrono::steady_clock::now();
   Progress progress(1);

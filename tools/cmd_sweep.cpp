@@ -12,8 +12,8 @@
 #include "commands.h"
 #include "experiment_io.h"
 #include "miniquant/error.h"
-#include "miniquant/format.h"
 #include "miniquant/sysinfo.h"
+#include "minigpt/quantize_model.h"
 #include "progress.h"
 #include "sweep.h"
 #include "sweep_report.h"
@@ -43,22 +43,6 @@ void write_report(const std::string& out, const nlohmann::json& results, const n
                          "26-quant-curve: what each quantization scheme costs and buys");
 }
 
-// SHA-256 of the generated corpus: every split's stories, tokens separated by spaces, one story per line.
-std::string corpus_sha256(const minigpt::Corpus& c) {
-  std::string text;
-  for (const auto* split : {&c.train, &c.val, &c.test}) {
-    for (const auto& st : *split) {
-      for (size_t i = 0; i < st.tokens.size(); ++i) {
-        if (i) text += ' ';
-        text += st.tokens[i];
-      }
-      text += '\n';
-    }
-    text += "\f\n";  // split boundary
-  }
-  return mq::sha256_hex(text.data(), text.size());
-}
-
 void run(SweepCli& cli) {
   if (cli.report_only) {
     const nlohmann::json results = read_json(cli.out + "/results.json");
@@ -82,9 +66,7 @@ void run(SweepCli& cli) {
     o.ceilings = read_json(cli.ceilings);
   } else {
     fmt::print(stderr, "sweep: {} not found; measuring the ceilings now\n", cli.ceilings);
-    std::vector<int> th = {1};
-    if (omp_get_max_threads() > 1) th.push_back(omp_get_max_threads());
-    o.ceilings = measure_ceilings(th, [](int, int, const std::string&) {});
+    o.ceilings = measure_ceilings(default_ceiling_threads(), [](int, int, const std::string&) {});
     o.ceilings["machine"] = machine_json();
     o.ceilings["date"] = date;
     ceilings_path = cli.out + "/ceilings.json";
@@ -92,12 +74,12 @@ void run(SweepCli& cli) {
   }
 
   Progress progress(1);
-  nlohmann::json results = run_sweep(o, [&](int done, int total, const std::string& what) {
+  SweepRun run = run_sweep(o, [&](int done, int total, const std::string& what) {
     progress.update(done, total, elapsed(), what);
   });
+  nlohmann::json& results = run.results;
   results["ceilings_file"] = std::filesystem::relative(ceilings_path, cli.out).string();
 
-  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   nlohmann::json durations = {{"total", elapsed()}};
   for (const auto& r : results["schemes"])
     durations[r["scheme"].get<std::string>()] = {{"quantize", r.value("quantize_seconds", 0.0)},
@@ -111,8 +93,8 @@ void run(SweepCli& cli) {
       {"machine", machine_json()},
       {"build", build_json()},
       {"checkpoint", {{"path", o.model}, {"sha256", mq::sha256_file(o.model)}}},
-      {"corpus", {{"lexicon", o.lexicon}, {"seed", o.seed}, {"sha256", corpus_sha256(c.corpus)},
-                  {"vocab_hash", hash_hex(c.tok.hash())}}},
+      {"corpus", {{"lexicon", o.lexicon}, {"seed", o.seed}, {"sha256", run.corpus_sha256},
+                  {"vocab_hash", run.vocab_hash}}},
       {"schemes", o.schemes},
       {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
                    {"gpt2_shaped", o.gpt2_shaped}}},
@@ -170,7 +152,7 @@ void register_sweep(CLI::App& app) {
   cmd->callback([cli] {
     // Unknown names fail here, before anything runs.
     for (const auto& list : {cli->o.schemes, cli->extra})
-      for (const auto& n : list) (void)mq::Scheme::parse(n.ends_with("-gptq") ? n.substr(0, n.size() - 5) : n);
+      for (const auto& n : list) (void)minigpt::quantize_options_for(n);
     run(*cli);
   });
 }

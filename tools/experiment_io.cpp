@@ -1,9 +1,5 @@
 #include "experiment_io.h"
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -42,16 +38,9 @@ nlohmann::json read_json(const std::string& path) {
 void run_plot(const std::string& script, const std::vector<std::string>& args) {
   std::string cmd = fmt::format("{} {}", quote(kPython), quote(fmt::format("{}/{}", kPlotDir, script)));
   for (const auto& a : args) cmd += fmt::format(" {}", quote(a));
-  cmd += " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) throw mq::Error(fmt::format("plot {}: cannot start {}", script, kPython));
-  std::string out;
-  std::array<char, 1024> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {}", script, kPython, out));
+  const mq::CommandOutput r = mq::run_command(cmd + " 2>&1");
+  if (r.code != 0)
+    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {}", script, kPython, r.out));
 }
 
 std::string generated_block(const std::string& text) {

@@ -12,6 +12,7 @@
 #include "ceilings.h"
 #include "miniquant/error.h"
 #include "miniquant/format.h"
+#include "miniquant/sysinfo.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/eval.h"
 #include "minigpt/quantize_model.h"
@@ -27,51 +28,28 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A scheme of the sweep: its name as given and the quantization it asks for.
 struct Parsed {
-  std::string name;  // as given
-  mq::Scheme storage;
-  bool gptq = false;
+  std::string name;
+  minigpt::QuantizeModelOptions options;
 };
 
-Parsed parse(const std::string& name) {
-  Parsed p{name, {}, false};
-  std::string s = name;
-  if (s.size() > 5 && s.ends_with("-gptq")) {
-    p.gptq = true;
-    s.resize(s.size() - 5);
-  }
-  p.storage = mq::Scheme::parse(s);  // UsageError naming the scheme when unknown
-  if (p.gptq && !p.storage.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
-  return p;
-}
+Parsed parse(const std::string& name) { return {name, minigpt::quantize_options_for(name)}; }
 
 // Quantizes every Linear of `m` (nothing for fp32) and stores the embedding in fp16 (fp32 for the
 // fp32 baseline, which is the unmodified checkpoint). Returns the quantization report.
 minigpt::ModelQuantReport quantize(minigpt::Model& m, const Parsed& p, const std::vector<std::vector<int32_t>>& calib) {
-  minigpt::ModelQuantReport rep;
-  if (p.storage.kind == mq::Kind::fp32 && !p.gptq) return rep;
-  minigpt::QuantizeModelOptions qo;
-  qo.scheme = p.storage;
-  qo.gptq = p.gptq;
-  const auto make = [](mq::QTensor q) {
-    return std::make_unique<minigpt::QuantizedProjection>(mq::QuantizedLinear(std::move(q)));
-  };
-  rep = minigpt::quantize_linears(m, qo, calib, make);
+  if (p.options.scheme.kind == mq::Kind::fp32 && !p.options.gptq) return {};
+  const minigpt::ModelQuantReport rep = minigpt::quantize_linears(m, p.options, calib, minigpt::quantized_projections());
   const auto& c = m.config();
   m.set_embedding(std::make_unique<minigpt::HalfEmbedding>(m.param("wte"), c.vocab_size, c.d_model));
   return rep;
 }
 
+// work per timed call -> rate; low/high from the slowest/fastest repetition.
 nlohmann::json timing_json(const mq::Timing& t, double work) {
-  // work per timed call -> rate; low/high from the slowest/fastest repetition.
-  return {{"median", work / t.median}, {"low", work / t.max}, {"high", work / t.min}, {"reps", t.reps},
-          {"spread", t.spread()}};
-}
-
-mq::Timing summarize(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  return {n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]), t.front(), t.back(), static_cast<int>(n), 1};
+  const mq::Rate r = mq::rate_of(work, t);
+  return {{"median", r.median}, {"low", r.low}, {"high", r.high}, {"reps", r.reps}, {"spread", t.spread()}};
 }
 
 minigpt::SpeedOptions speed_options(const minigpt::ModelConfig& c) {
@@ -139,7 +117,7 @@ void time_models(const std::vector<minigpt::Model*>& all, nlohmann::json& all_ro
   for (size_t i = 0; i < k; ++i) {
     nlohmann::json& r = *rows[i];
     const minigpt::SpeedOptions so = speed_options(models[i]->config());
-    const mq::Timing d = summarize(dec[i]), p = summarize(pre[i]);
+    const mq::Timing d = mq::summarize(dec[i], 1), p = mq::summarize(pre[i], 1);
     const double tps = 1.0 / d.median;
     const double flops = r["decode_traffic"]["flops"].get<double>(), bytes = r["decode_traffic"]["bytes"]["total"].get<double>();
     r["threads"] = omp_get_max_threads();
@@ -161,6 +139,22 @@ nlohmann::json score_json(const minigpt::ConstructionScore& s) {
   return {{"correct", s.correct}, {"total", s.total}, {"accuracy", s.accuracy()}};
 }
 
+// SHA-256 of the generated corpus: every split's stories, tokens separated by spaces, one story per line.
+std::string corpus_sha256(const minigpt::Corpus& c) {
+  std::string text;
+  for (const auto* split : {&c.train, &c.val, &c.test}) {
+    for (const auto& st : *split) {
+      for (size_t i = 0; i < st.tokens.size(); ++i) {
+        if (i) text += ' ';
+        text += st.tokens[i];
+      }
+      text += '\n';
+    }
+    text += "\f\n";  // split boundary
+  }
+  return mq::sha256_hex(text.data(), text.size());
+}
+
 }  // namespace
 
 const std::vector<std::string>& default_sweep_schemes() {
@@ -178,11 +172,11 @@ void mark_pareto(nlohmann::json& results) {
   for (size_t i = 0; i < on.size(); ++i) results["schemes"][i]["on_pareto_frontier"] = static_cast<bool>(on[i]);
 }
 
-nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
+SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   std::vector<Parsed> schemes;
   for (const auto& n : o.schemes) schemes.push_back(parse(n));
   if (schemes.empty()) throw mq::UsageError("sweep: no schemes");
-  const bool any_gptq = std::any_of(schemes.begin(), schemes.end(), [](const Parsed& p) { return p.gptq; });
+  const bool any_gptq = std::any_of(schemes.begin(), schemes.end(), [](const Parsed& p) { return p.options.gptq; });
 
   const int stages_per = 3;  // quantize, perplexity, verb tense
   const int total = 1 + stages_per * static_cast<int>(schemes.size()) + 1 + (o.gpt2_shaped ? 2 : 0);
@@ -205,8 +199,9 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   nlohmann::json rows = nlohmann::json::array();
   std::vector<std::unique_ptr<LoadedModel>> kept;  // per row: the configured model, null when it failed
   for (const Parsed& p : schemes) {
-    nlohmann::json r = {{"scheme", p.name}, {"storage_scheme", p.storage.name()},
-                        {"method", p.gptq ? "gptq" : (p.storage.kind == mq::Kind::fp32 ? "none" : "rtn")}};
+    const mq::Scheme& storage = p.options.scheme;
+    nlohmann::json r = {{"scheme", p.name}, {"storage_scheme", storage.name()},
+                        {"method", p.options.gptq ? "gptq" : (storage.kind == mq::Kind::fp32 ? "none" : "rtn")}};
     const int base = done;
     try {
       stage(p.name + ": quantize");
@@ -215,8 +210,10 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
       const auto tq = std::chrono::steady_clock::now();
       const minigpt::ModelQuantReport rep = quantize(lm.model, p, calib);
       r["quantize_seconds"] = since(tq);
-      if (p.gptq) r["gptq"] = {{"calibration_windows", o.calibration}, {"calibration_seconds", rep.calibration_seconds},
-                               {"sequential", true}, {"percdamp", 0.01}, {"block", 128}, {"act_order", false}};
+      if (p.options.gptq) {
+        r["gptq"] = gptq_settings_json(p.options, o.calibration);
+        r["gptq"]["calibration_seconds"] = rep.calibration_seconds;
+      }
 
       stage(p.name + ": perplexity");
       const int win = lm.model.config().n_ctx;
@@ -305,7 +302,7 @@ nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress) {
                                 {"schemes", g}};
   }
   progress(total, total, "done");
-  return out;
+  return {std::move(out), corpus_sha256(c.corpus), hash_hex(c.tok.hash())};
 }
 
 }  // namespace mqcli

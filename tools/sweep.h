@@ -30,10 +30,15 @@ struct SweepOptions {
 // Progress: (done, total, caption) before each stage.
 using SweepProgress = std::function<void(int, int, const std::string&)>;
 
+struct SweepRun {
+  nlohmann::json results;      // {"schemes": [...], "gpt2_small_shaped": {...}, ...}
+  std::string corpus_sha256;   // of the generated corpus text (every split), for the manifest
+  std::string vocab_hash;      // of the tokenizer built from it
+};
+
 // Runs every scheme; a scheme that fails is recorded with its error and the others go on.
-// Returns {"schemes": [...], "gpt2_small_shaped": {...}, ...}; throws mq::UsageError for names the
-// format table does not know.
-nlohmann::json run_sweep(const SweepOptions& o, const SweepProgress& progress);
+// Throws mq::UsageError for names the format table does not know.
+SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress);
 
 // Marks "on_pareto_frontier" on every scheme from (bytes, ppl); failed ones are never on it.
 void mark_pareto(nlohmann::json& results);

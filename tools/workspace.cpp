@@ -40,4 +40,9 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
   return {std::move(model), std::move(tok), std::move(meta)};
 }
 
+nlohmann::json gptq_settings_json(const minigpt::QuantizeModelOptions& o, int calibration_windows) {
+  return {{"calibration_windows", calibration_windows}, {"percdamp", o.gptq_options.percdamp},
+          {"block", o.gptq_options.block}, {"act_order", o.gptq_options.act_order}, {"sequential", o.sequential}};
+}
+
 }  // namespace mqcli

@@ -5,9 +5,12 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "minigpt/checkpoint.h"
 #include "minigpt/corpus.h"
 #include "minigpt/model.h"
+#include "minigpt/quantize_model.h"
 #include "minigpt/tokenizer.h"
 
 namespace mqcli {
@@ -33,5 +36,8 @@ struct LoadedModel {
 // Loads a checkpoint and its vocabulary. With `expected` set, the checkpoint's vocabulary must be
 // the corpus's (same hash), or an mq::Error says what differs and what to do.
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected = nullptr);
+
+// The GPTQ settings of `o` as reports and checkpoints record them.
+nlohmann::json gptq_settings_json(const minigpt::QuantizeModelOptions& o, int calibration_windows);
 
 }  // namespace mqcli

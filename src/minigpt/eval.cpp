@@ -9,20 +9,13 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "minigpt/ops.h"
 
 namespace minigpt {
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// log softmax(row)[target] over a row of V logits, in double.
-double log_prob(const float* row, int V, int32_t target) {
-  const float mx = *std::max_element(row, row + V);
-  double sum = 0;
-  for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
-  return static_cast<double>(row[target]) - mx - std::log(sum);
 }
 
 }  // namespace
@@ -96,19 +89,19 @@ std::vector<std::array<double, 3>> slot_scores(const Model& m, const std::vector
   for (size_t k = 0; k < slots.size(); ++k) {
     const SlotSpan& sp = slots[k];
     double shared = 0.0;  // the sentence's tokens before the blank: the same for every candidate
-    for (int t = sp.a; t < sp.s; ++t) shared += log_prob(row(story, t - 1), V, ids[static_cast<size_t>(t)]);
+    for (int t = sp.a; t < sp.s; ++t) shared += ops::log_prob(row(story, t - 1), V, ids[static_cast<size_t>(t)]);
     // Each candidate feeds the blank and the rest of its sentence from the cache cut back to the
     // blank. The true form runs last, so the cache ends holding the story again for later slots.
     tail.assign(ids.begin() + sp.s, ids.begin() + sp.b - 1);  // positions s .. b-2
     lg.resize(tail.size() * static_cast<size_t>(V));
     for (int i = 0; i < 3; ++i) {
       const int c = (sp.truth + 1 + i) % 3;
-      double sc = shared + log_prob(row(story, sp.s - 1), V, sp.forms[static_cast<size_t>(c)]);
+      double sc = shared + ops::log_prob(row(story, sp.s - 1), V, sp.forms[static_cast<size_t>(c)]);
       if (!tail.empty()) {
         tail[0] = sp.forms[static_cast<size_t>(c)];
         cache.length = sp.s;
         m.forward(cache, tail.data(), static_cast<int>(tail.size()), lg.data());
-        for (int t = sp.s + 1; t < sp.b; ++t) sc += log_prob(row(lg, t - 1 - sp.s), V, ids[static_cast<size_t>(t)]);
+        for (int t = sp.s + 1; t < sp.b; ++t) sc += ops::log_prob(row(lg, t - 1 - sp.s), V, ids[static_cast<size_t>(t)]);
       }
       out[k][static_cast<size_t>(c)] = sc;
     }
@@ -127,6 +120,7 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
     const Story* story;
     int first, count;   // slots [first, first + count) of the story
     int64_t index;      // position of the first one among all slots
+    int32_t end;        // story tokens needed: up to the end of the last slot's sentence
   };
   std::vector<Task> tasks;
   int64_t n_items = 0;
@@ -138,9 +132,9 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
     int32_t end = 0;
     for (int j = 0; j < take; ++j) end = std::max(end, st.slots[static_cast<size_t>(j)].sent_end);
     if (end + 1 <= n_ctx + 1) {
-      tasks.push_back({&st, 0, take, n_items});
+      tasks.push_back({&st, 0, take, n_items, end});
     } else {
-      for (int j = 0; j < take; ++j) tasks.push_back({&st, j, 1, n_items + j});
+      for (int j = 0; j < take; ++j) tasks.push_back({&st, j, 1, n_items + j, st.slots[static_cast<size_t>(j)].sent_end});
     }
     n_items += take;
   }
@@ -153,11 +147,9 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
   for (size_t i = 0; i < tasks.size(); ++i) {
     const Task& task = tasks[i];
     const Story& st = *task.story;
-    int32_t end = 0;
-    for (int j = task.first; j < task.first + task.count; ++j) end = std::max(end, st.slots[static_cast<size_t>(j)].sent_end);
     // <sep> + the story up to the end of the last slot's sentence, cropped on the left to fit n_ctx.
     std::vector<int32_t> ids{Tokenizer::kSepId};
-    for (int32_t t = 0; t < end; ++t) ids.push_back(tok.id(st.tokens[static_cast<size_t>(t)]));
+    for (int32_t t = 0; t < task.end; ++t) ids.push_back(tok.id(st.tokens[static_cast<size_t>(t)]));
     const int off = std::max(0, static_cast<int>(ids.size()) - (n_ctx + 1));
     ids.erase(ids.begin(), ids.begin() + off);
     std::vector<SlotSpan> spans;

@@ -124,11 +124,7 @@ double Model::score(const std::vector<int32_t>& tokens, int a, int b) const {
   const int V = c_.vocab_size;
   double total = 0;
   for (int t = a; t < b; ++t) {
-    const float* row = lg.data() + static_cast<size_t>(t - 1) * V;  // position t-1 predicts t
-    const float mx = *std::max_element(row, row + V);
-    double sum = 0;
-    for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
-    total += static_cast<double>(row[tokens[t]]) - mx - std::log(sum);
+    total += ops::log_prob(lg.data() + static_cast<size_t>(t - 1) * V, V, tokens[t]);  // position t-1 predicts t
   }
   return total;
 }

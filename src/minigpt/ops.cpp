@@ -217,6 +217,13 @@ void attention_backward(const S* dout, const S* qkv, const S* probs, int B, int 
     }
 }
 
+double log_prob(const float* row, int V, int32_t target) {
+  const float mx = *std::max_element(row, row + V);
+  double sum = 0;
+  for (int j = 0; j < V; ++j) sum += std::exp(static_cast<double>(row[j]) - mx);
+  return static_cast<double>(row[target]) - mx - std::log(sum);
+}
+
 template <class S>
 double cross_entropy(const S* logits, const int32_t* targets, int N, int V, S* dlogits) {
   std::vector<double> loss(N);

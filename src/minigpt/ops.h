@@ -46,6 +46,10 @@ void attention_forward(const S* qkv, int B, int T, int d, int H, S* out, S* prob
 template <class S>
 void attention_backward(const S* dout, const S* qkv, const S* probs, int B, int T, int d, int H, S* dqkv);
 
+// log softmax(row)[target] for one row of V logits, summed in double: the per-token term of
+// Model::score, perplexity and the verb-tense scorer.
+double log_prob(const float* row, int V, int32_t target);
+
 // Mean over N rows of -log softmax(logits)[target]. If dlogits is not null it is WRITTEN (not
 // added) with d(mean loss)/d(logits) = (softmax - onehot) / N.
 template <class S>

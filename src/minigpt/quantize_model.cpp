@@ -18,6 +18,16 @@ double since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+QuantizeModelOptions quantize_options_for(const std::string& name) {
+  QuantizeModelOptions o;
+  std::string storage = name;
+  o.gptq = storage.size() > 5 && storage.ends_with("-gptq");
+  if (o.gptq) storage.resize(storage.size() - 5);
+  o.scheme = mq::Scheme::parse(storage);
+  if (o.gptq && !o.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
+  return o;
+}
+
 ModelQuantReport quantize_linears(Model& m, const QuantizeModelOptions& o,
                                   const std::vector<std::vector<int32_t>>& calibration, const ProjectionFactory& make,
                                   std::vector<std::pair<std::string, mq::QTensor>>* quantized) {

@@ -39,6 +39,11 @@ struct ModelQuantReport {
   double total_seconds = 0.0;
 };
 
+// Options for a scheme name as the CLI and the sweep take it: a scheme of the format table, with
+// "-gptq" appended for GPTQ (integer schemes only); the other options keep their defaults.
+// Throws mq::UsageError naming the scheme when it is unknown or GPTQ cannot apply.
+QuantizeModelOptions quantize_options_for(const std::string& name);
+
 // Wraps quantized storage into the projection the model will run (kernels live behind it).
 using ProjectionFactory = std::function<std::unique_ptr<Projection>(mq::QTensor)>;
 

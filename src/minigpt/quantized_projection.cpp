@@ -1,9 +1,15 @@
-// quantize_model: every Linear of a model through QuantizedLinear.
+// Quantized projections: the factory quantize_linears() takes, and quantize_model.
 #include "minigpt/quantized_projection.h"
 
 #include <memory>
 
 namespace minigpt {
+
+ProjectionFactory quantized_projections(mq::ActMode mode) {
+  return [mode](mq::QTensor q) -> std::unique_ptr<Projection> {
+    return std::make_unique<QuantizedProjection>(mq::QuantizedLinear(std::move(q), mode));
+  };
+}
 
 long long quantize_model(Model& m, const mq::Scheme& s, mq::ActMode mode) {
   long long bytes = 0;

@@ -6,6 +6,7 @@
 #include "miniquant/linear.h"
 #include "minigpt/model.h"
 #include "minigpt/projection.h"
+#include "minigpt/quantize_model.h"
 
 namespace minigpt {
 
@@ -24,6 +25,9 @@ class QuantizedProjection final : public Projection {
  private:
   mq::QuantizedLinear l_;
 };
+
+// The factory quantize_linears() takes: each layer's storage run by the kernels in `mode`.
+ProjectionFactory quantized_projections(mq::ActMode mode = mq::ActMode::weight_only);
 
 // Replaces every Linear of `m` (model.linears()) by a QuantizedProjection of its current fp32 weight
 // in scheme `s`. The fp32 master weights in m.params() are left as they are (training still reads

@@ -14,13 +14,6 @@ namespace {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-mq::Timing summarize(std::vector<double> t, int64_t calls) {
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  const double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  return {med, t.front(), t.back(), static_cast<int>(n), calls};
-}
-
 }  // namespace
 
 Speed measure_speed(Model& m, const SpeedOptions& o) {
@@ -51,8 +44,8 @@ Speed measure_speed(Model& m, const SpeedOptions& o) {
     if (r >= 0) pre.push_back(now_s() - t0);
   }
   m.reset_cache();
-  s.decode = summarize(dec, decode);
-  s.prefill = summarize(pre, 1);
+  s.decode = mq::summarize(dec, decode);
+  s.prefill = mq::summarize(pre, 1);
   return s;
 }
 
@@ -60,17 +53,17 @@ DecodeTraffic decode_traffic(const Model& m, int context) {
   const ModelConfig& c = m.config();
   const double d = c.d_model, L = c.n_layer, V = c.vocab_size;
   DecodeTraffic t;
+  double biases = 0;
   for (const LinearInfo& li : m.linears()) {
     t.weight_bytes += static_cast<double>(m.projection(li.name).weight_bytes());
     t.flops += 2.0 * li.in * li.out;
     t.activation_bytes += 4.0 * (li.in + li.out);
+    biases += li.out;
   }
   t.flops += 2.0 * V * d;                    // LM head
   t.flops += L * 4.0 * context * d;          // scores q.k and the weighted sum of v, all heads
   t.embedding_bytes = static_cast<double>(m.embedding().bytes());
   t.activation_bytes += 4.0 * V;             // logits
-  double biases = 0;
-  for (const LinearInfo& li : m.linears()) biases += li.out;
   t.other_param_bytes = 4.0 * (biases + L * 4 * d + 2 * d + d);  // biases, ln1/ln2 (w, b), ln_f, wpe row
   t.kv_bytes = 4.0 * L * 2 * d * (context + 1);
   return t;

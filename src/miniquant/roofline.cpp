@@ -35,10 +35,14 @@ Timing time_call(const std::function<void()>& f, int reps, double min_seconds) {
     for (int64_t i = 0; i < calls; ++i) f();
     t.push_back((now_s() - t0) / static_cast<double>(calls));
   }
+  return summarize(std::move(t), calls);
+}
+
+Timing summarize(std::vector<double> t, int64_t calls_per_rep) {
   std::sort(t.begin(), t.end());
   const size_t n = t.size();
   const double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  return {med, t.front(), t.back(), reps, calls};
+  return {med, t.front(), t.back(), static_cast<int>(n), calls_per_rep};
 }
 
 Rate rate_of(double work_per_call, const Timing& t) {

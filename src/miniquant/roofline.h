@@ -19,6 +19,8 @@ struct Timing {
   double spread() const { return median > 0 ? (max - min) / median : 0.0; }
 };
 Timing time_call(const std::function<void()>& f, int reps = 7, double min_seconds = 0.02);
+// Median, fastest and slowest of per-call seconds measured by a caller's own loop (non-empty).
+Timing summarize(std::vector<double> seconds_per_call, int64_t calls_per_rep);
 
 // A rate (bytes/s or ops/s): work per call / seconds per call, for the median and for the extremes.
 struct Rate {

@@ -1,6 +1,7 @@
 #include "miniquant/sysinfo.h"
 
 #include <openssl/evp.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -42,16 +43,25 @@ int64_t parse_size(const std::string& s) {
   return v;
 }
 
-std::string run(const std::string& cmd) {
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  if (!p) return {};
-  std::string out;
-  std::array<char, 256> buf;
-  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
-  return trim(out);
+std::string hex(const unsigned char* md, unsigned len) {
+  std::string h;
+  for (unsigned i = 0; i < len; ++i) h += fmt::format("{:02x}", md[i]);
+  return h;
 }
 
 }  // namespace
+
+CommandOutput run_command(const std::string& cmd) {
+  CommandOutput r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
 
 int64_t CpuInfo::cache_bytes(int level) const {
   for (const auto& c : caches)
@@ -91,11 +101,11 @@ BuildInfo build_info() {
 
 SourceState source_state(const std::string& dir) {
   SourceState s;
-  s.commit = run(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", dir));
+  s.commit = trim(run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", dir)).out);
   // Dirty = tracked sources changed; the experiments' own outputs (rewritten by the run asking) do not count.
   if (!s.commit.empty())
-    s.dirty = !run(fmt::format("git -C '{}' status --porcelain --untracked-files=no -- . ':(exclude)experiments' 2>/dev/null", dir))
-                   .empty();
+    s.dirty = !trim(run_command(fmt::format("git -C '{}' status --porcelain --untracked-files=no -- . ':(exclude)experiments' 2>/dev/null",
+                                            dir)).out).empty();
   return s;
 }
 
@@ -103,9 +113,7 @@ std::string sha256_hex(const void* data, size_t n) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md;
   unsigned int len = 0;
   if (EVP_Digest(data, n, md.data(), &len, EVP_sha256(), nullptr) != 1) throw Error("sha256: OpenSSL digest failed");
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
+  return hex(md.data(), len);
 }
 
 std::string sha256_file(const std::string& path) {
@@ -122,9 +130,7 @@ std::string sha256_file(const std::string& path) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md;
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md.data(), &len);
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
+  return hex(md.data(), len);
 }
 
 std::string utc_now_iso8601() {

@@ -40,6 +40,14 @@ struct SourceState {
 };
 SourceState source_state(const std::string& dir);
 
+// Runs `cmd` through /bin/sh and captures its standard output (append 2>&1 for its errors too).
+// code: the exit status, or -1 when it could not start or did not exit normally.
+struct CommandOutput {
+  int code = -1;
+  std::string out;
+};
+CommandOutput run_command(const std::string& cmd);
+
 // Lower-case hex SHA-256 of a file (mq::Error when unreadable) or of bytes.
 std::string sha256_file(const std::string& path);
 std::string sha256_hex(const void* data, size_t n);
