@@ -12,6 +12,7 @@
 
 #include <Eigen/Core>
 
+#include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/random.h"
@@ -55,7 +56,9 @@ const QTensor& tensor(const Shape& sh, const Scheme& s) {
 
 // Compares the kernel with the scalar reference on the first rows (the reference is slow), relative
 // to sum |w'||x| (the scale of rounding differences). Returns an error text or "".
-std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, const mq::KernelOptions& o) {
+template <class Kernel>  // kernel(x, y): the timed call
+std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, const mq::KernelOptions& o,
+                   const Kernel& kernel) {
   const int64_t rows = std::min<int64_t>(q.rows, 16);
   QTensor head = q;  // the first `rows` rows: row-major codes, scales and (packed, from bit 0) zero-points
   head.rows = rows;
@@ -65,7 +68,7 @@ std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, con
     if (!q.scheme.symmetric) head.zeros.resize((head.scales.size() * q.scheme.bits + 7) / 8);
   }
   std::vector<float> y(static_cast<size_t>(n * q.rows)), yr(static_cast<size_t>(n * rows));
-  mq::gemm(q, x.data(), n, y.data(), o);
+  kernel(x.data(), y.data());
   if (o.act == ActMode::dynamic_int8) mq::gemm_dynamic_ref(head, x.data(), n, yr.data());
   else mq::gemm_ref(head, x.data(), n, yr.data());
   for (int64_t t = 0; t < n; ++t)
@@ -89,18 +92,26 @@ void BM_gemm(benchmark::State& st) {
   const std::vector<float> x = mq::gaussian_matrix(n, sh.in, 7);
   std::vector<float> y(static_cast<size_t>(n * sh.out));
   const mq::KernelOptions o{.threads = threads, .act = act};
-  if (const std::string err = verify(q, x, n, o); !err.empty()) {
+  // The dynamic path runs on the 16-row block layout, packed once as QuantizedLinear does.
+  const bool blocked = act == ActMode::dynamic_int8 && mq::blockable(q);
+  const mq::BlockedCodes b = blocked ? mq::pack_blocked(q) : mq::BlockedCodes{};
+  auto kernel = [&](const float* xp, float* yp) {
+    if (blocked) mq::gemm_blocked(b, xp, n, yp, threads);
+    else mq::gemm(q, xp, n, yp, o);
+  };
+  if (const std::string err = verify(q, x, n, o, kernel); !err.empty()) {
     st.SkipWithError(err.c_str());
     return;
   }
-  const double bytes = static_cast<double>(q.storage().total());
+  // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
+  const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
   const double ops = 2.0 * static_cast<double>(sh.out * sh.in * n);
   const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes), threads);
   const double peak = act == ActMode::dynamic_int8 ? mqbench::vnni_peak(threads) : mqbench::fma_peak(threads);
   const double roof = std::min(peak, ops / bytes * bw);
-  for (int i = 0; i < 3; ++i) mq::gemm(q, x.data(), n, y.data(), o);  // warm-up
+  for (int i = 0; i < 3; ++i) kernel(x.data(), y.data());  // warm-up
   for (auto _ : st) {
-    mq::gemm(q, x.data(), n, y.data(), o);
+    kernel(x.data(), y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -228,7 +239,8 @@ void register_all() {
   const auto& table = mq::scheme_table();
   const std::vector<std::string> batch_schemes = {"fp32", "fp16", "bf16", "int8-per-channel", "int4-g64",
                                                   "int4-g128-asym", "int3-g128", "int2-g64"};
-  const std::vector<std::string> dyn_schemes = {"int8-per-channel", "int8-per-channel-asym", "int4-g64", "int4-g64-asym",
+  const std::vector<std::string> dyn_schemes = {"int8-per-tensor", "int8-per-channel", "int8-per-channel-asym",
+                                                "int4-g64",        "int4-g64-asym",    "int4-g128",
                                                 "int4-g32"};
   auto reg = [](const char* name, auto fn, std::vector<int64_t> args) {
     benchmark::RegisterBenchmark(name, fn)->Args(args)->Unit(benchmark::kMicrosecond)->UseRealTime()

@@ -118,7 +118,7 @@ TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
 }
 
 TEST_CASE("batch 64 and many groups") {
-  for (const Scheme& s : {Scheme::fp16(), Scheme::integer(4, 64), Scheme::integer(4, 32, false), Scheme::integer(8, kPerChannel),
+  for (const Scheme& s : {Scheme::fp32(), Scheme::fp16(), Scheme::integer(4, 64), Scheme::integer(4, 32, false), Scheme::integer(8, kPerChannel),
                           Scheme::integer(3, 64), Scheme::integer(2, 64, false)}) {
     const int64_t rows = 5, cols = 1024, n = 64;
     const Case c = make_case(s, rows, cols, 3);

@@ -15,7 +15,7 @@ QuantizedLinear::QuantizedLinear(const float* weight, int64_t out, int64_t in, c
   if (out < 0 || in < 0) throw UsageError(fmt::format("QuantizedLinear '{}': invalid shape (out {}, in {})", name, out, in));
   if (weight == nullptr && out * in > 0) throw UsageError(fmt::format("QuantizedLinear '{}': null weight", name));
   w_ = quantize(weight, out, in, s, name);
-  check();
+  prepare();
 }
 
 QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act_(act) {
@@ -27,13 +27,15 @@ QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act
         "QuantizedLinear '{}': {} ({}x{}) needs {} code, {} scale and {} zero-point bytes, got {}, {} and {}",
         w_.name, w_.scheme.name(), w_.rows, w_.cols, st.code_bytes, st.scale_bytes, st.zero_bytes, w_.codes.size(),
         2 * w_.scales.size(), w_.zeros.size()));
-  check();
+  prepare();
 }
 
-void QuantizedLinear::check() const {
-  if (act_ == ActMode::dynamic_int8 && !supports_dynamic(w_.scheme))
+void QuantizedLinear::prepare() {
+  if (act_ != ActMode::dynamic_int8) return;
+  if (!supports_dynamic(w_.scheme))
     throw UsageError(fmt::format("QuantizedLinear '{}': dynamic int8 activations need int8 or int4 weights, not {}",
                                  w_.name, w_.scheme.name()));
+  if (blockable(w_)) blocked_ = pack_blocked(w_);  // else gemm() runs the scalar reference
 }
 
 void QuantizedLinear::set_threads(int threads) {
@@ -44,6 +46,7 @@ void QuantizedLinear::set_threads(int threads) {
 void QuantizedLinear::forward(const float* x, int64_t n, float* y) const {
   if (n < 0) throw UsageError(fmt::format("QuantizedLinear '{}': negative token count {}", w_.name, n));
   if (n > 0 && (x == nullptr || y == nullptr)) throw UsageError(fmt::format("QuantizedLinear '{}': null x or y", w_.name));
+  if (blocked_) return gemm_blocked(*blocked_, x, n, y, threads_);
   gemm(w_, x, n, y, {.threads = threads_, .act = act_});
 }
 

@@ -2,8 +2,10 @@
 // codes, scales and zero-points, and running y = x W^T through the fast kernels.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
+#include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/quantize.h"
 
@@ -25,8 +27,11 @@ class QuantizedLinear {
   const Scheme& scheme() const { return w_.scheme; }
   ActMode act_mode() const { return act_; }
   const QTensor& weight() const { return w_; }
-  // Exact bytes stored: codes + fp16 scales + packed zero-points.
+  // Exact bytes of the format: codes + fp16 scales + packed zero-points.
   Storage storage() const { return w_.storage(); }
+  // Dynamic mode also holds the codes in the kernels' 16-row block layout (blocked.h, the same
+  // bytes permuted, plus row padding to 16): its size, 0 in weight-only mode.
+  int64_t blocked_bytes() const { return blocked_ ? blocked_->bytes() : 0; }
   // 0: the kernels' default (set_default_threads / OMP_NUM_THREADS).
   void set_threads(int threads);
 
@@ -34,8 +39,9 @@ class QuantizedLinear {
   void forward(const float* x, int64_t n, float* y) const;
 
  private:
-  void check() const;
+  void prepare();
   QTensor w_;  // (out, in)
+  std::optional<BlockedCodes> blocked_;  // dynamic mode, when the scheme has a block layout
   ActMode act_ = ActMode::weight_only;
   int threads_ = 0;
 };

@@ -1,5 +1,5 @@
 // The one file with x86 intrinsics, chosen at compile time: the VNNI (vpdpbusd, u8 x s8 -> s32)
-// building blocks of the dynamic-activation kernels, and the F16C fp16 -> fp32 widening of the fp16
+// building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), and the F16C fp16 -> fp32 widening of the fp16
 // weight-only kernel. Without the ISA, the markers say so and the portable twins run (they are
 // always built and tested: KernelOptions::use_isa = false).
 #pragma once
@@ -53,40 +53,49 @@ struct DecInt4Perm {
 }  // namespace mq::kdetail
 #endif
 
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512F__)
+#if defined(__AVX512VNNI__) && defined(__AVX512F__)
 #include <immintrin.h>
+
+#include <cstring>
 
 namespace mq::kdetail {
 
-// 32-byte chunks: 8 int32 lanes, lane l sums the products of bytes 4l..4l+3.
-struct VnniIsa {
+// The dynamic kernels' 16-row blocks (blocked.h): one 512-bit register = 16 rows x 4 bytes of
+// weights, or 16 rows' int32 partial dots, or 16 rows' float sums.
+struct Vnni16 {
   static constexpr bool kAvailable = true;
-  using U = __m256i;   // 32 unsigned weight bytes
-  using I = __m256i;   // 8 x int32 partial dots
-  using Fv = __m256;   // 8 x float accumulators
-  static I izero() { return _mm256_setzero_si256(); }
-  static Fv fzero() { return _mm256_setzero_ps(); }
-  static U load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  // 32 bytes of int4 fields: low nibbles (elements 2j) and high nibbles (elements 2j+1) as bytes.
-  static void nibbles(const uint8_t* p, U& lo, U& hi) {
-    const __m256i w = load(p), m = _mm256_set1_epi8(0x0F);
-    lo = _mm256_and_si256(w, m);
-    hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+  using U = __m512i;   // 16 rows x 4 unsigned weight bytes
+  using I = __m512i;   // 16 x int32 partial dots
+  using Fv = __m512;   // 16 x float sums
+  static U load(const uint8_t* p) { return _mm512_load_si512(p); }  // blocks are 64-byte aligned
+  // 16 rows x 8 int4 fields: low nibbles (columns 0-3 of the step) and high nibbles (columns 4-7).
+  static void nibbles(const U& w, U& lo, U& hi) {
+    const __m512i m = _mm512_set1_epi8(0x0F);
+    lo = _mm512_and_si512(w, m);
+    hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
   }
-  // acc += u . a per lane (vpdpbusd). Keep callers' accumulators in registers: see dynamic.cpp.
+  // acc += u . (a[0..3] broadcast) per lane: vpdpbusd with an embedded {1to16} broadcast.
   static void dot(I& acc, const U& u, const int8_t* a) {
-    acc = _mm256_dpbusd_epi32(acc, u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+    int32_t v;
+    std::memcpy(&v, a, 4);
+    acc = _mm512_dpbusd_epi32(acc, u, _mm512_set1_epi32(v));
   }
-  static void flush(Fv& f, const I& acc, float s) { f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(s), f); }
-  // Lanes 0-3 belong to one group (scale s0), lanes 4-7 to the next (s1).
-  static void flush2(Fv& f, const I& acc, float s0, float s1) {
-    const __m256 sv = _mm256_insertf128_ps(_mm256_set1_ps(s0), _mm_set1_ps(s1), 1);
-    f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), sv, f);
+  static I iset(int32_t v) { return _mm512_set1_epi32(v); }
+  // -(z_lane * m) per lane: the asymmetric zero-point term of one group, as the accumulator's start.
+  static I izeros(const uint8_t* z16, int32_t m) {
+    const __m512i z = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(z16)));
+    return _mm512_mullo_epi32(z, _mm512_set1_epi32(-m));
   }
-  static float hsum(const Fv& f) {
-    const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1));
-    const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+  static I iadd(const I& a, const I& b) { return _mm512_add_epi32(a, b); }
+  static Fv fzero() { return _mm512_setzero_ps(); }
+  static Fv scales(const uint16_t* s16) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s16)));
+  }
+  static void flush(Fv& f, const I& acc, const Fv& s) { f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), s, f); }
+  // y[0 .. valid) = f * sx.
+  static void store(float* y, const Fv& f, float sx, int valid) {
+    const __mmask16 m = valid >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1u);
+    _mm512_mask_storeu_ps(y, m, _mm512_mul_ps(f, _mm512_set1_ps(sx)));
   }
 };
 
@@ -95,7 +104,7 @@ struct VnniIsa {
 #else
 
 namespace mq::kdetail {
-struct VnniIsa {
+struct Vnni16 {
   static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail

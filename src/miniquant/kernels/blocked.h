@@ -1,0 +1,61 @@
+// The dynamic-activation kernels' weight layout: int8 / int4 fields re-ordered into blocks of 16
+// output rows, so that one 512-bit load holds 16 rows x 4 bytes and one vpdpbusd with a 4-byte
+// activation broadcast advances 16 row dots at once. The rows' partial sums then stay in the lanes
+// of one register: no horizontal sums, and one scale conversion per 16 rows per group.
+//
+// Layout (k8 = 8 consecutive input columns, r = 16 * block + lane):
+//   int8: per block, per k8 step, 128 bytes: [half h in 0..1][lane 0..15][byte b 0..3] = field(r, 8s + 4h + b)
+//   int4: per block, per k8 step,  64 bytes: [lane 0..15][byte b 0..3], low nibble  = field(r, 8s + b),
+//                                                                       high nibble = field(r, 8s + 4 + b)
+//   scales: (blocks, groups, 16) fp16;  zeros (asymmetric only): (blocks, groups, 16) bytes.
+// Rows past `rows` (the last block's padding) have zero fields, scales and zero-points. Per-channel
+// and per-tensor rows are padded with zero fields to a multiple of 8 columns (the activations are
+// padded with zeros too, so the padding adds nothing).
+// It is a permutation of the QTensor's bytes (plus padding), not a dequantized copy.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "miniquant/aligned.h"
+#include "miniquant/quantize.h"
+
+namespace mq {
+
+struct BlockedCodes {
+  Scheme scheme;
+  int64_t rows = 0, cols = 0;
+  int64_t blocks = 0;     // ceil(rows / 16)
+  int64_t cols_pad = 0;   // cols rounded up to a multiple of 8 (per-channel / per-tensor), else cols
+  int64_t group_k = 0;    // columns per group: the group width, or cols_pad for one group per row
+  int64_t groups = 0;     // groups per row
+  int64_t step_bytes = 0; // bytes per block per k8 step: 128 (int8) or 64 (int4)
+  mq::AlignedBytes codes;          // (blocks, cols_pad / 8, step_bytes)
+  std::vector<uint16_t> scales;    // (blocks, groups, 16) fp16
+  std::vector<uint8_t> zeros;      // (blocks, groups, 16), asymmetric only
+  int zero_sym = 0;                // 2^(bits-1): the zero-point of symmetric schemes
+
+  const uint8_t* block_codes(int64_t b) const { return codes.data() + b * (cols_pad / 8) * step_bytes; }
+  const uint16_t* block_scales(int64_t b, int64_t g) const { return scales.data() + (b * groups + g) * 16; }
+  const uint8_t* block_zeros(int64_t b, int64_t g) const { return zeros.data() + (b * groups + g) * 16; }
+  // Bytes held: codes (with padding) + scales + zero-points.
+  int64_t bytes() const;
+};
+
+// Largest group the int32 lane accumulators take without overflow: |sum (u - z) a| and the
+// intermediate z * sum(a) stay below 2 * 255 * 127 * group_k < 2^31.
+inline constexpr int64_t kMaxBlockedGroup = 16384;
+
+// True when pack_blocked() can lay out this tensor: int8 or int4, and groups that are whole k8
+// steps (a group width that is a multiple of 8, or one group per row) of at most kMaxBlockedGroup.
+bool blockable(const QTensor& w);
+// Throws UsageError when !blockable(w).
+BlockedCodes pack_blocked(const QTensor& w);
+// The inverse (tests): the QTensor pack_blocked() was made from, byte for byte.
+QTensor unpack_blocked(const BlockedCodes& b);
+
+// Y = X W^T with dynamically quantized int8 activations (quantize_activations per token), the same
+// arithmetic as gemm_dynamic_ref: exact int32 group dots, scaled in float once per group.
+// x: (n, cols) row-major;  y: (n, rows) row-major.  use_isa = false runs the portable twin.
+void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
+
+}  // namespace mq

@@ -1,0 +1,116 @@
+// pack_blocked / unpack_blocked: the QTensor <-> 16-row VNNI block layout of blocked.h.
+#include <algorithm>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/blocked.h"
+#include "miniquant/pack.h"
+
+namespace mq {
+
+namespace {
+
+// Byte offset, inside one block's k8 step, of field (lane, column c of the step) and, for int4,
+// whether it is the high nibble.
+struct Slot {
+  int64_t byte;
+  bool high;
+};
+inline Slot slot(int bits, int64_t lane, int64_t c8) {
+  if (bits == 8) return {(c8 / 4) * 64 + lane * 4 + c8 % 4, false};
+  return {lane * 4 + c8 % 4, c8 >= 4};
+}
+
+}  // namespace
+
+int64_t BlockedCodes::bytes() const {
+  return static_cast<int64_t>(codes.size() + 2 * scales.size() + zeros.size());
+}
+
+bool blockable(const QTensor& w) {
+  const Scheme& s = w.scheme;
+  if (!s.is_integer() || (s.bits != 8 && s.bits != 4)) return false;
+  const int64_t gpr = s.groups_per_row(w.cols);
+  const int64_t gk = gpr > 1 ? s.group_width(w.cols) : (w.cols + 7) / 8 * 8;
+  return (gpr <= 1 || gk % 8 == 0) && gk <= kMaxBlockedGroup;
+}
+
+BlockedCodes pack_blocked(const QTensor& w) {
+  if (!blockable(w))
+    throw UsageError(fmt::format("pack_blocked '{}': {} ({}x{}) has no 16-row VNNI layout (int8/int4, groups of a "
+                                 "multiple of 8 columns, at most {})",
+                                 w.name, w.scheme.name(), w.rows, w.cols, kMaxBlockedGroup));
+  const Scheme& s = w.scheme;
+  BlockedCodes b;
+  b.scheme = s;
+  b.rows = w.rows;
+  b.cols = w.cols;
+  b.blocks = (w.rows + 15) / 16;
+  b.groups = s.groups_per_row(w.cols);
+  b.cols_pad = b.groups > 1 ? w.cols : (w.cols + 7) / 8 * 8;
+  b.group_k = b.groups > 1 ? s.group_width(w.cols) : b.cols_pad;
+  b.step_bytes = s.bits == 8 ? 128 : 64;
+  b.zero_sym = 1 << (s.bits - 1);
+  const int64_t steps = b.cols_pad / 8;
+  b.codes.assign(static_cast<size_t>(b.blocks * steps * b.step_bytes), 0);
+  b.scales.assign(static_cast<size_t>(b.blocks * b.groups * 16), 0);
+  if (!s.symmetric) b.zeros.assign(b.scales.size(), 0);
+
+  std::vector<uint8_t> fields(static_cast<size_t>(w.cols));
+  for (int64_t r = 0; r < w.rows; ++r) {
+    const int64_t blk = r / 16, lane = r % 16;
+    unpack_fields(w.row_codes(r), w.cols, s.bits, fields.data());
+    uint8_t* base = b.codes.data() + blk * steps * b.step_bytes;
+    for (int64_t c = 0; c < w.cols; ++c) {
+      const Slot sl = slot(s.bits, lane, c % 8);
+      uint8_t& dst = base[(c / 8) * b.step_bytes + sl.byte];
+      dst = static_cast<uint8_t>(dst | (sl.high ? fields[c] << 4 : fields[c]));
+    }
+    for (int64_t g = 0; g < b.groups; ++g) {
+      const int64_t si = s.group == kPerTensor ? 0 : r * b.groups + g;
+      const int64_t bi = (blk * b.groups + g) * 16 + lane;
+      b.scales[bi] = w.scales[si];
+      if (!s.symmetric) b.zeros[bi] = field_at(w.zeros.data(), si, s.bits);
+    }
+  }
+  return b;
+}
+
+QTensor unpack_blocked(const BlockedCodes& b) {
+  const Scheme& s = b.scheme;
+  QTensor w;
+  w.scheme = s;
+  w.name = "unpacked";
+  w.rows = b.rows;
+  w.cols = b.cols;
+  const Storage st = storage_of(s, b.rows, b.cols);
+  w.codes.assign(static_cast<size_t>(st.code_bytes), 0);
+  w.scales.assign(static_cast<size_t>(st.scale_bytes / 2), 0);
+  std::vector<uint8_t> zero_fields(w.scales.size());
+  std::vector<uint8_t> fields(static_cast<size_t>(b.cols));
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const int64_t blk = r / 16, lane = r % 16;
+    const uint8_t* base = b.block_codes(blk);
+    for (int64_t c = 0; c < b.cols; ++c) {
+      const Slot sl = slot(s.bits, lane, c % 8);
+      const uint8_t v = base[(c / 8) * b.step_bytes + sl.byte];
+      fields[c] = s.bits == 8 ? v : static_cast<uint8_t>(sl.high ? v >> 4 : v & 0x0F);
+    }
+    pack_fields(fields.data(), b.cols, s.bits, w.codes.data() + r * w.row_bytes());
+    for (int64_t g = 0; g < b.groups; ++g) {
+      const int64_t si = s.group == kPerTensor ? 0 : r * b.groups + g;
+      if (si >= static_cast<int64_t>(w.scales.size())) continue;
+      w.scales[si] = b.block_scales(blk, g)[lane];
+      if (!s.symmetric) zero_fields[si] = b.block_zeros(blk, g)[lane];
+    }
+  }
+  if (!s.symmetric) {
+    w.zeros.assign(static_cast<size_t>(st.zero_bytes), 0);
+    pack_fields(zero_fields.data(), static_cast<int64_t>(zero_fields.size()), s.bits, w.zeros.data());
+  }
+  return w;
+}
+
+}  // namespace mq

@@ -1,0 +1,136 @@
+// The 16-row VNNI block layout of the dynamic kernels: pack / unpack round trip, what has a layout,
+// and the blocked GEMM against gemm_dynamic_ref on shapes that reach every tile of the kernel
+// (4-block single-token tiles, 8-token tiles, token and block remainders, padded rows and columns).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/blocked.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
+#include "miniquant/linear.h"
+#include "miniquant/random.h"
+
+using namespace mq;
+
+namespace {
+
+// gamma_k = k u / (1 - k u), u = 2^-24.
+double gamma(int64_t k) {
+  const double u = std::ldexp(1.0, -24);
+  return static_cast<double>(k) * u / (1.0 - static_cast<double>(k) * u);
+}
+
+std::vector<Scheme> blocked_schemes() {
+  return {Scheme::integer(8, kPerTensor), Scheme::integer(8, kPerChannel), Scheme::integer(8, kPerChannel, false),
+          Scheme::integer(8, 64),         Scheme::integer(4, 64),          Scheme::integer(4, 128, false),
+          Scheme::integer(4, 32),         Scheme::integer(4, 8),           Scheme::integer(4, kPerChannel)};
+}
+
+}  // namespace
+
+TEST_CASE("pack_blocked / unpack_blocked round-trip byte for byte") {
+  for (const Scheme& s : blocked_schemes())
+    for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{17}, int64_t{70}})
+      for (int64_t cols : {int64_t{128}, int64_t{384}}) {
+        CAPTURE(s.name());
+        CAPTURE(rows);
+        CAPTURE(cols);
+        const std::vector<float> w = gaussian_matrix(rows, cols, 3 + static_cast<uint64_t>(rows));
+        const QTensor q = quantize(w.data(), rows, cols, s);
+        REQUIRE(blockable(q));
+        const BlockedCodes b = pack_blocked(q);
+        CHECK(b.blocks == (rows + 15) / 16);
+        CHECK(b.codes.size() == static_cast<size_t>(b.blocks * 16 * cols * s.bits / 8));
+        const QTensor u = unpack_blocked(b);
+        CHECK(u.codes == q.codes);
+        CHECK(u.scales == q.scales);
+        CHECK(u.zeros == q.zeros);
+      }
+}
+
+TEST_CASE("which tensors have a block layout") {
+  const std::vector<float> w = gaussian_matrix(4, 96, 1);
+  CHECK(blockable(quantize(w.data(), 4, 96, Scheme::integer(4, 32))));
+  CHECK(blockable(quantize(w.data(), 4, 93, Scheme::integer(8, kPerChannel))));   // columns padded to 96
+  CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::integer(4, 12))));      // groups straddle k8 steps
+  CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::integer(3, 32))));      // no 3-bit layout
+  CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::fp16())));
+  CHECK_THROWS_AS(pack_blocked(quantize(w.data(), 4, 96, Scheme::integer(4, 12))), UsageError);
+  // Per-channel rows wider than the int32 accumulators take fall back (to the reference) too.
+  const std::vector<float> wide = gaussian_matrix(1, kMaxBlockedGroup + 8, 2);
+  CHECK_FALSE(blockable(quantize(wide.data(), 1, kMaxBlockedGroup + 8, Scheme::integer(8, kPerChannel))));
+  // gemm() on a tensor without a layout still gives the reference's numbers.
+  const QTensor g12 = quantize(w.data(), 4, 96, Scheme::integer(4, 12));
+  const std::vector<float> x = gaussian_matrix(2, 96, 9);
+  std::vector<float> y(8), yr(8);
+  gemm(g12, x.data(), 2, y.data(), {.act = ActMode::dynamic_int8});
+  gemm_dynamic_ref(g12, x.data(), 2, yr.data());
+  CHECK(y == yr);
+}
+
+TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, VNNI and portable") {
+  double overall = 0.0;
+  for (const Scheme& s : blocked_schemes())
+    for (int64_t rows : {int64_t{5}, int64_t{70}, int64_t{130}})
+      for (int64_t cols : {int64_t{128}, int64_t{256}}) {
+        const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel / per-tensor: padded columns
+        const std::vector<float> w = gaussian_matrix(rows, c, 17 + static_cast<uint64_t>(rows));
+        const QTensor q = quantize(w.data(), rows, c, s);
+        const BlockedCodes b = pack_blocked(q);
+        const int64_t gpr = s.groups_per_row(c);
+        for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{8}, int64_t{13}, int64_t{64}}) {
+          const std::vector<float> x = gaussian_matrix(n, c, 5 + static_cast<uint64_t>(n));
+          std::vector<float> yref(static_cast<size_t>(n * rows));
+          gemm_dynamic_ref(q, x.data(), n, yref.data());
+          // Bound per output: the exact int32 group dot meets one int -> float rounding, one fma per
+          // group and the token scale: gamma(2 gpr + 2) of sum_i s |u_i - z| |a_i| * s_x.
+          std::vector<double> bound(static_cast<size_t>(n * rows));
+          std::vector<int8_t> a(static_cast<size_t>(c));
+          for (int64_t t = 0; t < n; ++t) {
+            const double sx = quantize_activations(x.data() + t * c, c, a.data());
+            for (int64_t r = 0; r < rows; ++r) {
+              double m = 0.0;
+              for (int64_t k = 0; k < c; ++k)
+                m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * std::abs(a[k]);
+              bound[t * rows + r] = gamma(2 * gpr + 2) * sx * m + 1e-30;
+            }
+          }
+          for (bool isa : {true, false})
+            for (int threads : {1, 2}) {
+              CAPTURE(s.name());
+              CAPTURE(rows);
+              CAPTURE(c);
+              CAPTURE(n);
+              CAPTURE(isa);
+              CAPTURE(threads);
+              std::vector<float> y(static_cast<size_t>(n * rows) + 1, -7.0f);
+              gemm_blocked(b, x.data(), n, y.data(), threads, isa);
+              CHECK(y.back() == -7.0f);  // the padded rows of the last block are not stored
+              double worst = 0.0;
+              for (int64_t i = 0; i < n * rows; ++i) worst = std::max(worst, std::fabs(y[i] - yref[i]) / bound[i]);
+              CHECK(worst <= 1.0);
+              overall = std::max(overall, worst);
+            }
+        }
+      }
+  MESSAGE("worst error / bound vs reference: " << overall);
+}
+
+TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports both sizes") {
+  const std::vector<float> w = gaussian_matrix(40, 256, 4);
+  const QuantizedLinear dyn(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::dynamic_int8);
+  const QuantizedLinear wo(w.data(), 40, 256, Scheme::integer(4, 64));
+  CHECK(dyn.storage().total() == 40 * 128 + 40 * 4 * 2);
+  CHECK(dyn.blocked_bytes() == 48 * 128 + 48 * 4 * 2);  // rows padded to 3 blocks of 16
+  CHECK(wo.blocked_bytes() == 0);
+  const std::vector<float> x = gaussian_matrix(3, 256, 8);
+  std::vector<float> y(3 * 40), yr(3 * 40);
+  dyn.forward(x.data(), 3, y.data());
+  gemm_blocked(pack_blocked(dyn.weight()), x.data(), 3, yr.data(), 1);
+  CHECK(y == yr);
+}
