@@ -90,3 +90,19 @@ TEST_CASE("a quantized checkpoint loads back to the same logits, and a damaged o
   CHECK_THROWS_WITH_AS(load_any_model(path), doctest::Contains("h.1.attn.c_attn is quantized but its codes or scales are missing"),
                        mq::Error);
 }
+
+TEST_CASE("scheme names: -gptq and +a8 suffixes, and the errors for ones that cannot apply") {
+  const QuantizeModelOptions a = quantize_options_for("int4-g64");
+  CHECK(a.scheme == mq::Scheme::integer(4, 64));
+  CHECK_FALSE(a.gptq);
+  CHECK(a.act == mq::ActMode::weight_only);
+  const QuantizeModelOptions b = quantize_options_for("int4-g64-gptq+a8");
+  CHECK(b.scheme == mq::Scheme::integer(4, 64));
+  CHECK(b.gptq);
+  CHECK(b.act == mq::ActMode::dynamic_int8);
+  CHECK(quantize_options_for("int8-per-channel+a8").act == mq::ActMode::dynamic_int8);
+  CHECK_THROWS_WITH_AS(quantize_options_for("fp16+a8"), doctest::Contains("need int8 or int4 weights"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(quantize_options_for("int3-g128+a8"), doctest::Contains("+a8"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(quantize_options_for("fp16-gptq"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
+  CHECK_THROWS_AS(quantize_options_for("int4-g64+a4"), mq::UsageError);  // not a suffix we know: an unknown scheme
+}

@@ -53,11 +53,11 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                               " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
-  CHECK(r.out.find("1 of 9 schemes failed") != std::string::npos);
+  CHECK(r.out.find("1 of 11 schemes failed") != std::string::npos);
 
   const nlohmann::json res = load(out + "/results.json");
   const std::vector<std::string> want = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128",
-                                         "int4-g64-gptq", "int4-g64-asym", "int4-g256"};
+                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     const auto& s = res["schemes"][i];
@@ -88,6 +88,11 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   CHECK(s[1]["bytes_linear"] == 2 * 196608);
   CHECK(s[4]["bytes_linear"] == 196608 / 2 + 2 * 196608 / 64);
   CHECK(s[6]["bytes_linear"] == s[4]["bytes_linear"]);  // GPTQ stores what RTN stores
+  CHECK(s[7]["bytes_linear"] == s[3]["bytes_linear"]);  // +a8 changes how the weights run, not what is stored
+  CHECK(s[8]["bytes_linear"] == s[4]["bytes_linear"]);
+  // int8 activations move perplexity by rounding noise only.
+  CHECK(s[7]["ppl"].get<double>() == doctest::Approx(s[3]["ppl"].get<double>()).epsilon(0.02));
+  CHECK(s[8]["ppl"].get<double>() == doctest::Approx(s[4]["ppl"].get<double>()).epsilon(0.02));
   CHECK(s[0]["embedding_format"] == "fp32");
   CHECK(s[1]["embedding_format"] == "fp16");
   CHECK(s[1]["bytes_embedding"] == 2 * 1963 * 128);

@@ -33,6 +33,10 @@ struct QuantizeOptions {
 void run(const QuantizeOptions& o) {
   // "<scheme>-gptq" asks for GPTQ; the storage scheme is the rest.
   minigpt::QuantizeModelOptions qo = minigpt::quantize_options_for(o.scheme);
+  if (qo.act != mq::ActMode::weight_only)
+    throw mq::UsageError(fmt::format("quantize --scheme {}: '+a8' is how the kernels run the weights, not how they are "
+                                     "stored; quantize without it (miniquant sweep takes it)",
+                                     o.scheme));
   const bool gptq = qo.gptq;
   qo.sequential = !o.no_sequential;
   qo.gptq_options.percdamp = o.percdamp;

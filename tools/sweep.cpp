@@ -40,7 +40,7 @@ Parsed parse(const std::string& name) { return {name, minigpt::quantize_options_
 // fp32 baseline, which is the unmodified checkpoint). Returns the quantization report.
 minigpt::ModelQuantReport quantize(minigpt::Model& m, const Parsed& p, const std::vector<std::vector<int32_t>>& calib) {
   if (p.options.scheme.kind == mq::Kind::fp32 && !p.options.gptq) return {};
-  const minigpt::ModelQuantReport rep = minigpt::quantize_linears(m, p.options, calib, minigpt::quantized_projections());
+  const minigpt::ModelQuantReport rep = minigpt::quantize_linears(m, p.options, calib, minigpt::quantized_projections(p.options.act));
   const auto& c = m.config();
   m.set_embedding(std::make_unique<minigpt::HalfEmbedding>(m.param("wte"), c.vocab_size, c.d_model));
   return rep;
@@ -158,8 +158,10 @@ std::string corpus_sha256(const minigpt::Corpus& c) {
 }  // namespace
 
 const std::vector<std::string>& default_sweep_schemes() {
+  // The seven storage schemes, then the two dynamic-activation runs (same storage, int8 activations).
   static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",
-                                             "int4-g64", "int4-g128", "int4-g64-gptq"};
+                                             "int4-g64", "int4-g128", "int4-g64-gptq",   "int8-per-channel+a8",
+                                             "int4-g64+a8"};
   return k;
 }
 
@@ -276,8 +278,8 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     const minigpt::ModelConfig gc{.vocab_size = 1963, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
     nlohmann::json g = nlohmann::json::array();
     std::vector<std::unique_ptr<minigpt::Model>> gm;
-    stage("GPT-2-small-shaped: build and quantize fp32, int8-per-channel, int4-g64");
-    for (const std::string name : {"fp32", "int8-per-channel", "int4-g64"}) {
+    stage("GPT-2-small-shaped: build and quantize fp32, int8-per-channel, int4-g64, and both +a8");
+    for (const std::string name : {"fp32", "int8-per-channel", "int4-g64", "int8-per-channel+a8", "int4-g64+a8"}) {
       nlohmann::json r = {{"scheme", name}};
       try {
         auto m = std::make_unique<minigpt::Model>(gc, o.seed);

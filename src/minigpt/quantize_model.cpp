@@ -21,10 +21,16 @@ double since(std::chrono::steady_clock::time_point t0) {
 QuantizeModelOptions quantize_options_for(const std::string& name) {
   QuantizeModelOptions o;
   std::string storage = name;
+  if (storage.size() > 3 && storage.ends_with("+a8")) {
+    o.act = mq::ActMode::dynamic_int8;
+    storage.resize(storage.size() - 3);
+  }
   o.gptq = storage.size() > 5 && storage.ends_with("-gptq");
   if (o.gptq) storage.resize(storage.size() - 5);
   o.scheme = mq::Scheme::parse(storage);
   if (o.gptq && !o.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
+  if (o.act == mq::ActMode::dynamic_int8 && !mq::supports_dynamic(o.scheme))
+    throw mq::UsageError(fmt::format("scheme {}: dynamic int8 activations (+a8) need int8 or int4 weights", name));
   return o;
 }
 

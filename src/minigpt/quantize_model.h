@@ -8,6 +8,7 @@
 
 #include "miniquant/gptq.h"
 #include "miniquant/hessian.h"
+#include "miniquant/kernels/kernels.h"
 #include "minigpt/model.h"
 
 namespace minigpt {
@@ -19,6 +20,9 @@ struct QuantizeModelOptions {
   // GPTQ only: quantize Linears in model order and collect each one's Hessian with the earlier
   // ones already quantized (false: one calibration pass on the fp32 model for all of them).
   bool sequential = true;
+  // How the kernels run the stored weights: fp32 activations, or activations quantized per token
+  // to int8 (the dynamic path, int8 / int4 weights only). Storage is the same either way.
+  mq::ActMode act = mq::ActMode::weight_only;
 };
 
 struct LinearQuantReport {
@@ -40,8 +44,9 @@ struct ModelQuantReport {
 };
 
 // Options for a scheme name as the CLI and the sweep take it: a scheme of the format table, with
-// "-gptq" appended for GPTQ (integer schemes only); the other options keep their defaults.
-// Throws mq::UsageError naming the scheme when it is unknown or GPTQ cannot apply.
+// "-gptq" appended for GPTQ (integer schemes only) and then "+a8" for dynamic int8 activations
+// (int8 / int4 schemes only), e.g. "int4-g64-gptq+a8"; the other options keep their defaults.
+// Throws mq::UsageError naming the scheme when it is unknown or GPTQ / +a8 cannot apply.
 QuantizeModelOptions quantize_options_for(const std::string& name);
 
 // Wraps quantized storage into the projection the model will run (kernels live behind it).

@@ -260,6 +260,11 @@ inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t
   }
 }
 
+// Decode reads R rows as R separate streams; prefetching this far ahead of each (in bytes) keeps the
+// weights arriving where the hardware prefetcher alone falls behind. Measured on one thread at
+// 4096x4096: fp16 1523 -> 1160 us, bf16 1377 -> 996 us, fp32 2066 -> 1834 us (2048 bytes: no better).
+inline constexpr int64_t kRowPrefetchBytes = 1024;
+
 // One token, R rows at once (decode): each block's activations are loaded once for all R rows, and
 // the per-row work outside the block loop (scales, horizontal sums) is spread over R rows' worth of
 // blocks. Every row keeps two partial sums per block and one scaled accumulator, 3R independent
@@ -278,6 +283,7 @@ inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const 
     for (int k = 0; k < F; ++k) xv[k] = fbatch::load_unaligned(xk + k * L);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
+      __builtin_prefetch(rows[i] + b * L * 4 + kRowPrefetchBytes);  // past the row's end is harmless
       const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(rows[i] + b * L * 4));
       fbatch f[F];
       decode_all<D>(w, f, std::make_integer_sequence<int, F>());
