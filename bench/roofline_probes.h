@@ -22,11 +22,11 @@ inline double fma_peak(int threads) {
   return cache[threads] = mq::fma_peak(threads).median;
 }
 
-// 256-bit vpdpbusd, the width the dynamic kernels use; 0 without VNNI.
+// 512-bit vpdpbusd, the width the dynamic kernels use; 0 without VNNI.
 inline double vnni_peak(int threads) {
   static std::map<int, double> cache;
   if (auto it = cache.find(threads); it != cache.end()) return it->second;
-  return cache[threads] = mq::vnni_peak(threads, 256).median;
+  return cache[threads] = mq::vnni_peak(threads, 512).median;
 }
 
 }  // namespace mqbench

@@ -1,0 +1,80 @@
+0000000000018d60 <void mq::kdetail::(anonymous namespace)::group_steps<mq::kdetail::Vnni16, 4, 4, 1, true, 0ul, 1ul, 2ul, 3ul>(mq::kdetail::Vnni16::I*, mq::kdetail::Vnni16::I*, unsigned char const* const*, signed char const* const*, long, long, std::integer_sequence<unsigned long, 0ul, 1ul, 2ul, 3ul>) [clone .constprop.0]>:
+push   %rbp
+mov    %rsp,%rbp
+push   %r13
+mov    %rsi,%r13
+push   %r12
+mov    %rdi,%r12
+push   %rbx
+vmovdqa64 0xc0(%rdi),%zmm9
+vmovdqa64 0x80(%rdi),%zmm10
+vmovdqa64 0x40(%rdi),%zmm11
+vmovdqa64 (%rdi),%zmm12
+vmovdqa64 0xc0(%rsi),%zmm5
+vmovdqa64 0x80(%rsi),%zmm6
+vmovdqa64 0x40(%rsi),%zmm7
+vmovdqa64 (%rsi),%zmm8
+test   %r8,%r8
+jle    18eb8 <void mq::kdetail::(anonymous namespace)::group_steps<mq::kdetail::Vnni16, 4, 4, 1, true, 0ul, 1ul, 2ul, 3ul>(mq::kdetail::Vnni16::I*, mq::kdetail::Vnni16::I*, unsigned char const* const*, signed char const* const*, long, long, std::integer_sequence<unsigned long, 0ul, 1ul, 2ul, 3ul>) [clone .constprop.0]+0x158>
+mov    (%rdx),%rax
+mov    (%rcx),%r11
+mov    $0xfffffffffffff800,%rbx
+shl    $0x3,%r8
+mov    0x8(%rdx),%r10
+mov    0x10(%rdx),%rcx
+xor    %esi,%esi
+mov    0x18(%rdx),%rdx
+lea    0x800(%rax),%rdi
+sub    %rax,%rbx
+mov    $0xf0f0f0f,%eax
+vpbroadcastd %eax,%zmm0
+data16 cs nopw 0x0(%rax,%rax,1)
+nopl   (%rax)
+vpbroadcastd (%r11,%rsi,1),%zmm3
+vpandd -0x800(%rdi),%zmm0,%zmm1
+lea    (%rbx,%rdi,1),%rax
+vpsrlw $0x4,-0x800(%rdi),%zmm2
+vpandd %zmm0,%zmm2,%zmm2
+vpsrlw $0x4,(%r10,%rax,1),%zmm4
+prefetcht0 (%rdi)
+prefetcht0 0x800(%r10,%rax,1)
+add    %r9,%rdi
+prefetcht0 0x800(%rcx,%rax,1)
+prefetcht0 0x800(%rdx,%rax,1)
+vpdpbusd %zmm3,%zmm1,%zmm12
+vpbroadcastd 0x4(%r11,%rsi,1),%zmm1
+add    $0x8,%rsi
+vpdpbusd %zmm1,%zmm2,%zmm8
+vpandd (%r10,%rax,1),%zmm0,%zmm2
+vpdpbusd %zmm3,%zmm2,%zmm11
+vpandd %zmm0,%zmm4,%zmm2
+vpsrlw $0x4,(%rcx,%rax,1),%zmm4
+vpdpbusd %zmm1,%zmm2,%zmm7
+vpandd (%rcx,%rax,1),%zmm0,%zmm2
+vpdpbusd %zmm3,%zmm2,%zmm10
+vpandd %zmm0,%zmm4,%zmm2
+vpdpbusd %zmm1,%zmm2,%zmm6
+vmovdqa64 (%rdx,%rax,1),%zmm2
+vpsrlw $0x4,%zmm2,%zmm4
+vpandd %zmm0,%zmm2,%zmm2
+vpdpbusd %zmm3,%zmm2,%zmm9
+vpandd %zmm0,%zmm4,%zmm2
+vpdpbusd %zmm1,%zmm2,%zmm5
+cmp    %rsi,%r8
+jne    18df0 <void mq::kdetail::(anonymous namespace)::group_steps<mq::kdetail::Vnni16, 4, 4, 1, true, 0ul, 1ul, 2ul, 3ul>(mq::kdetail::Vnni16::I*, mq::kdetail::Vnni16::I*, unsigned char const* const*, signed char const* const*, long, long, std::integer_sequence<unsigned long, 0ul, 1ul, 2ul, 3ul>) [clone .constprop.0]+0x90>
+vmovdqa64 %zmm12,(%r12)
+vmovdqa64 %zmm11,0x40(%r12)
+vmovdqa64 %zmm10,0x80(%r12)
+vmovdqa64 %zmm9,0xc0(%r12)
+vmovdqa64 %zmm8,0x0(%r13)
+vmovdqa64 %zmm7,0x40(%r13)
+vmovdqa64 %zmm6,0x80(%r13)
+vmovdqa64 %zmm5,0xc0(%r13)
+vzeroupper
+pop    %rbx
+pop    %r12
+pop    %r13
+pop    %rbp
+ret
+nopl   (%rax)
+
