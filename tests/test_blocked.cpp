@@ -126,8 +126,13 @@ TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports b
   const QuantizedLinear dyn(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::dynamic_int8);
   const QuantizedLinear wo(w.data(), 40, 256, Scheme::integer(4, 64));
   CHECK(dyn.storage().total() == 40 * 128 + 40 * 4 * 2);
-  CHECK(dyn.blocked_bytes() == 48 * 128 + 48 * 4 * 2);  // rows padded to 3 blocks of 16
-  CHECK(wo.blocked_bytes() == 0);
+  CHECK(dyn.resident_bytes() == 48 * 128 + 48 * 4 * 2);  // one copy: the block layout, rows padded to 3 x 16
+  CHECK(wo.resident_bytes() == wo.storage().total());
+  CHECK(dyn.weight().codes == wo.weight().codes);  // rebuilt from the blocks, byte for byte
+  CHECK(dyn.weight().scales == wo.weight().scales);
+  CHECK(dyn.weight().name == "weight");
+  CHECK_THROWS_AS(dyn.row_codes(0), UsageError);
+  CHECK(wo.row_codes(1) == wo.row_codes(0) + 128);
   const std::vector<float> x = gaussian_matrix(3, 256, 8);
   std::vector<float> y(3 * 40), yr(3 * 40);
   dyn.forward(x.data(), 3, y.data());

@@ -25,7 +25,7 @@ HalfEmbedding::HalfEmbedding(const float* table, int vocab, int d)
     : e_(table, vocab, d, mq::Scheme::fp16(), mq::ActMode::weight_only, "wte") {}
 
 void HalfEmbedding::lookup(int32_t token, float* out) const {
-  const uint8_t* row = e_.weight().row_codes(token);  // d little-endian fp16 values
+  const uint8_t* row = e_.row_codes(token);  // d little-endian fp16 values
   for (int j = 0; j < dim(); ++j) {
     uint16_t h;
     std::memcpy(&h, row + 2 * j, 2);

@@ -35,7 +35,27 @@ void QuantizedLinear::prepare() {
   if (!supports_dynamic(w_.scheme))
     throw UsageError(fmt::format("QuantizedLinear '{}': dynamic int8 activations need int8 or int4 weights, not {}",
                                  w_.name, w_.scheme.name()));
-  if (blockable(w_)) blocked_ = pack_blocked(w_);  // else gemm() runs the scalar reference
+  if (!blockable(w_)) return;  // gemm() runs the scalar reference
+  blocked_ = pack_blocked(w_);
+  blocked_->name = w_.name;
+  // One copy of the weights in memory: the row-major codes and scales are rebuilt on demand.
+  w_.codes = {};
+  w_.scales = {};
+  w_.zeros = {};
+}
+
+QTensor QuantizedLinear::weight() const {
+  if (!blocked_) return w_;
+  QTensor q = unpack_blocked(*blocked_);
+  q.name = w_.name;
+  return q;
+}
+
+const uint8_t* QuantizedLinear::row_codes(int64_t r) const {
+  if (blocked_)
+    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic mode keeps its codes in 16-row blocks, not rows", w_.name));
+  if (r < 0 || r >= w_.rows) throw UsageError(fmt::format("QuantizedLinear '{}': row {} of {}", w_.name, r, w_.rows));
+  return w_.row_codes(r);
 }
 
 void QuantizedLinear::set_threads(int threads) {

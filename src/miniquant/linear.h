@@ -26,12 +26,17 @@ class QuantizedLinear {
   int64_t out_features() const { return w_.rows; }
   const Scheme& scheme() const { return w_.scheme; }
   ActMode act_mode() const { return act_; }
-  const QTensor& weight() const { return w_; }
+  // The stored tensor (a copy; in dynamic mode rebuilt from the block layout, the only copy held).
+  QTensor weight() const;
+  // Row r's stored codes, for lookups (embeddings). Throws UsageError in dynamic mode, where the
+  // codes live in 16-row blocks.
+  const uint8_t* row_codes(int64_t r) const;
   // Exact bytes of the format: codes + fp16 scales + packed zero-points.
   Storage storage() const { return w_.storage(); }
-  // Dynamic mode also holds the codes in the kernels' 16-row block layout (blocked.h, the same
-  // bytes permuted, plus row padding to 16): its size, 0 in weight-only mode.
-  int64_t blocked_bytes() const { return blocked_ ? blocked_->bytes() : 0; }
+  // Bytes held in memory: in dynamic mode the kernels' 16-row block layout (blocked.h: the same
+  // codes and scales permuted, rows padded to a multiple of 16, one byte per zero-point) replaces the
+  // row-major tensor; otherwise storage().total().
+  int64_t resident_bytes() const { return blocked_ ? blocked_->bytes() : w_.storage().total(); }
   // 0: the kernels' default (set_default_threads / OMP_NUM_THREADS).
   void set_threads(int threads);
 
@@ -40,8 +45,8 @@ class QuantizedLinear {
 
  private:
   void prepare();
-  QTensor w_;  // (out, in)
-  std::optional<BlockedCodes> blocked_;  // dynamic mode, when the scheme has a block layout
+  QTensor w_;  // (out, in); in block mode only its scheme, name and shape (codes and scales moved)
+  std::optional<BlockedCodes> blocked_;  // dynamic mode, when the tensor has a block layout
   ActMode act_ = ActMode::weight_only;
   int threads_ = 0;
 };

@@ -14,6 +14,7 @@
 // It is a permutation of the QTensor's bytes (plus padding), not a dequantized copy.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "miniquant/aligned.h"
@@ -23,6 +24,7 @@ namespace mq {
 
 struct BlockedCodes {
   Scheme scheme;
+  std::string name;  // the tensor's, for messages
   int64_t rows = 0, cols = 0;
   int64_t blocks = 0;     // ceil(rows / 16)
   int64_t cols_pad = 0;   // cols rounded up to a multiple of 8 (per-channel / per-tensor), else cols

@@ -45,6 +45,7 @@ BlockedCodes pack_blocked(const QTensor& w) {
   const Scheme& s = w.scheme;
   BlockedCodes b;
   b.scheme = s;
+  b.name = w.name;
   b.rows = w.rows;
   b.cols = w.cols;
   b.blocks = (w.rows + 15) / 16;
@@ -82,7 +83,7 @@ QTensor unpack_blocked(const BlockedCodes& b) {
   const Scheme& s = b.scheme;
   QTensor w;
   w.scheme = s;
-  w.name = "unpacked";
+  w.name = b.name;
   w.rows = b.rows;
   w.cols = b.cols;
   const Storage st = storage_of(s, b.rows, b.cols);
