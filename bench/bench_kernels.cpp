@@ -16,6 +16,7 @@
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/random.h"
+#include "minigpt/embedding.h"
 #include "minigpt/model.h"
 #include "minigpt/quantized_projection.h"
 #include "roofline_probes.h"
@@ -194,6 +195,8 @@ void BM_model(benchmark::State& st) {
     if (si >= 0) {
       const Scheme s = mq::scheme_table()[static_cast<size_t>(si)];
       bytes = minigpt::quantize_model(*model, s, act);
+      // As in the sweep: a quantized model stores its tied embedding (and LM head) in fp16.
+      model->set_embedding(std::make_unique<minigpt::HalfEmbedding>(model->param("wte"), c.vocab_size, c.d_model));
       name = s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "");
     }
     key = k;
