@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "miniquant/error.h"
@@ -53,6 +54,18 @@ Case make_case(const Scheme& s, int64_t rows, int64_t cols, uint64_t seed) {
   return c;
 }
 
+// Token t times row r in fp64 from the dequantized weights, and sum |mag| |x|, the scale of the
+// float rounding errors.  x: (n, cols).
+std::pair<double, double> exact_dot(const Case& c, const std::vector<float>& x, int64_t t, int64_t r) {
+  const int64_t cols = c.q.cols;
+  double exact = 0.0, bound = 0.0;
+  for (int64_t k = 0; k < cols; ++k) {
+    exact += c.wq[r * cols + k] * x[t * cols + k];
+    bound += c.mag[r * cols + k] * std::fabs(x[t * cols + k]);
+  }
+  return {exact, bound};
+}
+
 // Runs gemm on misaligned copies of x and y (offset by one float) and returns y.
 std::vector<float> run_misaligned(const QTensor& q, const std::vector<float>& x, int64_t n, const KernelOptions& o) {
   std::vector<float> xb(x.size() + 1), yb(static_cast<size_t>(n * q.rows) + 1, -1.0f);
@@ -88,11 +101,7 @@ TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
             std::string where;
             for (int64_t t = 0; t < n; ++t)
               for (int64_t r = 0; r < rows; ++r) {
-                double exact = 0.0, bound = 0.0;
-                for (int64_t k = 0; k < cols; ++k) {
-                  exact += c.wq[r * cols + k] * x[t * cols + k];
-                  bound += c.mag[r * cols + k] * std::fabs(x[t * cols + k]);
-                }
+                auto [exact, bound] = exact_dot(c, x, t, r);
                 // Every product meets at most cols + gpr + 16 float roundings (fma chains, lane sums,
                 // group scaling, the z * sum(x) term) on its way into y: gamma of that count.
                 bound = gamma(cols + gpr + 16) * bound + 1e-30;
@@ -129,11 +138,7 @@ TEST_CASE("batch 64 and many groups") {
       double worst = 0.0;
       for (int64_t t = 0; t < n; ++t)
         for (int64_t r = 0; r < rows; ++r) {
-          double exact = 0.0, bound = 0.0;
-          for (int64_t k = 0; k < cols; ++k) {
-            exact += c.wq[r * cols + k] * x[t * cols + k];
-            bound += c.mag[r * cols + k] * std::fabs(x[t * cols + k]);
-          }
+          const auto [exact, bound] = exact_dot(c, x, t, r);
           worst = std::max(worst, std::fabs(y[t * rows + r] - exact) / (gamma(cols + cols / 32 + 16) * bound));
         }
       CAPTURE(s.name());
