@@ -37,7 +37,6 @@ void QuantizedLinear::prepare() {
                                  w_.name, w_.scheme.name()));
   if (!blockable(w_)) return;  // gemm() runs the scalar reference
   blocked_ = pack_blocked(w_);
-  blocked_->name = w_.name;
   // One copy of the weights in memory: the row-major codes and scales are rebuilt on demand.
   w_.codes = {};
   w_.scales = {};
@@ -45,10 +44,7 @@ void QuantizedLinear::prepare() {
 }
 
 QTensor QuantizedLinear::weight() const {
-  if (!blocked_) return w_;
-  QTensor q = unpack_blocked(*blocked_);
-  q.name = w_.name;
-  return q;
+  return blocked_ ? unpack_blocked(*blocked_) : w_;
 }
 
 const uint8_t* QuantizedLinear::row_codes(int64_t r) const {

@@ -23,6 +23,13 @@ inline Slot slot(int bits, int64_t lane, int64_t c8) {
   return {lane * 4 + c8 % 4, c8 >= 4};
 }
 
+// Columns per group in the block layout: the group width, or the whole row padded to a multiple
+// of 8 columns when the row has one scale.
+int64_t group_columns(const QTensor& w) {
+  if (w.scheme.groups_per_row(w.cols) > 1) return w.scheme.group_width(w.cols);
+  return (w.cols + 7) / 8 * 8;
+}
+
 }  // namespace
 
 int64_t BlockedCodes::bytes() const {
@@ -32,9 +39,8 @@ int64_t BlockedCodes::bytes() const {
 bool blockable(const QTensor& w) {
   const Scheme& s = w.scheme;
   if (!s.is_integer() || (s.bits != 8 && s.bits != 4)) return false;
-  const int64_t gpr = s.groups_per_row(w.cols);
-  const int64_t gk = gpr > 1 ? s.group_width(w.cols) : (w.cols + 7) / 8 * 8;
-  return (gpr <= 1 || gk % 8 == 0) && gk <= kMaxBlockedGroup;
+  const int64_t gk = group_columns(w);
+  return gk % 8 == 0 && gk <= kMaxBlockedGroup;
 }
 
 BlockedCodes pack_blocked(const QTensor& w) {
@@ -50,8 +56,8 @@ BlockedCodes pack_blocked(const QTensor& w) {
   b.cols = w.cols;
   b.blocks = (w.rows + 15) / 16;
   b.groups = s.groups_per_row(w.cols);
-  b.cols_pad = b.groups > 1 ? w.cols : (w.cols + 7) / 8 * 8;
-  b.group_k = b.groups > 1 ? s.group_width(w.cols) : b.cols_pad;
+  b.group_k = group_columns(w);
+  b.cols_pad = b.groups * b.group_k;
   b.step_bytes = s.bits == 8 ? 128 : 64;
   b.zero_sym = 1 << (s.bits - 1);
   const int64_t steps = b.cols_pad / 8;
@@ -102,7 +108,6 @@ QTensor unpack_blocked(const BlockedCodes& b) {
     pack_fields(fields.data(), b.cols, s.bits, w.codes.data() + r * w.row_bytes());
     for (int64_t g = 0; g < b.groups; ++g) {
       const int64_t si = s.group == kPerTensor ? 0 : r * b.groups + g;
-      if (si >= static_cast<int64_t>(w.scales.size())) continue;
       w.scales[si] = b.block_scales(blk, g)[lane];
       if (!s.symmetric) zero_fields[si] = b.block_zeros(blk, g)[lane];
     }

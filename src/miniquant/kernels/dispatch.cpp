@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
 
 #include "miniquant/error.h"
 #include "miniquant/kernels/kernels.h"
@@ -25,13 +26,18 @@ int default_threads() {
 
 bool supports_dynamic(const Scheme& s) { return s.is_integer() && (s.bits == 8 || s.bits == 4); }
 
-void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt) {
-  if (n < 0) throw UsageError("gemm: negative token count");
-  if (n == 0 || w.rows == 0) return;
-  if (w.cols == 0) {  // an empty dot product; such tensors also have no scales to read
-    std::fill(y, y + n * w.rows, 0.0f);
-    return;
+bool empty_product(int64_t rows, int64_t cols, int64_t n, float* y, const char* who) {
+  if (n < 0) throw UsageError(std::string(who) + ": negative token count");
+  if (n == 0 || rows == 0) return true;
+  if (cols == 0) {  // an empty dot product; such tensors also have no scales to read
+    std::fill(y, y + n * rows, 0.0f);
+    return true;
   }
+  return false;
+}
+
+void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt) {
+  if (empty_product(w.rows, w.cols, n, y, "gemm")) return;
   const int threads = opt.threads > 0 ? opt.threads : default_threads();
   if (opt.act == ActMode::dynamic_int8) {
     if (!supports_dynamic(w.scheme))

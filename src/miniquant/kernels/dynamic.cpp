@@ -20,6 +20,7 @@
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
+#include "miniquant/kernels/word_kernel.h"
 
 namespace mq {
 namespace kdetail {
@@ -35,7 +36,6 @@ struct Portable16 {
     std::memcpy(u.v, p, 64);
     return u;
   }
-  static void prefetch(const uint8_t*) {}
   static void nibbles(const U& w, U& lo, U& hi) {
     for (int i = 0; i < 64; ++i) {
       lo.v[i] = w.v[i] & 0x0F;
@@ -80,7 +80,6 @@ struct Acts {
   int64_t n = 0, ld = 0, groups = 0;
   mq::AlignedVector<int8_t> a;  // (n, ld)
   std::vector<int32_t> sum;     // (n, groups) sum of a over each group
-  std::vector<int32_t> zsum;    // (n, groups) -zero_sym * sum: symmetric schemes' zero-point term
   std::vector<float> sx;        // (n)
 };
 
@@ -91,7 +90,6 @@ Acts quantize_acts(const BlockedCodes& w, const float* x, int64_t n, int threads
   p.groups = w.groups;
   p.a.assign(static_cast<size_t>(n * p.ld), 0);
   p.sum.assign(static_cast<size_t>(n * w.groups), 0);
-  p.zsum.assign(p.sum.size(), 0);
   p.sx.resize(static_cast<size_t>(n));
 #pragma omp parallel for num_threads(threads) if (n >= 4)
   for (int64_t t = 0; t < n; ++t) {
@@ -101,7 +99,6 @@ Acts quantize_acts(const BlockedCodes& w, const float* x, int64_t n, int threads
       int32_t s = 0;
       for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) s += at[c];
       p.sum[t * w.groups + g] = s;
-      p.zsum[t * w.groups + g] = -w.zero_sym * s;
     }
   }
   return p;
@@ -135,10 +132,8 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
     const int64_t off = 8 * s;
     auto block = [&]<size_t r, size_t... K>(std::integral_constant<size_t, r>, std::index_sequence<K...>) {
       const uint8_t* q = wp[r] + s * step_bytes;
-      {  // the loop streams the weights
-        Isa::prefetch(q + kPrefetchBytes);
-        if constexpr (Bits == 8) Isa::prefetch(q + kPrefetchBytes + 64);
-      }
+      __builtin_prefetch(q + kPrefetchBytes);  // the loop streams the weights; past the end is harmless
+      if constexpr (Bits == 8) __builtin_prefetch(q + kPrefetchBytes + 64);
       U u0, u1;
       if constexpr (Bits == 8) {
         u0 = Isa::load(q);
@@ -176,7 +171,7 @@ void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y
     for (int r = 0; r < R; ++r)
       for (int t = 0; t < T; ++t) {
         const int64_t gi = (t0 + t) * p.groups + g;
-        acc[r * T + t] = Sym ? Isa::iset(p.zsum[gi]) : Isa::izeros(w.block_zeros(b0 + r, g), p.sum[gi]);
+        acc[r * T + t] = Sym ? Isa::iset(-w.zero_sym * p.sum[gi]) : Isa::izeros(w.block_zeros(b0 + r, g), p.sum[gi]);
       }
     for (int t = 0; t < T; ++t) ap[t] = p.a.data() + (t0 + t) * p.ld + g * w.group_k;
     group_steps<Isa, Bits, R, T, kSplit>(acc, acc2, wp, ap, steps, w.step_bytes, std::make_index_sequence<R * T>());
@@ -242,14 +237,8 @@ void dispatch(const BlockedCodes& w, const Acts& p, float* y, int threads) {
 bool has_vnni_path() { return kdetail::Vnni16::kAvailable; }
 
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  if (n < 0) throw UsageError("gemm_blocked: negative token count");
-  if (n == 0 || w.rows == 0) return;
-  if (w.cols == 0) {
-    std::fill(y, y + n * w.rows, 0.0f);
-    return;
-  }
-  int nt = threads > 0 ? threads : default_threads();
-  if (w.rows * w.cols * n < (int64_t{1} << 16)) nt = 1;  // too little work to wake a second thread
+  if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
+  const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt);
   if constexpr (kdetail::Vnni16::kAvailable) {
     if (use_isa) return kdetail::dispatch<kdetail::Vnni16>(w, p, y, nt);

@@ -68,7 +68,6 @@ struct Vnni16 {
   using I = __m512i;   // 16 x int32 partial dots
   using Fv = __m512;   // 16 x float sums
   static U load(const uint8_t* p) { return _mm512_load_si512(p); }  // blocks are 64-byte aligned
-  static void prefetch(const uint8_t* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
   // 16 rows x 8 int4 fields: low nibbles (columns 0-3 of the step) and high nibbles (columns 4-7).
   static void nibbles(const U& w, U& lo, U& hi) {
     const __m512i m = _mm512_set1_epi8(0x0F);

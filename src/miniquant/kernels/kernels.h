@@ -19,6 +19,10 @@ struct KernelOptions {
   bool use_isa = true;                 // false forces the portable path (tests compare both)
 };
 
+// Shapes with nothing to multiply: throws UsageError (naming `who`) for n < 0; returns true, with
+// y (n, rows) zero-filled, when n, rows or cols is 0.
+bool empty_product(int64_t rows, int64_t cols, int64_t n, float* y, const char* who);
+
 // Threads used when KernelOptions::threads == 0. Starts at omp_get_max_threads().
 void set_default_threads(int n);
 int default_threads();

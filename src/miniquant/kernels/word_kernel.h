@@ -23,6 +23,7 @@
 
 #include "miniquant/half.h"
 #include "miniquant/kernels/isa_x86.h"
+#include "miniquant/kernels/kernels.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize.h"
 
@@ -340,7 +341,7 @@ inline void zero_terms(const float* sz, const float* xg, int64_t gpr, int64_t n,
 }
 
 inline int effective_threads(int threads, int64_t work) {
-  int nt = threads > 0 ? threads : omp_get_max_threads();
+  int nt = threads > 0 ? threads : default_threads();
   if (work < (int64_t{1} << 16)) nt = 1;  // a fork/join costs more than such a product
   return std::max(1, nt);
 }
