@@ -1,5 +1,7 @@
 // Runs the built `miniquant` binary and captures what it prints and its exit code.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <filesystem>
 #include <string>
 
@@ -25,15 +27,16 @@ inline std::string write_test_file(const std::string& dir, const std::string& na
 }
 
 // Trains a tiny MiniGPT of config `model_json` for `steps` steps with `miniquant train` (seed 42) into
-// dir/tiny.safetensors (log in dir/train.log); returns the checkpoint path, or "" with the CLI's
-// output in `log` when training failed.
-inline std::string train_tiny(const std::string& dir, const std::string& model_json, int steps, std::string* log) {
+// dir/tiny.safetensors (log in dir/train.log) and returns the checkpoint path; a failed training
+// fails the calling test with the CLI's output.
+inline std::string train_tiny(const std::string& dir, const std::string& model_json, int steps) {
   const std::string model = write_test_file(dir, "model.json", model_json);
   const std::string train = write_test_file(dir, "train.json", "{\"steps\": " + std::to_string(steps) + R"(, "batch": 2, "lr": 0.001, "warmup": 1, "min_lr": 0.0001,
       "weight_decay": 0.1, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "clip": 1.0, "seed": 42, "eval_interval": 2,
       "eval_batches": 1, "checkpoint_interval": 0, "checkpoint_path": "", "resume_from": ""})");
   const std::string out = dir + "/tiny.safetensors";
   const CliResult r = run_cli("train --config " + model + " --train-config " + train + " --out " + out + " --log " + dir + "/train.log");
-  if (log) *log = r.out;
-  return r.code == 0 ? out : std::string();
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  return out;
 }
