@@ -15,6 +15,7 @@
 #include <Eigen/Core>
 
 #include "miniquant/gptq.h"
+#include "miniquant/util/timer.h"
 #include "miniquant/hessian.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
@@ -97,7 +98,7 @@ void BM_quantize(benchmark::State& state) {
     const auto t0 = std::chrono::steady_clock::now();
     if (method == 0) benchmark::DoNotOptimize(mq::quantize(w.data(), sh.out, sh.in, scheme()).codes.data());
     else benchmark::DoNotOptimize(mq::gptq_quantize(w.data(), sh.out, sh.in, h, scheme(), o).q.codes.data());
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best, mq::seconds_since(t0));
   }
   state.counters["x12_s"] = kLayers * best;  // this shape's share of a whole 12-layer model
   const char* methods[] = {"rtn", "gptq", "gptq-act-order"};

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "miniquant/io.h"
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
 
 struct CliResult {
   int code = -1;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "minigpt/story.h"
+#include "minigpt/corpus/story.h"
 
 namespace mqtest {
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "miniquant/error.h"
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 #include "story_enumerator.h"
 
 using namespace minigpt;

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/sysinfo.h"
 
 namespace {
 

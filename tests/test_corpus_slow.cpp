@@ -6,7 +6,7 @@
 #include <chrono>
 #include <unordered_set>
 
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 #include "minigpt/tokenizer.h"
 #include "story_enumerator.h"
 

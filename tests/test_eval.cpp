@@ -7,7 +7,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/random.h"
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 #include "minigpt/eval.h"
 #include "minigpt/params.h"
 

@@ -13,8 +13,8 @@
 #include "miniquant/quantize.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/checkpoint.h"
-#include "minigpt/corpus.h"
-#include "minigpt/lexicon.h"
+#include "minigpt/corpus/corpus.h"
+#include "minigpt/corpus/lexicon.h"
 #include "minigpt/quantized_checkpoint.h"
 #include "minigpt/tokenizer.h"
 

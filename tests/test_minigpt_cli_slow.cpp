@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "miniquant/error.h"
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 #include "miniquant/npy.h"
 
 using namespace mq;

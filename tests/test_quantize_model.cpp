@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "miniquant/error.h"
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/params.h"
 #include "minigpt/quantize_model.h"

@@ -6,31 +6,31 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ceilings.h"
-#include "experiment_io.h"
-#include "miniquant/io.h"
-#include "pareto.h"
-#include "sweep.h"
-#include "sweep_report.h"
+#include "experiments/ceilings.h"
+#include "experiments/experiment_io.h"
+#include "miniquant/util/io.h"
+#include "experiments/pareto.h"
+#include "experiments/sweep.h"
+#include "experiments/sweep_report.h"
 
-using namespace mqcli;
+using namespace mqexp;
 
 TEST_CASE("Pareto frontier: lower-left points, ties, failures") {
   // (bytes, ppl):        a: big, best   b: dominated by a   c: small, worse   d: smallest, worst
   //                      e: duplicate of c (both stay on)   f: failed (NaN)   g: same bytes as a, worse ppl
   const std::vector<std::pair<double, double>> pts = {{100, 10.0}, {120, 10.5}, {30, 11.0}, {10, 20.0},
                                                       {30, 11.0},  {5, NAN},    {100, 10.2}};
-  const std::vector<bool> on = pareto_frontier(pts);
+  const std::vector<bool> on = mqexp::pareto_frontier(pts);
   CHECK(on == std::vector<bool>{true, false, true, true, true, false, false});
-  CHECK(pareto_frontier({}).empty());
-  CHECK(pareto_frontier({{1, 1}}) == std::vector<bool>{true});
+  CHECK(mqexp::pareto_frontier({}).empty());
+  CHECK(mqexp::pareto_frontier({{1, 1}}) == std::vector<bool>{true});
   // A single point that beats everything on both axes leaves only itself.
-  CHECK(pareto_frontier({{3, 3}, {1, 1}, {2, 5}, {5, 2}}) == std::vector<bool>{false, true, false, false});
+  CHECK(mqexp::pareto_frontier({{3, 3}, {1, 1}, {2, 5}, {5, 2}}) == std::vector<bool>{false, true, false, false});
 
   nlohmann::json res = {{"schemes", {{{"scheme", "a"}, {"status", "ok"}, {"bytes", 10}, {"ppl", 2.0}},
                                      {{"scheme", "b"}, {"status", "failed"}, {"error", "x"}},
                                      {{"scheme", "c"}, {"status", "ok"}, {"bytes", 20}, {"ppl", 2.5}}}}};
-  mark_pareto(res);
+  mqexp::mark_pareto(res);
   CHECK(res["schemes"][0]["on_pareto_frontier"] == true);
   CHECK(res["schemes"][1]["on_pareto_frontier"] == false);
   CHECK(res["schemes"][2]["on_pareto_frontier"] == false);
@@ -49,21 +49,21 @@ TEST_CASE("roofline bound: the level the working set fits in, and the lower of b
         {{"kind", "bandwidth"}, {"level", "L3"}, {"threads", 2}, {"median", 40.0}},
         {{"kind", "bandwidth"}, {"level", "DRAM"}, {"threads", 2}, {"median", 10.0}},
         {{"kind", "bandwidth"}, {"level", "L1"}, {"threads", 2}, {"median", 400.0}}}}};
-  CHECK(level_for(c, 40000, 1) == "L1");
-  CHECK(level_for(c, 60000, 1) == "L2");
-  CHECK(level_for(c, 1.5 * (1 << 20), 2) == "L2");  // private L2: 2 threads hold 2 MiB
-  CHECK(level_for(c, 1.5 * (1 << 20), 1) == "L3");
-  CHECK(level_for(c, 64.0 * (1 << 20), 2) == "DRAM");
-  Bound b = roofline_bound(c, 0.5, 100e6, 2);  // DRAM: 0.5 FLOP/B x 10 GB/s = 5 GFLOP/s < 200
+  CHECK(mqexp::level_for(c, 40000, 1) == "L1");
+  CHECK(mqexp::level_for(c, 60000, 1) == "L2");
+  CHECK(mqexp::level_for(c, 1.5 * (1 << 20), 2) == "L2");  // private L2: 2 threads hold 2 MiB
+  CHECK(mqexp::level_for(c, 1.5 * (1 << 20), 1) == "L3");
+  CHECK(mqexp::level_for(c, 64.0 * (1 << 20), 2) == "DRAM");
+  mqexp::Bound b = mqexp::roofline_bound(c, 0.5, 100e6, 2);  // DRAM: 0.5 FLOP/B x 10 GB/s = 5 GFLOP/s < 200
   CHECK(b.level == "DRAM");
   CHECK(b.attainable == doctest::Approx(5e9));
   CHECK(b.ceiling == "DRAM read bandwidth (2 threads)");
-  b = roofline_bound(c, 100.0, 16e6, 2);  // L3: 100 x 40 = 4000 > 200: compute-bound
+  b = mqexp::roofline_bound(c, 100.0, 16e6, 2);  // L3: 100 x 40 = 4000 > 200: compute-bound
   CHECK(b.attainable == doctest::Approx(200e9));
   CHECK(b.ceiling == "fp32 peak (2 threads)");
-  b = roofline_bound(c, 1.0, 80e3, 3);  // 3 threads: the closest measured count is 2, L1 at 2 threads
+  b = mqexp::roofline_bound(c, 1.0, 80e3, 3);  // 3 threads: the closest measured count is 2, L1 at 2 threads
   CHECK(b.level == "L1");
-  CHECK_THROWS(roofline_bound(c, 1.0, 30e3, 1));  // no L1 figure for 1 thread
+  CHECK_THROWS(mqexp::roofline_bound(c, 1.0, 30e3, 1));  // no L1 figure for 1 thread
 }
 
 TEST_CASE("README generated block: replaced between markers, appended when missing") {
@@ -71,31 +71,31 @@ TEST_CASE("README generated block: replaced between markers, appended when missi
   std::filesystem::create_directories(dir);
   const std::string p = dir + "/README.md";
   std::filesystem::remove(p);
-  update_generated_block(p, "first\n", "Title");
+  mqexp::update_generated_block(p, "first\n", "Title");
   std::string t = mq::read_file(p);
   CHECK(t.rfind("# Title\n", 0) == 0);
-  CHECK(generated_block(t) == "first\n");
+  CHECK(mqexp::generated_block(t) == "first\n");
   mq::write_file_atomic(p, "# Mine\n\nprose before\n\n" + t.substr(t.find("<!--")) + "\nprose after\n");
-  update_generated_block(p, "second\nline\n", "Title");
+  mqexp::update_generated_block(p, "second\nline\n", "Title");
   t = mq::read_file(p);
-  CHECK(generated_block(t) == "second\nline\n");
+  CHECK(mqexp::generated_block(t) == "second\nline\n");
   CHECK(t.find("prose before") != std::string::npos);
   CHECK(t.find("prose after") != std::string::npos);
   CHECK(t.find("first") == std::string::npos);
-  CHECK(generated_block("no markers") == "");
+  CHECK(mqexp::generated_block("no markers") == "");
 }
 
 TEST_CASE("the committed sweep README is the rendering of the committed results.json") {
   const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve";
   REQUIRE(std::filesystem::exists(dir + "/results.json"));
-  const nlohmann::json results = read_json(dir + "/results.json");
-  const nlohmann::json manifest = read_json(dir + "/manifest.json");
-  CHECK(generated_block(mq::read_file(dir + "/README.md")) == sweep_readme_block(results, manifest));
+  const nlohmann::json results = mqexp::read_json(dir + "/results.json");
+  const nlohmann::json manifest = mqexp::read_json(dir + "/manifest.json");
+  CHECK(mqexp::generated_block(mq::read_file(dir + "/README.md")) == mqexp::sweep_readme_block(results, manifest));
   // The seven schemes, each with its measured fields.
-  REQUIRE(results["schemes"].size() >= default_sweep_schemes().size());
-  for (size_t i = 0; i < default_sweep_schemes().size(); ++i) {
+  REQUIRE(results["schemes"].size() >= mqexp::default_sweep_schemes().size());
+  for (size_t i = 0; i < mqexp::default_sweep_schemes().size(); ++i) {
     const auto& r = results["schemes"][i];
-    CHECK(r["scheme"] == default_sweep_schemes()[i]);
+    CHECK(r["scheme"] == mqexp::default_sweep_schemes()[i]);
     CHECK(r["status"] == "ok");
     for (const char* k : {"ppl", "verb_tense_accuracy", "bytes", "bytes_linear", "bits_per_weight", "decode_gflops"})
       CHECK(r[k].get<double>() > 0);

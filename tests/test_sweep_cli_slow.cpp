@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "miniquant/error.h"
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 #include "minigpt/tokenizer.h"
 
 using namespace minigpt;

@@ -8,8 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "miniquant/util/timer.h"
 #include "miniquant/error.h"
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 #include "minigpt/tokenizer.h"
 
 namespace mqcli {
@@ -49,7 +50,7 @@ void run(const CorpusOptions& o) {
   cfg.seed = o.seed;
   const auto t0 = std::chrono::steady_clock::now();
   const auto corpus = minigpt::generate_corpus(lex, cfg);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = mq::seconds_since(t0);
   const auto tok = minigpt::Tokenizer::build(corpus.train);
 
   const std::pair<const char*, const std::vector<minigpt::Story>*> splits[] = {

@@ -6,15 +6,16 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "miniquant/util/timer.h"
 #include "minigpt/eval.h"
-#include "workspace.h"
+#include "experiments/workspace.h"
 
 namespace mqcli {
 namespace {
 
 struct EvalOptions {
-  std::string model = kDefaultModel;
-  std::string lexicon = kDefaultLexicon;
+  std::string model = mqexp::kDefaultModel;
+  std::string lexicon = mqexp::kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
   int window = 0;  // 0: the model's n_ctx
   int stride = 0;  // 0: window / 2
@@ -28,9 +29,9 @@ nlohmann::json score_json(const minigpt::ConstructionScore& s) {
 
 void run(const EvalOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
-  const LoadedModel lm = load_checkpoint(o.model, &c.tok);
-  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
+  const mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
+  const double load_s = mq::seconds_since(t0);
 
   const int window = o.window > 0 ? o.window : lm.model.config().n_ctx;
   const int stride = o.stride > 0 ? o.stride : window / 2;

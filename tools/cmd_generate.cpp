@@ -8,13 +8,13 @@
 #include "commands.h"
 #include "miniquant/error.h"
 #include "miniquant/random.h"
-#include "workspace.h"
+#include "experiments/workspace.h"
 
 namespace mqcli {
 namespace {
 
 struct GenerateOptions {
-  std::string model = kDefaultModel;
+  std::string model = mqexp::kDefaultModel;
   std::string prompt;
   int tokens = 60;
   double temperature = 0.8;
@@ -35,7 +35,7 @@ int32_t sample(const std::vector<float>& logits, double temperature, mq::Rng& rn
 }
 
 void run(const GenerateOptions& o) {
-  LoadedModel lm = load_checkpoint(o.model);
+  mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model);
   std::vector<int32_t> ids{minigpt::Tokenizer::kSepId};  // a story starts after a separator
   const std::vector<int32_t> prompt = lm.tok.encode_text(o.prompt);
   ids.insert(ids.end(), prompt.begin(), prompt.end());

@@ -11,16 +11,16 @@
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_checkpoint.h"
 #include "minigpt/quantized_projection.h"
-#include "workspace.h"
+#include "experiments/workspace.h"
 
 namespace mqcli {
 namespace {
 
 struct QuantizeOptions {
-  std::string model = kDefaultModel;
+  std::string model = mqexp::kDefaultModel;
   std::string scheme = "int4-g64-gptq";
   std::string out;
-  std::string lexicon = kDefaultLexicon;
+  std::string lexicon = mqexp::kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
   int calib = 128;
   double percdamp = 0.01;
@@ -43,8 +43,8 @@ void run(const QuantizeOptions& o) {
   qo.gptq_options.block = o.block;
   qo.gptq_options.act_order = o.act_order;
 
-  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
-  LoadedModel lm = load_checkpoint(o.model, &c.tok);
+  const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
+  mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   std::vector<std::vector<int32_t>> calib;
   if (gptq)
     calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), o.calib, lm.model.config().n_ctx);
@@ -74,7 +74,7 @@ void run(const QuantizeOptions& o) {
                          {"storage_scheme", qo.scheme.name()},
                          {"method", gptq ? "gptq" : "rtn"},
                          {"seed", o.seed}};
-  if (gptq) info["gptq"] = gptq_settings_json(qo, o.calib);
+  if (gptq) info["gptq"] = mqexp::gptq_settings_json(qo, o.calib);
   if (!o.out.empty()) save_quantized_model(o.out, lm.model, layers, lm.meta, info.dump());
   info["linear_bytes"] = bytes;
   info["calibration_seconds"] = rep.calibration_seconds;

@@ -6,11 +6,12 @@
 
 #include <fmt/core.h>
 
-#include "ceilings.h"
+#include "experiments/ceilings.h"
+#include "miniquant/util/timer.h"
 #include "commands.h"
-#include "experiment_io.h"
-#include "miniquant/sysinfo.h"
-#include "progress.h"
+#include "experiments/experiment_io.h"
+#include "miniquant/util/sysinfo.h"
+#include "experiments/progress.h"
 
 namespace mqcli {
 namespace {
@@ -40,27 +41,27 @@ std::string readme_block(const nlohmann::json& j) {
 }
 
 void run(const RooflineOptions& o, const std::string& command) {
-  const std::vector<int> threads = o.threads.empty() ? default_ceiling_threads() : o.threads;
+  const std::vector<int> threads = o.threads.empty() ? mqexp::default_ceiling_threads() : o.threads;
   std::filesystem::create_directories(o.out);
   const auto t0 = std::chrono::steady_clock::now();
-  Progress progress(1);
-  const nlohmann::json measured = measure_ceilings(threads, [&](int done, int total, const std::string& what) {
-    progress.update(done, total, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), what);
+  mqexp::Progress progress(1);
+  const nlohmann::json measured = mqexp::measure_ceilings(threads, [&](int done, int total, const std::string& what) {
+    progress.update(done, total, mq::seconds_since(t0), what);
   });
   nlohmann::json j = measured;
   j["command"] = command;
   j["date"] = mq::utc_now_iso8601();
-  j["machine"] = machine_json();
-  j["build"] = build_json();
-  j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  j["machine"] = mqexp::machine_json();
+  j["build"] = mqexp::build_json();
+  j["seconds"] = mq::seconds_since(t0);
   const std::string json_path = o.out + "/ceilings.json";
-  write_json_atomic(json_path, j);
+  mqexp::write_json_atomic(json_path, j);
   fmt::print("wrote {}\n", json_path);
   if (o.plot) {
-    run_plot("roofline.py", {json_path, o.out + "/roofline.png"});
+    mqexp::run_plot("roofline.py", {json_path, o.out + "/roofline.png"});
     fmt::print("wrote {}/roofline.png\n", o.out);
   }
-  update_generated_block(o.out + "/README.md", readme_block(j), "01-roofline: this machine's ceilings");
+  mqexp::update_generated_block(o.out + "/README.md", readme_block(j), "01-roofline: this machine's ceilings");
   for (const auto& c : j.at("ceilings"))
     fmt::print("  {:<24} {} thr  {:9.1f} {}\n", c.at("name").get<std::string>(), c.at("threads").get<int>(),
                c.at("median").get<double>(), c.at("unit").get<std::string>());

@@ -8,22 +8,23 @@
 
 #include <fmt/core.h>
 
-#include "ceilings.h"
+#include "experiments/ceilings.h"
+#include "miniquant/util/timer.h"
 #include "commands.h"
-#include "experiment_io.h"
+#include "experiments/experiment_io.h"
 #include "miniquant/error.h"
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/sysinfo.h"
 #include "minigpt/quantize_model.h"
-#include "progress.h"
-#include "sweep.h"
-#include "sweep_report.h"
-#include "workspace.h"
+#include "experiments/progress.h"
+#include "experiments/sweep.h"
+#include "experiments/sweep_report.h"
+#include "experiments/workspace.h"
 
 namespace mqcli {
 namespace {
 
 struct SweepCli {
-  SweepOptions o;
+  mqexp::SweepOptions o;
   std::string out = MQ_SOURCE_DIR "/experiments/26-quant-curve";
   std::string ceilings = MQ_SOURCE_DIR "/experiments/01-roofline/ceilings.json";
   std::vector<std::string> extra;
@@ -35,46 +36,46 @@ struct SweepCli {
 void write_report(const std::string& out, const nlohmann::json& results, const nlohmann::json& manifest,
                   const std::string& ceilings_path, bool plot) {
   if (plot) {
-    run_plot("pareto.py", {out + "/results.json", out + "/pareto.png"});
-    run_plot("verb_tense_accuracy.py", {out + "/results.json", out + "/verb_tense_accuracy.png"});
-    run_plot("roofline_overlay.py", {out + "/results.json", ceilings_path, out + "/roofline_overlay.png"});
+    mqexp::run_plot("pareto.py", {out + "/results.json", out + "/pareto.png"});
+    mqexp::run_plot("verb_tense_accuracy.py", {out + "/results.json", out + "/verb_tense_accuracy.png"});
+    mqexp::run_plot("roofline_overlay.py", {out + "/results.json", ceilings_path, out + "/roofline_overlay.png"});
   }
-  update_generated_block(out + "/README.md", sweep_readme_block(results, manifest),
+  mqexp::update_generated_block(out + "/README.md", mqexp::sweep_readme_block(results, manifest),
                          "26-quant-curve: what each quantization scheme costs and buys");
 }
 
 void run(SweepCli& cli) {
   if (cli.report_only) {
-    const nlohmann::json results = read_json(cli.out + "/results.json");
+    const nlohmann::json results = mqexp::read_json(cli.out + "/results.json");
     const std::string ceil = cli.out + "/" + results.value("ceilings_file", std::string("ceilings.json"));
-    write_report(cli.out, results, read_json(cli.out + "/manifest.json"), ceil, cli.plot);
+    write_report(cli.out, results, mqexp::read_json(cli.out + "/manifest.json"), ceil, cli.plot);
     fmt::print("redrew the figures and README of {} from its results.json\n", cli.out);
     return;
   }
-  SweepOptions& o = cli.o;
-  if (o.schemes.empty()) o.schemes = default_sweep_schemes();
+  mqexp::SweepOptions& o = cli.o;
+  if (o.schemes.empty()) o.schemes = mqexp::default_sweep_schemes();
   o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
   std::filesystem::create_directories(cli.out);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string date = mq::utc_now_iso8601();
-  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const auto elapsed = [&] { return mq::seconds_since(t0); };
   fmt::print(stderr, "sweep: seed {}, {} schemes, {} threads -> {}\n", o.seed, o.schemes.size(), omp_get_max_threads(), cli.out);
 
   // Ceilings for the roofline bound of each decode dot: 01-roofline's, or measured now.
   std::string ceilings_path = cli.ceilings;
   if (std::filesystem::exists(cli.ceilings)) {
-    o.ceilings = read_json(cli.ceilings);
+    o.ceilings = mqexp::read_json(cli.ceilings);
   } else {
     fmt::print(stderr, "sweep: {} not found; measuring the ceilings now\n", cli.ceilings);
-    o.ceilings = measure_ceilings(default_ceiling_threads(), [](int, int, const std::string&) {});
-    o.ceilings["machine"] = machine_json();
+    o.ceilings = mqexp::measure_ceilings(mqexp::default_ceiling_threads(), [](int, int, const std::string&) {});
+    o.ceilings["machine"] = mqexp::machine_json();
     o.ceilings["date"] = date;
     ceilings_path = cli.out + "/ceilings.json";
-    write_json_atomic(ceilings_path, o.ceilings);
+    mqexp::write_json_atomic(ceilings_path, o.ceilings);
   }
 
-  Progress progress(1);
-  SweepRun run = run_sweep(o, [&](int done, int total, const std::string& what) {
+  mqexp::Progress progress(1);
+  mqexp::SweepRun run = mqexp::run_sweep(o, [&](int done, int total, const std::string& what) {
     progress.update(done, total, elapsed(), what);
   });
   nlohmann::json& results = run.results;
@@ -90,8 +91,8 @@ void run(SweepCli& cli) {
       {"date", date},
       {"seed", o.seed},
       {"threads", omp_get_max_threads()},
-      {"machine", machine_json()},
-      {"build", build_json()},
+      {"machine", mqexp::machine_json()},
+      {"build", mqexp::build_json()},
       {"checkpoint", {{"path", o.model}, {"sha256", mq::sha256_file(o.model)}}},
       {"corpus", {{"lexicon", o.lexicon}, {"seed", o.seed}, {"sha256", run.corpus_sha256},
                   {"vocab_hash", run.vocab_hash}}},
@@ -101,8 +102,8 @@ void run(SweepCli& cli) {
       {"ceilings_file", results["ceilings_file"]},
       {"durations_s", durations},
   };
-  write_json_atomic(cli.out + "/results.json", results);
-  write_json_atomic(cli.out + "/manifest.json", manifest);
+  mqexp::write_json_atomic(cli.out + "/results.json", results);
+  mqexp::write_json_atomic(cli.out + "/manifest.json", manifest);
   write_report(cli.out, results, manifest, ceilings_path, cli.plot);
 
   fmt::print("{:<18} {:>8} {:>8} {:>12} {:>8} {:>10} {:>10}  {}\n", "scheme", "PPL", "verb acc", "bytes", "bits/w",
@@ -128,8 +129,8 @@ void run(SweepCli& cli) {
 
 void register_sweep(CLI::App& app) {
   auto cli = std::make_shared<SweepCli>();
-  cli->o.model = kDefaultModel;
-  cli->o.lexicon = kDefaultLexicon;
+  cli->o.model = mqexp::kDefaultModel;
+  cli->o.lexicon = mqexp::kDefaultLexicon;
   cli->o.seed = kDefaultSeed;
   CLI::App* cmd = app.add_subcommand("sweep", "The quantization curve: every scheme's PPL, verb-tense accuracy, bytes and speed");
   cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();

@@ -12,8 +12,8 @@
 #include "minigpt/flops.h"
 #include "minigpt/train.h"
 #include "minigpt/train_config.h"
-#include "progress.h"
-#include "workspace.h"
+#include "experiments/progress.h"
+#include "experiments/workspace.h"
 
 namespace mqcli {
 namespace {
@@ -21,9 +21,9 @@ namespace {
 struct TrainOptions {
   std::string config = MQ_SOURCE_DIR "/data/minigpt.json";
   std::string train_config = MQ_SOURCE_DIR "/data/train.json";
-  std::string out = kDefaultModel;
+  std::string out = mqexp::kDefaultModel;
   std::string log;
-  std::string lexicon = kDefaultLexicon;
+  std::string lexicon = mqexp::kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
   int steps = 0;  // 0: as the train config says
   std::string resume;
@@ -46,7 +46,7 @@ void run(const TrainOptions& o) {
     if (log) log << line << '\n' << std::flush;
   };
 
-  const CorpusBundle c = load_corpus(o.lexicon, o.seed);
+  const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   // The vocabulary is the corpus's: the config's vocab_size only has to agree with it.
   if (mc.vocab_size != c.tok.size()) {
     say(fmt::format("vocab_size {} in {} replaced by the corpus vocabulary size {}", mc.vocab_size, o.config,
@@ -62,11 +62,11 @@ void run(const TrainOptions& o) {
                   minigpt::to_json(mc).dump(), model.num_params(), 4e-6 * static_cast<double>(model.num_params()),
                   1e-6 * minigpt::train_flops_per_token(mc)));
   say(fmt::format("corpus: {} train tokens, {} val tokens, vocabulary {} (hash {}); test floor ppl {:.3f}",
-                  train_stream.size(), val_stream.size(), c.tok.size(), hash_hex(c.tok.hash()), floor.floor_ppl));
+                  train_stream.size(), val_stream.size(), c.tok.size(), mqexp::hash_hex(c.tok.hash()), floor.floor_ppl));
   say(fmt::format("train config: {}", minigpt::to_json(tc).dump()));
   if (!tc.resume_from.empty()) say(fmt::format("resuming from {}", tc.resume_from));
 
-  Progress progress(50);
+  mqexp::Progress progress(50);
   double tokens_per_s_sum = 0.0, last_val = 0.0;
   minigpt::StepReport last;
   int first_step = -1;  // a resumed run starts past 0; ETA counts only this run's steps
@@ -81,13 +81,13 @@ void run(const TrainOptions& o) {
     if (r.has_val) {
       last_val = r.val_loss;
       say(fmt::format("step {} val_loss {:.4f} (ppl {:.3f}) elapsed {}", r.step, r.val_loss, std::exp(r.val_loss),
-                      Progress::clock(r.elapsed_s)));
+                      mqexp::Progress::clock(r.elapsed_s)));
     }
   };
 
   nlohmann::json info = {{"seed", o.seed}, {"train_config", minigpt::to_json(tc)},
                          {"train_tokens", train_stream.size()}, {"floor_ppl_test", floor.floor_ppl}};
-  minigpt::CheckpointMeta meta{c.tok.to_json(), hash_hex(c.tok.hash()), info.dump()};
+  minigpt::CheckpointMeta meta{c.tok.to_json(), mqexp::hash_hex(c.tok.hash()), info.dump()};
   minigpt::train(model, train_stream, val_stream, tc, on_step, meta);
 
   info["steps"] = last.step;
@@ -99,7 +99,7 @@ void run(const TrainOptions& o) {
   meta.train_info = info.dump();
   minigpt::save_model(o.out, model, meta);
   say(fmt::format("wrote {} after {} steps in {}: val loss {:.4f}, mean {:.0f} tokens/s", o.out, last.step,
-                  Progress::clock(last.elapsed_s), last_val, info["mean_tokens_per_s"].get<double>()));
+                  mqexp::Progress::clock(last.elapsed_s), last_val, info["mean_tokens_per_s"].get<double>()));
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "miniquant/error.h"
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/sysinfo.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"miniquant: quantization kernels, MiniGPT, and the experiments that measure them"};

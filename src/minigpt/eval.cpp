@@ -1,6 +1,7 @@
 // Perplexity over fixed, strided windows and verb-tense minimal pairs, parallel over windows/slots
 // (per-item results are summed serially afterwards, so the numbers do not depend on threads).
 #include "minigpt/eval.h"
+#include "miniquant/util/timer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,14 +13,6 @@
 #include "minigpt/ops.h"
 
 namespace minigpt {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
 PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, int window, int stride) {
   const int n_ctx = m.config().n_ctx;
   if (window < 2 || window > n_ctx + 1)
@@ -61,7 +54,7 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   r.ppl = std::exp(r.nats_per_token);
   r.window = window;
   r.stride = stride;
-  r.seconds = seconds_since(t0);
+  r.seconds = mq::seconds_since(t0);
   return r;
 }
 
@@ -197,7 +190,7 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
     k.correct += o;
     r.overall.correct += o;
   }
-  r.seconds = seconds_since(t0);
+  r.seconds = mq::seconds_since(t0);
   return r;
 }
 

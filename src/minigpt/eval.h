@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "minigpt/model.h"
-#include "minigpt/story.h"
+#include "minigpt/corpus/story.h"
 #include "minigpt/tokenizer.h"
 
 namespace minigpt {

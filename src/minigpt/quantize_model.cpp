@@ -1,5 +1,6 @@
 // Model-level quantization: RTN per Linear, or GPTQ with per-Linear Hessians from calibration.
 #include "minigpt/quantize_model.h"
+#include "miniquant/util/timer.h"
 
 #include <chrono>
 #include <map>
@@ -10,14 +11,6 @@
 #include "minigpt/calibrate.h"
 
 namespace minigpt {
-namespace {
-
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
 QuantizeModelOptions quantize_options_for(const std::string& name) {
   QuantizeModelOptions o;
   std::string storage = name;
@@ -45,7 +38,7 @@ ModelQuantReport quantize_linears(Model& m, const QuantizeModelOptions& o,
   if (o.gptq && !o.sequential) {
     const auto t0 = std::chrono::steady_clock::now();
     all = collect_hessians(m, calibration);
-    rep.calibration_seconds += since(t0);
+    rep.calibration_seconds += mq::seconds_since(t0);
   }
   for (const LinearInfo& li : m.linears()) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -60,7 +53,7 @@ ModelQuantReport quantize_linears(Model& m, const QuantizeModelOptions& o,
       if (o.sequential) {
         const auto tc = std::chrono::steady_clock::now();
         all = collect_hessians(m, calibration, {li.name});
-        rep.calibration_seconds += since(tc);
+        rep.calibration_seconds += mq::seconds_since(tc);
       }
       const mq::Hessian& hs = all.at(li.name);
       const Eigen::MatrixXd h = hs.matrix();
@@ -76,10 +69,10 @@ ModelQuantReport quantize_linears(Model& m, const QuantizeModelOptions& o,
     lr.storage = q.storage();
     if (quantized) quantized->emplace_back(li.name, q);
     m.set_projection(li.name, make(std::move(q)));
-    lr.seconds = since(t0);
+    lr.seconds = mq::seconds_since(t0);
     rep.layers.push_back(std::move(lr));
   }
-  rep.total_seconds = since(t_all);
+  rep.total_seconds = mq::seconds_since(t_all);
   return rep;
 }
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 
 namespace minigpt {
 

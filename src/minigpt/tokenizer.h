@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "minigpt/story.h"
+#include "minigpt/corpus/story.h"
 
 namespace minigpt {
 

@@ -1,5 +1,6 @@
 // The training loop: batch sampling, AdamW with decoupled decay, clipping, save/resume.
 #include "minigpt/train.h"
+#include "miniquant/util/timer.h"
 
 #include <chrono>
 #include <cmath>
@@ -17,9 +18,6 @@ namespace {
 constexpr const char* kMetaStep = "train_step";
 constexpr const char* kMetaRng = "train_rng";
 constexpr const char* kMetaTrainConfig = "train_config";
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 }  // namespace
 
 Trainer::Trainer(Model& model, const TrainConfig& cfg)
@@ -91,7 +89,7 @@ StepReport Trainer::step(const std::vector<int32_t>& stream) {
   ++step_;
   r.step = step_;
   r.steps = cfg_.steps;
-  r.tokens_per_s = static_cast<double>(in_.size()) / seconds_since(t0);
+  r.tokens_per_s = static_cast<double>(in_.size()) / mq::seconds_since(t0);
   return r;
 }
 
@@ -197,7 +195,7 @@ void train(Model& model, const std::vector<int32_t>& train_stream, const std::ve
       r.val_loss = tr.evaluate(val_stream);
       r.has_val = true;
     }
-    r.elapsed_s = seconds_since(t0);
+    r.elapsed_s = mq::seconds_since(t0);
     if (callback) callback(r);
   }
 }

@@ -1,6 +1,7 @@
 // The GPTQ solver: dead columns, damping, upper Cholesky factor of H^-1, column loop with error
 // propagation inside a block, lazy updates of the remaining columns after each block.
 #include "miniquant/gptq.h"
+#include "miniquant/util/timer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -154,7 +155,7 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
   if (!res.dead_columns.empty())
     res.notes.push_back(fmt::format("{} dead input column(s) (diag(H) = 0): their weights are set to 0",
                                     res.dead_columns.size()));
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.seconds = mq::seconds_since(t0);
   return res;
 }
 

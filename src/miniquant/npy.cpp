@@ -9,7 +9,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/half.h"
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 
 namespace mq {
 namespace {

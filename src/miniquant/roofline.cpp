@@ -5,7 +5,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include <xsimd/xsimd.hpp>
 
@@ -14,40 +13,6 @@
 #endif
 
 namespace mq {
-namespace {
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-}  // namespace
-
-Timing time_call(const std::function<void()>& f, int reps, double min_seconds) {
-  f();  // warm-up: page faults, caches, thread start
-  int64_t calls = 1;
-  for (;;) {
-    const double t0 = now_s();
-    for (int64_t i = 0; i < calls; ++i) f();
-    if (now_s() - t0 >= min_seconds) break;
-    calls *= 2;
-  }
-  std::vector<double> t;
-  for (int k = 0; k < reps; ++k) {
-    const double t0 = now_s();
-    for (int64_t i = 0; i < calls; ++i) f();
-    t.push_back((now_s() - t0) / static_cast<double>(calls));
-  }
-  return summarize(std::move(t), calls);
-}
-
-Timing summarize(std::vector<double> t, int64_t calls_per_rep) {
-  std::sort(t.begin(), t.end());
-  const size_t n = t.size();
-  const double med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-  return {med, t.front(), t.back(), static_cast<int>(n), calls_per_rep};
-}
-
-Rate rate_of(double work_per_call, const Timing& t) {
-  return {work_per_call / t.median, work_per_call / t.max, work_per_call / t.min, t.reps};
-}
 
 Rate read_bandwidth(int64_t bytes, int threads) {
   using B = xsimd::batch<float>;

@@ -1,5 +1,6 @@
 // Quantization error statistics (in double, so the statistic itself adds no error worth seeing).
 #include "miniquant/stats.h"
+#include "miniquant/util/timer.h"
 
 #include <chrono>
 #include <cmath>
@@ -16,7 +17,7 @@ QuantStats measure_scheme(const float* w, int64_t rows, int64_t cols, const Sche
   st.cols = cols;
   const auto t0 = std::chrono::steady_clock::now();
   const QTensor q = quantize(w, rows, cols, s, name);
-  st.quantize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  st.quantize_seconds = mq::seconds_since(t0);
   st.storage = q.storage();
   st.bits_per_weight = bits_per_weight(s, rows, cols);
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "minigpt/lexicon.h"
-#include "minigpt/story.h"
+#include "minigpt/corpus/lexicon.h"
+#include "minigpt/corpus/story.h"
 
 namespace minigpt {
 

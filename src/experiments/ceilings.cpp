@@ -1,4 +1,4 @@
-#include "ceilings.h"
+#include "experiments/ceilings.h"
 
 #include <omp.h>
 
@@ -9,9 +9,9 @@
 
 #include "miniquant/error.h"
 #include "miniquant/roofline.h"
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/sysinfo.h"
 
-namespace mqcli {
+namespace mqexp {
 namespace {
 
 // Working set per level: half its capacity (so the buffer and the rest of the process fit), per
@@ -129,4 +129,4 @@ Bound roofline_bound(const nlohmann::json& ceilings, double intensity, double wo
   return b;
 }
 
-}  // namespace mqcli
+}  // namespace mqexp

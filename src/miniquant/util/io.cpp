@@ -1,5 +1,5 @@
 // Whole-file reads and atomic writes.
-#include "miniquant/io.h"
+#include "miniquant/util/io.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mqcli {
+namespace mqexp {
 
 inline const std::string kPlotDir = MQ_SOURCE_DIR "/experiments/plot";
 // The interpreter with python3-matplotlib (Debian's; another python3 may come first on PATH).
@@ -30,4 +30,4 @@ std::string generated_block(const std::string& readme_text);
 nlohmann::json machine_json();
 nlohmann::json build_json();
 
-}  // namespace mqcli
+}  // namespace mqexp

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mqcli {
+namespace mqexp {
 
 // The seven schemes of the curve, named as the format table prints them ("-gptq": GPTQ on top).
 const std::vector<std::string>& default_sweep_schemes();
@@ -43,4 +43,4 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress);
 // Marks "on_pareto_frontier" on every scheme from (bytes, ppl); failed ones are never on it.
 void mark_pareto(nlohmann::json& results);
 
-}  // namespace mqcli
+}  // namespace mqexp

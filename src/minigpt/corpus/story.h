@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "minigpt/lexicon.h"
+#include "minigpt/corpus/lexicon.h"
 
 namespace minigpt {
 

@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "minigpt/checkpoint.h"
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 #include "minigpt/model.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/tokenizer.h"
 
-namespace mqcli {
+namespace mqexp {
 
 inline const std::string kDefaultLexicon = MQ_SOURCE_DIR "/data/lexicon";
 inline const std::string kDefaultModel = MQ_SOURCE_DIR "/data/minigpt.safetensors";
@@ -40,4 +40,4 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
 // The GPTQ settings of `o` as reports and checkpoints record them.
 nlohmann::json gptq_settings_json(const minigpt::QuantizeModelOptions& o, int calibration_windows);
 
-}  // namespace mqcli
+}  // namespace mqexp

@@ -7,7 +7,7 @@
 
 #include <fmt/core.h>
 
-namespace mqcli {
+namespace mqexp {
 
 class Progress {
  public:
@@ -41,4 +41,4 @@ class Progress {
   int every_;
 };
 
-}  // namespace mqcli
+}  // namespace mqexp

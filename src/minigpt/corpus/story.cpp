@@ -1,6 +1,6 @@
 // The verb grammar: builds one story token by token, charging each choice's log-probability to
 // the token where the choice first shows, and recording the verb slots the context decides.
-#include "minigpt/story.h"
+#include "minigpt/corpus/story.h"
 
 #include <cmath>
 #include <string_view>

@@ -1,5 +1,5 @@
 // Splits of the verb corpus: one random stream per split, cross-split duplicates redrawn, statistics.
-#include "minigpt/corpus.h"
+#include "minigpt/corpus/corpus.h"
 
 #include <cmath>
 #include <unordered_set>

@@ -1,14 +1,14 @@
-#include "experiment_io.h"
+#include "experiments/experiment_io.h"
 
 #include <filesystem>
 
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
-#include "miniquant/io.h"
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
 
-namespace mqcli {
+namespace mqexp {
 namespace {
 
 constexpr const char* kBegin = "<!-- generated:begin -->";
@@ -82,4 +82,4 @@ nlohmann::json build_json() {
           {"compiler", b.compiler}};
 }
 
-}  // namespace mqcli
+}  // namespace mqexp

@@ -1,4 +1,4 @@
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/sysinfo.h"
 
 #include <openssl/evp.h>
 #include <sys/wait.h>

@@ -1,5 +1,6 @@
 // Shared loaders for the subcommands.
-#include "workspace.h"
+#include "experiments/workspace.h"
+#include "miniquant/util/timer.h"
 
 #include <chrono>
 #include <filesystem>
@@ -9,7 +10,7 @@
 #include "miniquant/error.h"
 #include "minigpt/quantized_checkpoint.h"
 
-namespace mqcli {
+namespace mqexp {
 
 CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed) {
   if (!std::filesystem::is_directory(lexicon_dir))
@@ -19,7 +20,7 @@ CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed) {
   cfg.seed = seed;
   const auto t0 = std::chrono::steady_clock::now();
   minigpt::Corpus corpus = minigpt::generate_corpus(lex, cfg);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = mq::seconds_since(t0);
   minigpt::Tokenizer tok = minigpt::Tokenizer::build(corpus.train);
   return {std::move(corpus), std::move(tok), secs};
 }
@@ -45,4 +46,4 @@ nlohmann::json gptq_settings_json(const minigpt::QuantizeModelOptions& o, int ca
           {"block", o.gptq_options.block}, {"act_order", o.gptq_options.act_order}, {"sequential", o.sequential}};
 }
 
-}  // namespace mqcli
+}  // namespace mqexp

@@ -1,8 +1,8 @@
-#include "pareto.h"
+#include "experiments/pareto.h"
 
 #include <cmath>
 
-namespace mqcli {
+namespace mqexp {
 
 std::vector<bool> pareto_frontier(const std::vector<std::pair<double, double>>& xy) {
   const auto ok = [](const std::pair<double, double>& p) { return std::isfinite(p.first) && std::isfinite(p.second); };
@@ -21,4 +21,4 @@ std::vector<bool> pareto_frontier(const std::vector<std::pair<double, double>>& 
   return on;
 }
 
-}  // namespace mqcli
+}  // namespace mqexp

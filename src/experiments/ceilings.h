@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mqcli {
+namespace mqexp {
 
 // 1 and all threads (omp_get_max_threads), the counts measured unless asked otherwise.
 std::vector<int> default_ceiling_threads();
@@ -33,4 +33,4 @@ struct Bound {
 Bound roofline_bound(const nlohmann::json& ceilings, double intensity, double working_set_bytes, int threads,
                      const std::string& compute = "fp32");
 
-}  // namespace mqcli
+}  // namespace mqexp

@@ -1,4 +1,4 @@
-#include "sweep_report.h"
+#include "experiments/sweep_report.h"
 
 #include <cmath>
 #include <optional>
@@ -6,7 +6,7 @@
 
 #include <fmt/core.h>
 
-namespace mqcli {
+namespace mqexp {
 namespace {
 
 using nlohmann::json;
@@ -209,4 +209,4 @@ std::string sweep_readme_block(const json& results, const json& manifest) {
   return s;
 }
 
-}  // namespace mqcli
+}  // namespace mqexp

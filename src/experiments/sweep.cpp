@@ -1,4 +1,5 @@
-#include "sweep.h"
+#include "experiments/sweep.h"
+#include "miniquant/util/timer.h"
 
 #include <omp.h>
 
@@ -9,24 +10,21 @@
 
 #include <fmt/core.h>
 
-#include "ceilings.h"
+#include "experiments/ceilings.h"
 #include "miniquant/error.h"
 #include "miniquant/format.h"
-#include "miniquant/sysinfo.h"
+#include "miniquant/util/sysinfo.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/eval.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_projection.h"
 #include "minigpt/throughput.h"
-#include "pareto.h"
-#include "workspace.h"
+#include "experiments/pareto.h"
+#include "experiments/workspace.h"
 
-namespace mqcli {
+namespace mqexp {
 namespace {
 
-double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // A scheme of the sweep: its name as given and the quantization it asks for.
 struct Parsed {
@@ -211,7 +209,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
       LoadedModel& lm = *held;
       const auto tq = std::chrono::steady_clock::now();
       const minigpt::ModelQuantReport rep = quantize(lm.model, p, calib);
-      r["quantize_seconds"] = since(tq);
+      r["quantize_seconds"] = mq::seconds_since(tq);
       if (p.options.gptq) {
         r["gptq"] = gptq_settings_json(p.options, o.calibration);
         r["gptq"]["calibration_seconds"] = rep.calibration_seconds;
@@ -307,4 +305,4 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   return {std::move(out), corpus_sha256(c.corpus), hash_hex(c.tok.hash())};
 }
 
-}  // namespace mqcli
+}  // namespace mqexp

@@ -1,5 +1,5 @@
 // Reading and validating the lexicon files: strict, so a typo shows up as file:line, not as odd text.
-#include "minigpt/lexicon.h"
+#include "minigpt/corpus/lexicon.h"
 
 #include <cerrno>
 #include <cstring>

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace mqcli {
+namespace mqexp {
 
 std::string sweep_readme_block(const nlohmann::json& results, const nlohmann::json& manifest);
 
-}  // namespace mqcli
+}  // namespace mqexp
