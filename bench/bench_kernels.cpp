@@ -18,7 +18,7 @@
 #include "miniquant/random.h"
 #include "minigpt/embedding.h"
 #include "minigpt/model.h"
-#include "minigpt/quantized_projection.h"
+#include "minigpt/quantize_model.h"
 #include "roofline_probes.h"
 
 namespace {
@@ -194,10 +194,11 @@ void BM_model(benchmark::State& st) {
     for (const auto& li : model->linears()) bytes += 4LL * li.in * li.out;
     if (si >= 0) {
       const Scheme s = mq::scheme_table()[static_cast<size_t>(si)];
-      bytes = minigpt::quantize_model(*model, s, act);
-      // As in the sweep: a quantized model stores its tied embedding (and LM head) in fp16.
-      model->set_embedding(std::make_unique<minigpt::HalfEmbedding>(model->param("wte"), c.vocab_size, c.d_model));
       name = s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "");
+      // The sweep's plan for that name: every Linear in the scheme, the tied embedding (and LM head) in fp16.
+      const minigpt::ModelQuantReport rep = minigpt::quantize_model(*model, minigpt::QuantPlan::uniform(name));
+      bytes = 0;
+      for (const auto& l : rep.layers) bytes += l.storage.total();
     }
     key = k;
   }

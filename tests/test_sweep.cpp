@@ -27,13 +27,24 @@ TEST_CASE("Pareto frontier: lower-left points, ties, failures") {
   // A single point that beats everything on both axes leaves only itself.
   CHECK(mqexp::pareto_frontier({{3, 3}, {1, 1}, {2, 5}, {5, 2}}) == std::vector<bool>{false, true, false, false});
 
-  nlohmann::json res = {{"schemes", {{{"scheme", "a"}, {"status", "ok"}, {"bytes", 10}, {"ppl", 2.0}},
-                                     {{"scheme", "b"}, {"status", "failed"}, {"error", "x"}},
-                                     {{"scheme", "c"}, {"status", "ok"}, {"bytes", 20}, {"ppl", 2.5}}}}};
-  mqexp::mark_pareto(res);
-  CHECK(res["schemes"][0]["on_pareto_frontier"] == true);
-  CHECK(res["schemes"][1]["on_pareto_frontier"] == false);
-  CHECK(res["schemes"][2]["on_pareto_frontier"] == false);
+  std::vector<mqexp::SchemeRow> rows(3);
+  const auto ok_row = [](const char* name, long long bytes, double ppl) {
+    mqexp::SchemeRow r;
+    r.scheme = name;
+    r.ok = true;
+    r.quality = mqexp::Quality{};
+    r.quality->ppl = ppl;
+    r.footprint.bytes = bytes;
+    return r;
+  };
+  rows[0] = ok_row("a", 10, 2.0);
+  rows[1].scheme = "b";
+  rows[1].error = "x";
+  rows[2] = ok_row("c", 20, 2.5);
+  mqexp::mark_pareto(rows);
+  CHECK(rows[0].on_pareto_frontier);
+  CHECK_FALSE(rows[1].on_pareto_frontier);
+  CHECK_FALSE(rows[2].on_pareto_frontier);
 }
 
 TEST_CASE("roofline bound: the level the working set fits in, and the lower of bandwidth and peak") {
@@ -90,7 +101,10 @@ TEST_CASE("the committed sweep README is the rendering of the committed results.
   REQUIRE(std::filesystem::exists(dir + "/results.json"));
   const nlohmann::json results = mqexp::read_json(dir + "/results.json");
   const nlohmann::json manifest = mqexp::read_json(dir + "/manifest.json");
-  CHECK(mqexp::generated_block(mq::read_file(dir + "/README.md")) == mqexp::sweep_readme_block(results, manifest));
+  const mqexp::SweepResults typed = mqexp::sweep_results_from_json(results);
+  CHECK(mqexp::generated_block(mq::read_file(dir + "/README.md")) == mqexp::sweep_readme_block(typed, manifest));
+  // The typed form is lossless: results.json is exactly what to_json writes back.
+  CHECK(mqexp::to_json(typed) == results);
   // The seven schemes, each with its measured fields.
   REQUIRE(results["schemes"].size() >= mqexp::default_sweep_schemes().size());
   for (size_t i = 0; i < mqexp::default_sweep_schemes().size(); ++i) {

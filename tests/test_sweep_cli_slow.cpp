@@ -146,3 +146,34 @@ TEST_CASE("roofline writes its ceilings with the machine facts") {
   CHECK(std::filesystem::file_size(out + "/roofline.png") > 5000);
   CHECK(mq::read_file(out + "/README.md").find("| fp32 FMA | 1 |") != std::string::npos);
 }
+
+// The one-recipe guarantee: `miniquant quantize` + `miniquant eval` of the file is the very model the
+// sweep measures under the same name, to the last bit of its perplexity and accuracy.
+TEST_CASE("quantize then eval reproduces the sweep's rows exactly") {
+  const std::string out = kDir + "/same";
+  std::filesystem::remove_all(out);
+  const std::string limits = " --max-slots 60 --ppl-tokens 3000";
+  const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
+                              " --calibration 4 --speed-reps 1 --no-gpt2 --no-plot --schemes int4-g64-gptq int8-per-channel" + limits);
+  INFO(s.out);
+  REQUIRE(s.code == 0);
+  const nlohmann::json rows = load(out + "/results.json")["schemes"];
+  for (const auto& row : rows) {
+    const std::string scheme = row["scheme"];
+    CAPTURE(scheme);
+    const std::string file = out + "/" + scheme + ".safetensors";
+    const CliResult q = run_cli("quantize --model " + tiny_checkpoint() + " --scheme " + scheme + " --calibration 4 --out " + file);
+    INFO(q.out);
+    REQUIRE(q.code == 0);
+    const CliResult e = run_cli("eval --model " + file + limits + " --json");
+    INFO(e.out);
+    REQUIRE(e.code == 0);
+    const nlohmann::json got = nlohmann::json::parse(e.out);
+    CHECK(got["plan"]["config_id"] == scheme);
+    CHECK(got["plan"]["embedding"] == "fp16");
+    CHECK(got["ppl"].get<double>() == row["ppl"].get<double>());
+    CHECK(got["nats_per_token"].get<double>() == row["nats_per_token"].get<double>());
+    CHECK(got["verb_tense"] == row["verb_tense"]);
+    CHECK(got["test_tokens"] == row["test_tokens"]);
+  }
+}

@@ -1,14 +1,13 @@
 // `miniquant eval`: test perplexity next to the corpus floor, and verb-tense accuracy.
-#include <chrono>
 #include <string>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "miniquant/util/timer.h"
-#include "minigpt/eval.h"
+#include "experiments/evaluate.h"
 #include "experiments/workspace.h"
+#include "miniquant/util/timer.h"
 
 namespace mqcli {
 namespace {
@@ -17,62 +16,46 @@ struct EvalOptions {
   std::string model = mqexp::kDefaultModel;
   std::string lexicon = mqexp::kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
-  int window = 0;  // 0: the model's n_ctx
-  int stride = 0;  // 0: window / 2
-  int64_t max_slots = 0;
+  mqexp::EvalLimits limits;
   bool json = false;
 };
 
-nlohmann::json score_json(const minigpt::ConstructionScore& s) {
-  return {{"correct", s.correct}, {"total", s.total}, {"accuracy", s.accuracy()}};
-}
-
 void run(const EvalOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const mq::Stopwatch clock;
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   const mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
-  const double load_s = mq::seconds_since(t0);
+  const double load_s = clock.seconds();
+  // The very measurement the sweep makes of each of its rows.
+  const mqexp::Quality q = mqexp::evaluate_quality(lm.model, lm.tok, c.corpus.test, o.limits);
 
-  const int window = o.window > 0 ? o.window : lm.model.config().n_ctx;
-  const int stride = o.stride > 0 ? o.stride : window / 2;
-  const minigpt::SplitStats floor = minigpt::split_stats(c.corpus.test);
-  const auto ppl = minigpt::perplexity(lm.model, minigpt::encode_split(lm.tok, c.corpus.test), window, stride);
-  const auto vt = minigpt::verb_tense_accuracy(lm.model, lm.tok, c.corpus.test, o.max_slots);
-
-  nlohmann::json by_kind;
-  for (int k = 0; k < minigpt::kNumConstructions; ++k)
-    by_kind[minigpt::construction_name(static_cast<minigpt::Construction>(k))] = score_json(vt.by_kind[k]);
-  const nlohmann::json out = {
-      {"model", o.model},
-      {"seed", o.seed},
-      {"ppl", ppl.ppl},
-      {"ppl_floor", floor.floor_ppl},
-      {"ppl_over_floor", ppl.ppl / floor.floor_ppl},
-      {"nats_per_token", ppl.nats_per_token},
-      {"floor_nats_per_token", floor.nats_per_token},
-      {"test_tokens", ppl.tokens},
-      {"window", ppl.window},
-      {"stride", ppl.stride},
-      {"verb_tense_accuracy", vt.overall.accuracy()},
-      {"verb_tense", {{"overall", score_json(vt.overall)}, {"by_construction", by_kind},
-                      {"skipped_unknown_form", vt.skipped_unknown}, {"skipped_too_long", vt.skipped_long}}},
-      {"timing_s", {{"corpus_and_load", load_s}, {"perplexity", ppl.seconds}, {"verb_tense", vt.seconds}}},
-  };
+  mqexp::SchemeRow row;
+  row.scheme = lm.plan.id;
+  row.ok = true;
+  row.quality = q;
+  nlohmann::json out = mqexp::to_json(row);
+  // Only the quality fields: the row's footprint and speed are the sweep's to measure.
+  for (const char* k : {"bytes", "bytes_linear", "bytes_embedding", "bytes_other", "linear_weights", "bits_per_weight",
+                        "embedding_format", "decode_traffic", "on_pareto_frontier", "status", "quantize_seconds"})
+    out.erase(k);
+  out["model"] = o.model;
+  out["seed"] = o.seed;
+  out["plan"] = lm.plan.to_json();
+  out["ppl_over_floor"] = q.ppl / q.ppl_floor;
+  out["timing_s"] = {{"corpus_and_load", load_s}, {"perplexity", q.perplexity_seconds}, {"verb_tense", q.verb_tense_seconds}};
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("model {} (seed {})\n", o.model, o.seed);
-  fmt::print("test perplexity {:.3f}  (floor {:.3f}, ratio {:.3f}) over {} tokens, window {}, stride {}  [{:.1f} s]\n",
-             ppl.ppl, floor.floor_ppl, ppl.ppl / floor.floor_ppl, ppl.tokens, window, stride, ppl.seconds);
-  fmt::print("verb-tense accuracy {:.4f} ({}/{})  [{:.1f} s]\n", vt.overall.accuracy(), vt.overall.correct,
-             vt.overall.total, vt.seconds);
-  for (int k = 0; k < minigpt::kNumConstructions; ++k)
-    fmt::print("  {:<15} {:.4f} ({}/{})\n", minigpt::construction_name(static_cast<minigpt::Construction>(k)),
-               vt.by_kind[k].accuracy(), vt.by_kind[k].correct, vt.by_kind[k].total);
-  if (vt.skipped_unknown + vt.skipped_long > 0)
-    fmt::print("  skipped: {} with a form outside the vocabulary, {} too long for the context\n", vt.skipped_unknown,
-               vt.skipped_long);
+  fmt::print("model {} (plan {}, seed {})\n", o.model, lm.plan.id, o.seed);
+  fmt::print("test perplexity {:.3f}  (floor {:.3f}, ratio {:.3f}) over {} tokens, window {}, stride {}  [{:.1f} s]\n", q.ppl,
+             q.ppl_floor, q.ppl / q.ppl_floor, q.test_tokens, q.window, q.stride, q.perplexity_seconds);
+  fmt::print("verb-tense accuracy {:.4f} ({}/{})  [{:.1f} s]\n", q.verb_tense.accuracy(), q.verb_tense.correct,
+             q.verb_tense.total, q.verb_tense_seconds);
+  for (const auto& [name, sc] : q.by_construction)
+    fmt::print("  {:<15} {:.4f} ({}/{})\n", name, sc.accuracy(), sc.correct, sc.total);
+  if (q.skipped_unknown_form + q.skipped_too_long > 0)
+    fmt::print("  skipped: {} with a form outside the vocabulary, {} too long for the context\n", q.skipped_unknown_form,
+               q.skipped_too_long);
 }
 
 }  // namespace
@@ -83,9 +66,12 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
-  cmd->add_option("--window", o->window, "perplexity context window (default: n_ctx)")->check(CLI::PositiveNumber);
-  cmd->add_option("--stride", o->stride, "distance between windows (default: window / 2)")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-slots", o->max_slots, "use at most this many verb slots (default: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--window", o->limits.window, "perplexity context window (default: n_ctx)")->check(CLI::PositiveNumber);
+  cmd->add_option("--stride", o->limits.stride, "distance between windows (default: window / 2)")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-slots", o->limits.max_slots, "use at most this many verb slots (default: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--ppl-tokens", o->limits.ppl_tokens, "perplexity over the test split's first N tokens (default: all)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { run(*o); });
 }

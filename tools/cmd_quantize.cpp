@@ -8,9 +8,9 @@
 #include "commands.h"
 #include "miniquant/error.h"
 #include "minigpt/calibrate.h"
+#include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_checkpoint.h"
-#include "minigpt/quantized_projection.h"
 #include "experiments/workspace.h"
 
 namespace mqcli {
@@ -31,27 +31,25 @@ struct QuantizeOptions {
 };
 
 void run(const QuantizeOptions& o) {
-  // "<scheme>-gptq" asks for GPTQ; the storage scheme is the rest.
-  minigpt::QuantizeModelOptions qo = minigpt::quantize_options_for(o.scheme);
-  if (qo.act != mq::ActMode::weight_only)
+  // The same plan the sweep builds for a scheme name: "<scheme>[-gptq]", embedding fp16.
+  minigpt::QuantPlan plan = minigpt::QuantPlan::uniform(o.scheme);
+  if (plan.base.act != mq::ActMode::weight_only)
     throw mq::UsageError(fmt::format("quantize --scheme {}: '+a8' is how the kernels run the weights, not how they are "
                                      "stored; quantize without it (miniquant sweep takes it)",
                                      o.scheme));
-  const bool gptq = qo.gptq;
-  qo.sequential = !o.no_sequential;
-  qo.gptq_options.percdamp = o.percdamp;
-  qo.gptq_options.block = o.block;
-  qo.gptq_options.act_order = o.act_order;
+  const bool gptq = plan.any_gptq();
+  plan.gptq.sequential = !o.no_sequential;
+  plan.gptq.calibration_windows = o.calib;
+  plan.gptq.options.percdamp = o.percdamp;
+  plan.gptq.options.block = o.block;
+  plan.gptq.options.act_order = o.act_order;
 
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   std::vector<std::vector<int32_t>> calib;
   if (gptq)
     calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), o.calib, lm.model.config().n_ctx);
-
-  std::vector<std::pair<std::string, mq::QTensor>> layers;
-  const minigpt::ModelQuantReport rep =
-      minigpt::quantize_linears(lm.model, qo, calib, minigpt::quantized_projections(), &layers);
+  const minigpt::ModelQuantReport rep = minigpt::quantize_model(lm.model, plan, calib);
 
   nlohmann::json per_layer = nlohmann::json::array();
   long long bytes = 0;
@@ -71,11 +69,11 @@ void run(const QuantizeOptions& o) {
     per_layer.push_back(j);
   }
   nlohmann::json info = {{"scheme", o.scheme},
-                         {"storage_scheme", qo.scheme.name()},
+                         {"storage_scheme", plan.base.scheme.name()},
                          {"method", gptq ? "gptq" : "rtn"},
                          {"seed", o.seed}};
-  if (gptq) info["gptq"] = mqexp::gptq_settings_json(qo, o.calib);
-  if (!o.out.empty()) save_quantized_model(o.out, lm.model, layers, lm.meta, info.dump());
+  if (!o.out.empty()) minigpt::save_quantized_model(o.out, lm.model, plan, lm.meta, info);
+  info["plan"] = plan.to_json();
   info["linear_bytes"] = bytes;
   info["calibration_seconds"] = rep.calibration_seconds;
   info["total_seconds"] = rep.total_seconds;

@@ -2,7 +2,6 @@
 // results.json, manifest.json, the figures and the README's generated block.
 #include <omp.h>
 
-#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -14,7 +13,7 @@
 #include "experiments/experiment_io.h"
 #include "miniquant/error.h"
 #include "miniquant/util/sysinfo.h"
-#include "minigpt/quantize_model.h"
+#include "minigpt/quant_plan.h"
 #include "experiments/progress.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_report.h"
@@ -33,7 +32,7 @@ struct SweepCli {
 };
 
 // Figures and the README block from results.json and manifest.json alone.
-void write_report(const std::string& out, const nlohmann::json& results, const nlohmann::json& manifest,
+void write_report(const std::string& out, const mqexp::SweepResults& results, const nlohmann::json& manifest,
                   const std::string& ceilings_path, bool plot) {
   if (plot) {
     mqexp::run_plot("pareto.py", {out + "/results.json", out + "/pareto.png"});
@@ -46,8 +45,8 @@ void write_report(const std::string& out, const nlohmann::json& results, const n
 
 void run(SweepCli& cli) {
   if (cli.report_only) {
-    const nlohmann::json results = mqexp::read_json(cli.out + "/results.json");
-    const std::string ceil = cli.out + "/" + results.value("ceilings_file", std::string("ceilings.json"));
+    const mqexp::SweepResults results = mqexp::sweep_results_from_json(mqexp::read_json(cli.out + "/results.json"));
+    const std::string ceil = cli.out + "/" + (results.ceilings_file.empty() ? std::string("ceilings.json") : results.ceilings_file);
     write_report(cli.out, results, mqexp::read_json(cli.out + "/manifest.json"), ceil, cli.plot);
     fmt::print("redrew the figures and README of {} from its results.json\n", cli.out);
     return;
@@ -56,9 +55,9 @@ void run(SweepCli& cli) {
   if (o.schemes.empty()) o.schemes = mqexp::default_sweep_schemes();
   o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
   std::filesystem::create_directories(cli.out);
-  const auto t0 = std::chrono::steady_clock::now();
+  const mq::Stopwatch clock;
   const std::string date = mq::utc_now_iso8601();
-  const auto elapsed = [&] { return mq::seconds_since(t0); };
+  const auto elapsed = [&] { return clock.seconds(); };
   fmt::print(stderr, "sweep: seed {}, {} schemes, {} threads -> {}\n", o.seed, o.schemes.size(), omp_get_max_threads(), cli.out);
 
   // Ceilings for the roofline bound of each decode dot: 01-roofline's, or measured now.
@@ -78,14 +77,15 @@ void run(SweepCli& cli) {
   mqexp::SweepRun run = mqexp::run_sweep(o, [&](int done, int total, const std::string& what) {
     progress.update(done, total, elapsed(), what);
   });
-  nlohmann::json& results = run.results;
-  results["ceilings_file"] = std::filesystem::relative(ceilings_path, cli.out).string();
+  mqexp::SweepResults& results = run.results;
+  results.ceilings_file = std::filesystem::relative(ceilings_path, cli.out).string();
 
   nlohmann::json durations = {{"total", elapsed()}};
-  for (const auto& r : results["schemes"])
-    durations[r["scheme"].get<std::string>()] = {{"quantize", r.value("quantize_seconds", 0.0)},
-                                                 {"perplexity", r.value("perplexity_seconds", 0.0)},
-                                                 {"verb_tense", r.value("verb_tense_seconds", 0.0)}};
+  for (const auto& r : results.schemes)
+    if (r.ok)
+      durations[r.scheme] = {{"quantize", r.quantize_seconds},
+                             {"perplexity", r.quality->perplexity_seconds},
+                             {"verb_tense", r.quality->verb_tense_seconds}};
   nlohmann::json manifest = {
       {"command", command_line()},
       {"date", date},
@@ -99,27 +99,32 @@ void run(SweepCli& cli) {
       {"schemes", o.schemes},
       {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
                    {"gpt2_shaped", o.gpt2_shaped}}},
-      {"ceilings_file", results["ceilings_file"]},
+      {"ceilings_file", results.ceilings_file},
       {"durations_s", durations},
   };
-  mqexp::write_json_atomic(cli.out + "/results.json", results);
+  mqexp::write_json_atomic(cli.out + "/results.json", mqexp::to_json(results));
   mqexp::write_json_atomic(cli.out + "/manifest.json", manifest);
   write_report(cli.out, results, manifest, ceilings_path, cli.plot);
 
   fmt::print("{:<18} {:>8} {:>8} {:>12} {:>8} {:>10} {:>10}  {}\n", "scheme", "PPL", "verb acc", "bytes", "bits/w",
              "decode t/s", "prefill", "status");
   int failed = 0;
-  for (const auto& r : results["schemes"]) {
-    if (r["status"] != "ok") {
+  int busy = 0;
+  for (const auto& r : results.schemes) {
+    if (!r.ok) {
       ++failed;
-      fmt::print("{:<18} failed: {}\n", r["scheme"].get<std::string>(), r["error"].get<std::string>());
+      fmt::print("{:<18} failed: {}\n", r.scheme, r.error);
       continue;
     }
-    fmt::print("{:<18} {:8.3f} {:8.4f} {:12} {:8.3f} {:10.1f} {:10.1f}  {}\n", r["scheme"].get<std::string>(),
-               r["ppl"].get<double>(), r["verb_tense_accuracy"].get<double>(), r["bytes"].get<long long>(),
-               r["bits_per_weight"].get<double>(), r["decode_tokens_per_s"]["median"].get<double>(),
-               r["prefill_tokens_per_s"]["median"].get<double>(), r["on_pareto_frontier"].get<bool>() ? "pareto" : "");
+    busy += r.speed->busy;
+    fmt::print("{:<18} {:8.3f} {:8.4f} {:12} {:8.3f} {:10.1f} {:10.1f}  {}{}\n", r.scheme, r.quality->ppl,
+               r.quality->verb_tense.accuracy(), r.footprint.bytes, r.footprint.bits_per_weight,
+               r.speed->decode_tokens_per_s.median, r.speed->prefill_tokens_per_s.median,
+               r.on_pareto_frontier ? "pareto" : "", r.speed->busy ? " busy" : "");
   }
+  if (busy > 0)
+    fmt::print(stderr, "sweep: warning: the machine was busy (load average above its cores) while {} rows were timed; "
+                       "their speeds are not results\n", busy);
   fmt::print("wrote {}/{{results.json, manifest.json, README.md{}}} in {:.0f} s\n", cli.out,
              cli.plot ? ", pareto.png, verb_tense_accuracy.png, roofline_overlay.png" : "", elapsed());
   if (failed > 0) throw mq::Error(fmt::format("{} of {} schemes failed (recorded in results.json)", failed, o.schemes.size()));
@@ -153,7 +158,7 @@ void register_sweep(CLI::App& app) {
   cmd->callback([cli] {
     // Unknown names fail here, before anything runs.
     for (const auto& list : {cli->o.schemes, cli->extra})
-      for (const auto& n : list) (void)minigpt::quantize_options_for(n);
+      for (const auto& n : list) (void)minigpt::QuantPlan::uniform(n);
     run(*cli);
   });
 }

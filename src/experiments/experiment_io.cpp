@@ -68,7 +68,17 @@ nlohmann::json machine_json() {
   nlohmann::json caches = nlohmann::json::array();
   for (const auto& c : ci.caches)
     caches.push_back({{"level", c.level}, {"type", c.type}, {"bytes", c.bytes}, {"shared_cpus", c.shared_cpus}});
-  return {{"cpu_model", ci.model}, {"cpu_flags", ci.flags}, {"logical_cpus", ci.logical_cpus}, {"caches", caches}};
+  const mq::LoadAverage load = mq::load_average();
+  return {{"cpu_model", ci.model},
+          {"cpu_family", ci.family},
+          {"cpu_model_number", ci.model_number},
+          {"cpu_stepping", ci.stepping},
+          {"microcode", ci.microcode},
+          {"cpu_flags", ci.flags},
+          {"cpu_flags_all", ci.all_flags},
+          {"logical_cpus", ci.logical_cpus},
+          {"caches", caches},
+          {"load_average", {{"one", load.one}, {"five", load.five}, {"fifteen", load.fifteen}}}};
 }
 
 nlohmann::json build_json() {

@@ -26,7 +26,8 @@ void update_generated_block(const std::string& readme_path, const std::string& b
 // The block currently between the markers ("" when there is none).
 std::string generated_block(const std::string& readme_text);
 
-// CPU model, SIMD flags, caches, logical CPUs; compiler, build type and flags, commits.
+// CPU model, family / model / stepping, flags, caches, logical CPUs and the load average now;
+// compiler, build type and flags, commits.
 nlohmann::json machine_json();
 nlohmann::json build_json();
 

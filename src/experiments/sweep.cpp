@@ -1,54 +1,28 @@
 #include "experiments/sweep.h"
-#include "miniquant/util/timer.h"
 
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 
 #include <fmt/core.h>
 
 #include "experiments/ceilings.h"
+#include "experiments/evaluate.h"
+#include "experiments/pareto.h"
+#include "experiments/workspace.h"
 #include "miniquant/error.h"
 #include "miniquant/format.h"
 #include "miniquant/util/sysinfo.h"
+#include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
-#include "minigpt/eval.h"
+#include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
-#include "minigpt/quantized_projection.h"
 #include "minigpt/throughput.h"
-#include "experiments/pareto.h"
-#include "experiments/workspace.h"
 
 namespace mqexp {
 namespace {
-
-
-// A scheme of the sweep: its name as given and the quantization it asks for.
-struct Parsed {
-  std::string name;
-  minigpt::QuantizeModelOptions options;
-};
-
-Parsed parse(const std::string& name) { return {name, minigpt::quantize_options_for(name)}; }
-
-// Quantizes every Linear of `m` (nothing for fp32) and stores the embedding in fp16 (fp32 for the
-// fp32 baseline, which is the unmodified checkpoint). Returns the quantization report.
-minigpt::ModelQuantReport quantize(minigpt::Model& m, const Parsed& p, const std::vector<std::vector<int32_t>>& calib) {
-  if (p.options.scheme.kind == mq::Kind::fp32 && !p.options.gptq) return {};
-  const minigpt::ModelQuantReport rep = minigpt::quantize_linears(m, p.options, calib, minigpt::quantized_projections(p.options.act));
-  const auto& c = m.config();
-  m.set_embedding(std::make_unique<minigpt::HalfEmbedding>(m.param("wte"), c.vocab_size, c.d_model));
-  return rep;
-}
-
-// work per timed call -> rate; low/high from the slowest/fastest repetition.
-nlohmann::json timing_json(const mq::Timing& t, double work) {
-  const mq::Rate r = mq::rate_of(work, t);
-  return {{"median", r.median}, {"low", r.low}, {"high", r.high}, {"reps", r.reps}, {"spread", t.spread()}};
-}
 
 minigpt::SpeedOptions speed_options(const minigpt::ModelConfig& c) {
   minigpt::SpeedOptions so;
@@ -58,83 +32,10 @@ minigpt::SpeedOptions speed_options(const minigpt::ModelConfig& c) {
   return so;
 }
 
-// Bytes and the traffic of one decode step (at the mean cache length of the timed decode).
-nlohmann::json describe(const minigpt::Model& m) {
-  const auto& c = m.config();
-  long long linear = 0, linear_weights = 0;
-  for (const auto& li : m.linears()) {
-    linear += m.projection(li.name).weight_bytes();
-    linear_weights += static_cast<long long>(li.in) * li.out;
-  }
-  const long long emb = m.embedding().bytes();
-  // Everything else stays fp32: biases, LayerNorms, position embeddings.
-  const long long other =
-      4LL * (static_cast<long long>(m.layout().total()) - linear_weights - static_cast<long long>(c.vocab_size) * c.d_model);
+// The cache length at the middle of the timed decode: the traffic of that step is the mean one.
+int mean_context(const minigpt::ModelConfig& c) {
   const minigpt::SpeedOptions so = speed_options(c);
-  const int context = so.prompt + so.decode / 2;
-  const minigpt::DecodeTraffic tr = minigpt::decode_traffic(m, context);
-  return {
-      {"bytes", linear + emb + other},
-      {"bytes_linear", linear},
-      {"bytes_embedding", emb},
-      {"bytes_other", other},
-      {"linear_weights", linear_weights},
-      {"bits_per_weight", 8.0 * static_cast<double>(linear) / static_cast<double>(linear_weights)},
-      {"embedding_format", m.embedding().format_name()},
-      {"decode_traffic",
-       {{"context", context},
-        {"flops", tr.flops},
-        {"bytes", {{"weights", tr.weight_bytes}, {"embedding", tr.embedding_bytes}, {"other_params", tr.other_param_bytes},
-                   {"activations", tr.activation_bytes}, {"kv_cache", tr.kv_bytes}, {"total", tr.total_bytes()}}},
-        {"intensity", tr.intensity()}}},
-  };
-}
-
-// Decode and prefill speed of several configured models, timed in interleaved rounds (one
-// repetition of each model per round, after one warm-up each in the first), so a slow spell of a shared machine
-// spreads over all of them instead of penalising whichever ran then. Adds the speed fields and the
-// roofline bound to rows[i] for every model that is not null (a failed scheme has none).
-void time_models(const std::vector<minigpt::Model*>& all, nlohmann::json& all_rows, const SweepOptions& o) {
-  std::vector<minigpt::Model*> models;
-  std::vector<nlohmann::json*> rows;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (all[i]) {
-      models.push_back(all[i]);
-      rows.push_back(&all_rows[i]);
-    }
-  const size_t k = models.size();
-  std::vector<std::vector<double>> dec(k), pre(k);
-  for (int round = 0; round < o.speed_reps; ++round)
-    for (size_t i = 0; i < k; ++i) {
-      minigpt::SpeedOptions so = speed_options(models[i]->config());
-      so.warmup = round == 0;  // later rounds start warm: the model ran a round ago
-      const minigpt::Speed sp = minigpt::measure_speed(*models[i], so);
-      dec[i].push_back(sp.decode.median);
-      pre[i].push_back(sp.prefill.median);
-    }
-  for (size_t i = 0; i < k; ++i) {
-    nlohmann::json& r = *rows[i];
-    const minigpt::SpeedOptions so = speed_options(models[i]->config());
-    const mq::Timing d = mq::summarize(dec[i], 1), p = mq::summarize(pre[i], 1);
-    const double tps = 1.0 / d.median;
-    const double flops = r["decode_traffic"]["flops"].get<double>(), bytes = r["decode_traffic"]["bytes"]["total"].get<double>();
-    r["threads"] = omp_get_max_threads();
-    r["decode_tokens_per_s"] = timing_json(d, 1.0);
-    r["prefill_tokens_per_s"] = timing_json(p, so.prompt);
-    r["decode_tokens_per_rep"] = so.decode;
-    r["prefill_prompt_tokens"] = so.prompt;
-    r["decode_gflops"] = flops * tps / 1e9;
-    r["decode_gbps"] = bytes * tps / 1e9;
-    if (!o.ceilings.is_null()) {
-      const Bound b = roofline_bound(o.ceilings, flops / bytes, bytes, omp_get_max_threads());
-      r["roofline"] = {{"ceiling", b.ceiling}, {"level", b.level}, {"attainable_gflops", b.attainable / 1e9},
-                       {"fraction_of_bound", flops * tps / b.attainable}, {"level_bandwidth_gbps", b.bandwidth / 1e9}};
-    }
-  }
-}
-
-nlohmann::json score_json(const minigpt::ConstructionScore& s) {
-  return {{"correct", s.correct}, {"total", s.total}, {"accuracy", s.accuracy()}};
+  return so.prompt + so.decode / 2;
 }
 
 // SHA-256 of the generated corpus: every split's stories, tokens separated by spaces, one story per line.
@@ -153,156 +54,217 @@ std::string corpus_sha256(const minigpt::Corpus& c) {
   return mq::sha256_hex(text.data(), text.size());
 }
 
+SchemeRow row_for(const minigpt::QuantPlan& plan) {
+  SchemeRow r;
+  r.scheme = plan.id;
+  r.storage_scheme = plan.base.scheme.name();
+  r.method = plan.base.gptq ? "gptq" : (plan.base.scheme.kind == mq::Kind::fp32 ? "none" : "rtn");
+  return r;
+}
+
+void fail(SchemeRow& r, const std::exception& e) {
+  r.ok = false;
+  r.error = e.what();
+}
+
+// The GPT-2-small-shaped body: GPT-2-small's Linears (768 wide, 12 layers, 12 heads, 3072 MLP) with
+// random weights and MiniGPT's vocabulary (GPT-2's 50257-token tied head alone would be 77 MB of fp16
+// and dominate decode); its fp32 Linears (340 MB) fit in no cache.
+minigpt::ModelConfig gpt2_shape(int vocab_size) {
+  return {.vocab_size = vocab_size, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
+}
+
 }  // namespace
 
 const std::vector<std::string>& default_sweep_schemes() {
-  // The seven storage schemes, then the two dynamic-activation runs (same storage, int8 activations).
   static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",
                                              "int4-g64", "int4-g128", "int4-g64-gptq",   "int8-per-channel+a8",
                                              "int4-g64+a8"};
   return k;
 }
 
-void mark_pareto(nlohmann::json& results) {
+Footprint describe(const minigpt::Model& m, int context) {
+  const auto& c = m.config();
+  Footprint f;
+  for (const auto& li : m.linears()) {
+    f.bytes_linear += m.projection(li.name).weight_bytes();
+    f.linear_weights += static_cast<long long>(li.in) * li.out;
+  }
+  f.bytes_embedding = m.embedding().bytes();
+  // Everything else stays fp32: biases, LayerNorms, position embeddings.
+  f.bytes_other =
+      4LL * (static_cast<long long>(m.layout().total()) - f.linear_weights - static_cast<long long>(c.vocab_size) * c.d_model);
+  f.bytes = f.bytes_linear + f.bytes_embedding + f.bytes_other;
+  f.bits_per_weight = 8.0 * static_cast<double>(f.bytes_linear) / static_cast<double>(f.linear_weights);
+  f.embedding_format = m.embedding().format_name();
+  const minigpt::DecodeTraffic tr = minigpt::decode_traffic(m, context);
+  f.decode = {context,        tr.flops,         tr.weight_bytes, tr.embedding_bytes, tr.other_param_bytes,
+              tr.activation_bytes, tr.kv_bytes, tr.total_bytes(), tr.intensity()};
+  return f;
+}
+
+// Decode and prefill speed of several configured models, timed in interleaved rounds (one repetition of
+// each model per round, after one warm-up each in the first), so a slow spell of a shared machine
+// spreads over all of them instead of penalising whichever ran then.
+void time_models(const std::vector<minigpt::Model*>& models, std::vector<SchemeRow>& rows, const SweepOptions& o) {
+  std::vector<size_t> live;
+  for (size_t i = 0; i < models.size(); ++i)
+    if (models[i]) live.push_back(i);
+  const int threads = omp_get_max_threads();
+  const mq::LoadAverage before = mq::load_average();
+  std::vector<std::vector<double>> dec(models.size()), pre(models.size());
+  for (int round = 0; round < o.speed_reps; ++round)
+    for (size_t i : live) {
+      minigpt::SpeedOptions so = speed_options(models[i]->config());
+      so.warmup = round == 0;  // later rounds start warm: the model ran a round ago
+      const minigpt::Speed sp = minigpt::measure_speed(*models[i], so);
+      dec[i].push_back(sp.decode.median);
+      pre[i].push_back(sp.prefill.median);
+    }
+  const mq::LoadAverage after = mq::load_average();
+  // Our own timing threads count towards the load; more than the cores' worth on top of them is other work.
+  const double limit = static_cast<double>(mq::cpu_info().logical_cpus) + 0.5;
+  for (size_t i : live) {
+    Speed s;
+    const minigpt::SpeedOptions so = speed_options(models[i]->config());
+    const mq::Timing d = mq::summarize(dec[i], 1), p = mq::summarize(pre[i], 1);
+    const double tps = 1.0 / d.median;
+    const Traffic& t = rows[i].footprint.decode;
+    s.threads = threads;
+    s.decode_tokens_per_s = RateStat::of(d, 1.0);
+    s.prefill_tokens_per_s = RateStat::of(p, so.prompt);
+    s.decode_tokens_per_rep = so.decode;
+    s.prefill_prompt_tokens = so.prompt;
+    s.decode_gflops = t.flops * tps / 1e9;
+    s.decode_gbps = t.total * tps / 1e9;
+    s.load_before = before.one;
+    s.load_after = after.one;
+    s.busy = mq::machine_busy(before, limit) || mq::machine_busy(after, limit);
+    if (!o.ceilings.is_null()) {
+      const Bound b = roofline_bound(o.ceilings, t.flops / t.total, t.total, threads);
+      s.roofline = RooflinePoint{b.ceiling, b.level, b.attainable / 1e9, t.flops * tps / b.attainable, b.bandwidth / 1e9};
+    }
+    rows[i].speed = s;
+  }
+}
+
+void mark_pareto(std::vector<SchemeRow>& rows) {
   std::vector<std::pair<double, double>> xy;
-  for (const auto& s : results.at("schemes"))
-    xy.emplace_back(s.value("status", "") == "ok" ? s.at("bytes").get<double>() : NAN,
-                    s.value("status", "") == "ok" ? s.at("ppl").get<double>() : NAN);
+  for (const auto& r : rows)
+    xy.emplace_back(r.ok && r.quality ? static_cast<double>(r.footprint.bytes) : NAN, r.ok && r.quality ? r.quality->ppl : NAN);
   const std::vector<bool> on = pareto_frontier(xy);
-  for (size_t i = 0; i < on.size(); ++i) results["schemes"][i]["on_pareto_frontier"] = static_cast<bool>(on[i]);
+  for (size_t i = 0; i < on.size(); ++i) rows[i].on_pareto_frontier = on[i];
+}
+
+void compare(SweepResults& res) {
+  const auto base = std::find_if(res.schemes.begin(), res.schemes.end(), [](const SchemeRow& r) { return r.ok; });
+  if (base != res.schemes.end()) {
+    res.baseline = base->scheme;
+    for (auto& r : res.schemes)
+      if (r.ok)
+        r.vs_baseline = Comparison{
+            r.quality->ppl / base->quality->ppl,
+            r.speed->decode_tokens_per_s.median / base->speed->decode_tokens_per_s.median,
+            r.speed->prefill_tokens_per_s.median / base->speed->prefill_tokens_per_s.median,
+            static_cast<double>(r.footprint.bytes) / static_cast<double>(base->footprint.bytes)};
+  } else if (!res.schemes.empty()) {
+    res.baseline = res.schemes.front().scheme;
+  }
+  mark_pareto(res.schemes);
 }
 
 SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
-  std::vector<Parsed> schemes;
-  for (const auto& n : o.schemes) schemes.push_back(parse(n));
-  if (schemes.empty()) throw mq::UsageError("sweep: no schemes");
-  const bool any_gptq = std::any_of(schemes.begin(), schemes.end(), [](const Parsed& p) { return p.options.gptq; });
+  std::vector<minigpt::QuantPlan> plans;
+  for (const auto& n : o.schemes) {
+    plans.push_back(minigpt::QuantPlan::uniform(n));
+    plans.back().gptq.calibration_windows = o.calibration;
+  }
+  if (plans.empty()) throw mq::UsageError("sweep: no schemes");
+  const bool any_gptq = std::any_of(plans.begin(), plans.end(), [](const auto& p) { return p.any_gptq(); });
 
-  const int stages_per = 3;  // quantize, perplexity, verb tense
-  const int total = 1 + stages_per * static_cast<int>(schemes.size()) + 1 + (o.gpt2_shaped ? 2 : 0);
+  const int stages_per = 2;  // quantize, evaluate
+  const int total = 1 + stages_per * static_cast<int>(plans.size()) + 1 + (o.gpt2_shaped ? 2 : 0);
   int done = 0;
   const auto stage = [&](const std::string& what) { progress(done++, total, what); };
 
   stage("corpus and checkpoint");
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
-  std::vector<int32_t> test = minigpt::encode_split(c.tok, c.corpus.test);
-  if (o.ppl_tokens > 0 && o.ppl_tokens < static_cast<int64_t>(test.size())) test.resize(static_cast<size_t>(o.ppl_tokens));
-  const minigpt::SplitStats floor = minigpt::split_stats(c.corpus.test);
   std::vector<std::vector<int32_t>> calib;
-  {
+  if (any_gptq) {
     const LoadedModel probe = load_checkpoint(o.model, &c.tok);
-    if (any_gptq)
-      calib = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration,
-                                           probe.model.config().n_ctx);
+    calib = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, probe.model.config().n_ctx);
   }
+  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots};
 
-  nlohmann::json rows = nlohmann::json::array();
-  std::vector<std::unique_ptr<LoadedModel>> kept;  // per row: the configured model, null when it failed
-  for (const Parsed& p : schemes) {
-    const mq::Scheme& storage = p.options.scheme;
-    nlohmann::json r = {{"scheme", p.name}, {"storage_scheme", storage.name()},
-                        {"method", p.options.gptq ? "gptq" : (storage.kind == mq::Kind::fp32 ? "none" : "rtn")}};
+  SweepResults res;
+  res.seed = o.seed;
+  res.calibration_windows = o.calibration;
+  // Evaluate: quantize every scheme, its quality and bytes. The configured models are kept for timing.
+  std::vector<std::unique_ptr<LoadedModel>> kept;  // per row; null when it failed
+  for (const minigpt::QuantPlan& plan : plans) {
+    SchemeRow r = row_for(plan);
     const int base = done;
     try {
-      stage(p.name + ": quantize");
-      auto held = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
-      LoadedModel& lm = *held;
-      const auto tq = std::chrono::steady_clock::now();
-      const minigpt::ModelQuantReport rep = quantize(lm.model, p, calib);
-      r["quantize_seconds"] = mq::seconds_since(tq);
-      if (p.options.gptq) {
-        r["gptq"] = gptq_settings_json(p.options, o.calibration);
-        r["gptq"]["calibration_seconds"] = rep.calibration_seconds;
-      }
-
-      stage(p.name + ": perplexity");
-      const int win = lm.model.config().n_ctx;
-      const auto ppl = minigpt::perplexity(lm.model, test, win, win / 2);
-      r["ppl"] = ppl.ppl;
-      r["nats_per_token"] = ppl.nats_per_token;
-      r["ppl_floor"] = floor.floor_ppl;
-      r["test_tokens"] = ppl.tokens;
-      r["perplexity_seconds"] = ppl.seconds;
-
-      stage(p.name + ": verb tense");
-      const auto vt = minigpt::verb_tense_accuracy(lm.model, lm.tok, c.corpus.test, o.max_slots);
-      r["verb_tense_accuracy"] = vt.overall.accuracy();
-      nlohmann::json by;
-      for (int k = 0; k < minigpt::kNumConstructions; ++k)
-        by[minigpt::construction_name(static_cast<minigpt::Construction>(k))] = score_json(vt.by_kind[k]);
-      r["verb_tense"] = {{"overall", score_json(vt.overall)}, {"by_construction", by},
-                         {"skipped_unknown_form", vt.skipped_unknown}, {"skipped_too_long", vt.skipped_long}};
-      r["verb_tense_seconds"] = vt.seconds;
-
-      r.update(describe(lm.model));
-      r["status"] = "ok";
-      kept.push_back(std::move(held));
+      stage(plan.id + ": quantize");
+      auto lm = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
+      const mq::Stopwatch tq;
+      const minigpt::ModelQuantReport rep = minigpt::quantize_model(lm->model, plan, calib);
+      r.quantize_seconds = tq.seconds();
+      if (plan.base.gptq)
+        r.gptq = GptqRecord{plan.gptq.calibration_windows, plan.gptq.options.percdamp, plan.gptq.options.block,
+                            plan.gptq.options.act_order, plan.gptq.sequential, rep.calibration_seconds};
+      stage(plan.id + ": perplexity and verb tense");
+      r.quality = evaluate_quality(lm->model, lm->tok, c.corpus.test, limits);
+      r.footprint = describe(lm->model, mean_context(lm->model.config()));
+      r.ok = true;
+      kept.push_back(std::move(lm));
     } catch (const std::exception& e) {
-      r["status"] = "failed";
-      r["error"] = e.what();
+      fail(r, e);
       done = base + stages_per;
       kept.push_back(nullptr);
     }
-    rows.push_back(r);
+    res.schemes.push_back(std::move(r));
   }
+  // Time: every configured model in the same interleaved rounds.
   stage("decode / prefill speed, all schemes in interleaved rounds");
   {
     std::vector<minigpt::Model*> models;
     for (const auto& k : kept) models.push_back(k ? &k->model : nullptr);
-    time_models(models, rows, o);
+    time_models(models, res.schemes, o);
   }
   kept.clear();
-  // Ratios against the baseline (the first scheme that succeeded, fp32 in the default list).
-  for (const auto& b : rows)
-    if (b.value("status", "") == "ok") {
-      for (auto& r : rows)
-        if (r.value("status", "") == "ok") {
-          r["ppl_over_baseline"] = r["ppl"].get<double>() / b["ppl"].get<double>();
-          r["decode_speedup"] = r["decode_tokens_per_s"]["median"].get<double>() / b["decode_tokens_per_s"]["median"].get<double>();
-          r["prefill_speedup"] =
-              r["prefill_tokens_per_s"]["median"].get<double>() / b["prefill_tokens_per_s"]["median"].get<double>();
-          r["bytes_ratio"] = r["bytes"].get<double>() / b["bytes"].get<double>();
-        }
-      break;
-    }
-
-  nlohmann::json out = {{"baseline", rows.front().at("scheme")}, {"schemes", rows}};
-  mark_pareto(out);
+  compare(res);
 
   if (o.gpt2_shaped) {
-    // GPT-2-small's body (768 wide, 12 layers, 12 heads, 3072 MLP) with random weights and
-    // MiniGPT's vocabulary (GPT-2's 50257-token tied head alone would be 77 MB of fp16 and dominate
-    // decode); its fp32 Linears (340 MB) do not fit in any cache.
-    const minigpt::ModelConfig gc{.vocab_size = 1963, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
-    nlohmann::json g = nlohmann::json::array();
+    const minigpt::ModelConfig gc = gpt2_shape(c.tok.size());
     std::vector<std::unique_ptr<minigpt::Model>> gm;
     stage("GPT-2-small-shaped: build and quantize fp32, int8-per-channel, int4-g64, and both +a8");
     for (const std::string name : {"fp32", "int8-per-channel", "int4-g64", "int8-per-channel+a8", "int4-g64+a8"}) {
-      nlohmann::json r = {{"scheme", name}};
+      const minigpt::QuantPlan plan = minigpt::QuantPlan::uniform(name);
+      SchemeRow r = row_for(plan);
       try {
         auto m = std::make_unique<minigpt::Model>(gc, o.seed);
-        quantize(*m, parse(name), {});
-        r.update(describe(*m));
-        r["status"] = "ok";
+        const mq::Stopwatch tq;
+        minigpt::quantize_model(*m, plan);
+        r.quantize_seconds = tq.seconds();
+        r.footprint = describe(*m, mean_context(gc));
+        r.ok = true;
         gm.push_back(std::move(m));
       } catch (const std::exception& e) {
-        r["status"] = "failed";
-        r["error"] = e.what();
+        fail(r, e);
         gm.push_back(nullptr);
       }
-      g.push_back(r);
+      res.gpt2_schemes.push_back(std::move(r));
     }
     stage("GPT-2-small-shaped: decode / prefill speed");
     std::vector<minigpt::Model*> models;
     for (const auto& m : gm) models.push_back(m.get());
-    time_models(models, g, o);
-    out["gpt2_small_shaped"] = {{"config", {{"vocab_size", gc.vocab_size}, {"n_ctx", gc.n_ctx}, {"d_model", gc.d_model},
-                                            {"n_layer", gc.n_layer}, {"n_head", gc.n_head}, {"d_ff", gc.d_ff}}},
-                                {"weights", "random (GPT-2 initialisation, seed 42)"},
-                                {"schemes", g}};
+    time_models(models, res.gpt2_schemes, o);
+    res.gpt2_config = ModelShape{gc.vocab_size, gc.n_ctx, gc.d_model, gc.n_layer, gc.n_head, gc.d_ff};
+    res.gpt2_weights = fmt::format("random (GPT-2 initialisation, seed {})", o.seed);
   }
   progress(total, total, "done");
-  return {std::move(out), corpus_sha256(c.corpus), hash_hex(c.tok.hash())};
+  return {std::move(res), corpus_sha256(c.corpus), hash_hex(c.tok.hash())};
 }
 
 }  // namespace mqexp

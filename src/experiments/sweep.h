@@ -1,6 +1,8 @@
-// experiments/26-quant-curve: the scheme sweep. Each scheme quantizes every Linear of the shipped
-// MiniGPT (embedding fp16, LayerNorms fp32), is evaluated on the same test split and timed; the
-// results are one JSON document the plots and the README are drawn from.
+// experiments/26-quant-curve: the scheme sweep. Each scheme is a uniform quantization plan applied to the
+// shipped MiniGPT by minigpt::quantize_model (embedding fp16, LayerNorms fp32), evaluated on the same
+// test split and timed; the typed results become one JSON document the plots and the README read.
+// Stages: evaluate (quantize + quality + bytes per scheme), time (interleaved rounds), compare (against
+// the baseline, Pareto frontier); the report is sweep_report.h.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -9,9 +11,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/results.h"
+#include "minigpt/model.h"
+
 namespace mqexp {
 
-// The seven schemes of the curve, named as the format table prints them ("-gptq": GPTQ on top).
+// The seven schemes of the curve, named as the format table prints them ("-gptq": GPTQ on top), then
+// the two dynamic-activation runs.
 const std::vector<std::string>& default_sweep_schemes();
 
 struct SweepOptions {
@@ -23,7 +29,7 @@ struct SweepOptions {
   int64_t max_slots = 0;            // verb-tense slots (0: all)
   int64_t ppl_tokens = 0;           // perplexity over the test split's first tokens only (0: all)
   int speed_reps = 7;               // interleaved timing rounds of decode / prefill
-  bool gpt2_shaped = true;          // also time the GPT-2-small-shaped body at fp32, int8, int4
+  bool gpt2_shaped = true;          // also time the GPT-2-small-shaped body
   nlohmann::json ceilings;          // 01-roofline's ceilings.json (for the roofline bound of each dot)
 };
 
@@ -31,7 +37,7 @@ struct SweepOptions {
 using SweepProgress = std::function<void(int, int, const std::string&)>;
 
 struct SweepRun {
-  nlohmann::json results;      // {"schemes": [...], "gpt2_small_shaped": {...}, ...}
+  SweepResults results;
   std::string corpus_sha256;   // of the generated corpus text (every split), for the manifest
   std::string vocab_hash;      // of the tokenizer built from it
 };
@@ -40,7 +46,17 @@ struct SweepRun {
 // Throws mq::UsageError for names the format table does not know.
 SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress);
 
-// Marks "on_pareto_frontier" on every scheme from (bytes, ppl); failed ones are never on it.
-void mark_pareto(nlohmann::json& results);
+// Bytes of a configured model and the traffic of one decode step at `context` cached positions.
+Footprint describe(const minigpt::Model& m, int context);
+
+// Decode and prefill speed of configured models in interleaved rounds; fills rows[i].speed for every
+// model that is not null. The load average is read before and after; rows measured while the machine
+// ran more than its cores' worth of other work are flagged busy.
+void time_models(const std::vector<minigpt::Model*>& models, std::vector<SchemeRow>& rows, const SweepOptions& o);
+
+// Ratios against the baseline (the first row that succeeded) and the (bytes, PPL) Pareto frontier.
+void compare(SweepResults& r);
+// Marks on_pareto_frontier from (bytes, ppl); failed rows are never on it.
+void mark_pareto(std::vector<SchemeRow>& rows);
 
 }  // namespace mqexp

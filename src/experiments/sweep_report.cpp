@@ -1,7 +1,7 @@
 #include "experiments/sweep_report.h"
 
+#include <algorithm>
 #include <cmath>
-#include <optional>
 #include <vector>
 
 #include <fmt/core.h>
@@ -11,44 +11,38 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<json> find(const json& rows, const std::string& name) {
-  for (const auto& r : rows)
-    if (r.at("scheme") == name && r.value("status", "") == "ok") return r;
-  return std::nullopt;
-}
-
 std::string mb(double bytes) { return fmt::format("{:.2f} MB", bytes / 1e6); }
 std::string pct(double ratio) { return fmt::format("{:+.2f}%", 100.0 * (ratio - 1.0)); }
-double tps(const json& r, const char* key) { return r.at(key).at("median").get<double>(); }
+double decode_tps(const SchemeRow& r) { return r.speed->decode_tokens_per_s.median; }
+std::string busy_mark(const SchemeRow& r) { return r.speed && r.speed->busy ? " (busy)" : ""; }
 
-std::string results_table(const json& rows) {
-  std::string s =
-      "| scheme | PPL | vs fp32 | verb-tense acc. | model bytes | Linear bytes | bits/w (Linear) | decode tok/s | "
+std::string results_table(const std::vector<SchemeRow>& rows, const std::string& baseline) {
+  std::string s = fmt::format(
+      "| scheme | PPL | vs {} | verb-tense acc. | model bytes | Linear bytes | bits/w (Linear) | decode tok/s | "
       "prefill tok/s | decode FLOP/byte | quantize s | Pareto |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n";
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n",
+      baseline);
   for (const auto& r : rows) {
-    if (r.value("status", "") != "ok") {
-      s += fmt::format("| {} | failed: {} |||||||||||\n", r.at("scheme").get<std::string>(), r.value("error", ""));
+    if (!r.ok) {
+      s += fmt::format("| {} | failed: {} |||||||||||\n", r.scheme, r.error);
       continue;
     }
-    const json& d = r.at("decode_tokens_per_s");
-    const json& p = r.at("prefill_tokens_per_s");
-    s += fmt::format("| {} | {:.3f} | {} | {:.4f} | {} | {} | {:.3f} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.3f} | {:.2f} | {} |\n",
-                     r.at("scheme").get<std::string>(), r.at("ppl").get<double>(), pct(r.at("ppl_over_baseline").get<double>()),
-                     r.at("verb_tense_accuracy").get<double>(), mb(r.at("bytes").get<double>()),
-                     mb(r.at("bytes_linear").get<double>()), r.at("bits_per_weight").get<double>(), d.at("median").get<double>(),
-                     d.at("low").get<double>(), d.at("high").get<double>(), p.at("median").get<double>(),
-                     p.at("low").get<double>(), p.at("high").get<double>(), r.at("decode_traffic").at("intensity").get<double>(),
-                     r.value("quantize_seconds", 0.0), r.at("on_pareto_frontier").get<bool>() ? "yes" : "");
+    const RateStat& d = r.speed->decode_tokens_per_s;
+    const RateStat& p = r.speed->prefill_tokens_per_s;
+    s += fmt::format("| {} | {:.3f} | {} | {:.4f} | {} | {} | {:.3f} | {:.0f} ({:.0f}-{:.0f}){} | {:.0f} ({:.0f}-{:.0f}) | {:.3f} | {:.2f} | {} |\n",
+                     r.scheme, r.quality->ppl, pct(r.vs_baseline->ppl_over_baseline), r.quality->verb_tense.accuracy(),
+                     mb(static_cast<double>(r.footprint.bytes)), mb(static_cast<double>(r.footprint.bytes_linear)),
+                     r.footprint.bits_per_weight, d.median, d.low, d.high, busy_mark(r), p.median, p.low, p.high,
+                     r.footprint.decode.intensity, r.quantize_seconds, r.on_pareto_frontier ? "yes" : "");
   }
   return s;
 }
 
-std::string construction_table(const json& rows) {
+std::string construction_table(const std::vector<SchemeRow>& rows) {
   std::vector<std::string> kinds;
   for (const auto& r : rows)
-    if (r.value("status", "") == "ok") {
-      for (const auto& [k, v] : r.at("verb_tense").at("by_construction").items()) kinds.push_back(k);
+    if (r.ok && r.quality) {
+      for (const auto& [k, v] : r.quality->by_construction) kinds.push_back(k);
       break;
     }
   if (kinds.empty()) return "";
@@ -58,153 +52,171 @@ std::string construction_table(const json& rows) {
   for (size_t i = 0; i < kinds.size(); ++i) s += "---:|";
   s += "\n";
   for (const auto& r : rows) {
-    if (r.value("status", "") != "ok") continue;
-    s += "| " + r.at("scheme").get<std::string>() + " |";
+    if (!r.ok || !r.quality) continue;
+    s += "| " + r.scheme + " |";
     for (const auto& k : kinds) {
-      const json& c = r.at("verb_tense").at("by_construction").at(k);
-      s += fmt::format(" {:.4f} ({}/{}) |", c.at("accuracy").get<double>(), c.at("correct").get<long long>(),
-                       c.at("total").get<long long>());
+      const Score& c = r.quality->by_construction.at(k);
+      s += fmt::format(" {:.4f} ({}/{}) |", c.accuracy(), c.correct, c.total);
     }
     s += "\n";
   }
   return s;
 }
 
-std::string traffic_table(const json& rows, const std::string& title) {
+std::string traffic_table(const std::vector<SchemeRow>& rows, const std::string& title) {
   std::string s = fmt::format(
       "{}\n\n| scheme | FLOP/token | weights | embedding | KV cache | activations | other | total | FLOP/byte | "
       "decode tok/s | measured GFLOP/s | GB/s | bound | of bound |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
       title);
   for (const auto& r : rows) {
-    if (r.value("status", "") != "ok") continue;
-    const json& t = r.at("decode_traffic");
-    const json& b = t.at("bytes");
-    s += fmt::format("| {} | {:.2f} M | {} | {} | {} | {} | {} | {} | {:.3f} | {:.0f} | {:.1f} | {:.1f} | {} | {} |\n",
-                     r.at("scheme").get<std::string>(), t.at("flops").get<double>() / 1e6, mb(b.at("weights").get<double>()),
-                     mb(b.at("embedding").get<double>()), mb(b.at("kv_cache").get<double>()),
-                     mb(b.at("activations").get<double>()), mb(b.at("other_params").get<double>()),
-                     mb(b.at("total").get<double>()), t.at("intensity").get<double>(), tps(r, "decode_tokens_per_s"),
-                     r.at("decode_gflops").get<double>(),
-                     r.at("decode_gbps").get<double>(),
-                     r.contains("roofline") ? r.at("roofline").at("ceiling").get<std::string>() : std::string("-"),
-                     r.contains("roofline") ? fmt::format("{:.0f}%", 100 * r.at("roofline").at("fraction_of_bound").get<double>())
-                                            : std::string("-"));
+    if (!r.ok || !r.speed) continue;
+    const Traffic& t = r.footprint.decode;
+    const auto& b = r.speed->roofline;
+    s += fmt::format("| {} | {:.2f} M | {} | {} | {} | {} | {} | {} | {:.3f} | {:.0f}{} | {:.1f} | {:.1f} | {} | {} |\n", r.scheme,
+                     t.flops / 1e6, mb(t.weights), mb(t.embedding), mb(t.kv_cache), mb(t.activations), mb(t.other_params),
+                     mb(t.total), t.intensity, decode_tps(r), busy_mark(r), r.speed->decode_gflops, r.speed->decode_gbps,
+                     b ? b->ceiling : std::string("-"), b ? fmt::format("{:.0f}%", 100 * b->fraction_of_bound) : std::string("-"));
   }
   return s;
 }
 
+const SchemeRow* find_in(const std::vector<SchemeRow>& rows, const std::string& name) {
+  for (const auto& r : rows)
+    if (r.scheme == name && r.ok) return &r;
+  return nullptr;
+}
+
 // "INT4 buys x by the roofline, measured y" for one model's rows.
-std::string speedup_sentence(const json& rows, const std::string& model) {
-  const auto f = find(rows, "fp32"), q = find(rows, "int4-g64");
-  if (!f || !q) return "";
-  const double ideal = q->at("decode_traffic").at("intensity").get<double>() / f->at("decode_traffic").at("intensity").get<double>();
-  const double bytes_ratio = f->at("decode_traffic").at("bytes").at("total").get<double>() /
-                             q->at("decode_traffic").at("bytes").at("total").get<double>();
-  const double measured = tps(*q, "decode_tokens_per_s") / tps(*f, "decode_tokens_per_s");
+std::string speedup_sentence(const std::vector<SchemeRow>& rows, const std::string& model) {
+  const SchemeRow *f = find_in(rows, "fp32"), *q = find_in(rows, "int4-g64");
+  if (!f || !q || !f->speed || !q->speed) return "";
+  const Traffic &ft = f->footprint.decode, &qt = q->footprint.decode;
+  const double ideal = qt.intensity / ft.intensity;
+  const double measured = decode_tps(*q) / decode_tps(*f);
+  const auto ceiling = [](const SchemeRow& r) { return r.speed->roofline ? r.speed->roofline->ceiling : std::string("(no ceilings)"); };
   std::string out = fmt::format(
       "- {}: one decode step of int4-g64 moves {:.2f}x fewer bytes than fp32 (intensity {:.3f} vs {:.3f} FLOP/byte), "
       "so a bandwidth-bound decode could be {:.2f}x faster; measured {:.0f} vs {:.0f} tokens/s = {:.2f}x ({:.0f}% of the "
       "intensity ratio). fp32 sits under {}, int4-g64 under {}.\n",
-      model, bytes_ratio, q->at("decode_traffic").at("intensity").get<double>(),
-      f->at("decode_traffic").at("intensity").get<double>(), ideal, tps(*q, "decode_tokens_per_s"),
-      tps(*f, "decode_tokens_per_s"), measured, 100 * measured / ideal,
-      f->contains("roofline") ? f->at("roofline").at("ceiling").get<std::string>() : std::string("(no ceilings)"),
-      q->contains("roofline") ? q->at("roofline").at("ceiling").get<std::string>() : std::string("(no ceilings)"));
-  if (const auto d = find(rows, "int4-g64+a8")) {
-    const double md = tps(*d, "decode_tokens_per_s") / tps(*f, "decode_tokens_per_s");
+      model, ft.total / qt.total, qt.intensity, ft.intensity, ideal, decode_tps(*q), decode_tps(*f), measured,
+      100 * measured / ideal, ceiling(*f), ceiling(*q));
+  if (const SchemeRow* d = find_in(rows, "int4-g64+a8"); d && d->speed) {
+    const double md = decode_tps(*d) / decode_tps(*f);
     out.pop_back();  // the newline: the sentence goes on
     out += fmt::format(" With int8 activations on the VNNI kernels (int4-g64+a8, the same storage): {:.0f} tokens/s = "
                        "{:.2f}x fp32 ({:.0f}% of the intensity ratio).\n",
-                       tps(*d, "decode_tokens_per_s"), md, 100 * md / ideal);
+                       decode_tps(*d), md, 100 * md / ideal);
   }
   return out;
 }
 
 }  // namespace
 
-std::string sweep_readme_block(const json& results, const json& manifest) {
-  const json& rows = results.at("schemes");
-  std::string s = fmt::format("Measured by `{}` on {} ({} threads), {}; commit {}. Test split: {} tokens; seed {}.\n\n",
-                              manifest.at("command").get<std::string>(), manifest.at("machine").at("cpu_model").get<std::string>(),
-                              manifest.at("threads").get<int>(), manifest.at("date").get<std::string>(),
-                              manifest.at("build").value("git_commit", json("unknown")).is_string()
-                                  ? manifest.at("build").at("git_commit").get<std::string>().substr(0, 12)
-                                  : std::string("unknown"),
-                              find(rows, results.at("baseline").get<std::string>())
-                                  ? find(rows, results.at("baseline").get<std::string>())->at("test_tokens").get<long long>()
-                                  : 0LL,
-                              manifest.at("seed").get<long long>());
-  s += "### Results\n\n" + results_table(rows);
-  s += "\nModel bytes = Linear weights (codes + fp16 scales + zero-points) + the tied embedding (fp16; fp32 in the fp32 "
-       "row, which is the unmodified checkpoint) + biases, LayerNorms and positions (fp32). Speeds: median over the "
-       "interleaved rounds (slowest-fastest in brackets), decode from a 64-token prompt to the full context of 128, "
-       "prefill of the 64-token prompt. The traffic and intensity are those of a decode step at the mean cache "
-       "length of the timed decode.\n\n";
+std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
+  const std::vector<SchemeRow>& rows = res.schemes;
+  const SchemeRow* base = res.find(res.baseline);
+  const auto& commit = manifest.at("build").value("git_commit", json("unknown"));
+  const json& machine = manifest.at("machine");
+  std::string s = fmt::format(
+      "Measured by `{}` on {}{} ({} threads), {}; commit {}. Test split: {} tokens; seed {}.\n\n",
+      manifest.at("command").get<std::string>(), machine.at("cpu_model").get<std::string>(),
+      machine.contains("cpu_family") ? fmt::format(" (family {}, model {}, stepping {})", machine.at("cpu_family").get<int>(),
+                                                   machine.at("cpu_model_number").get<int>(), machine.at("cpu_stepping").get<int>())
+                                     : std::string(),
+      manifest.at("threads").get<int>(), manifest.at("date").get<std::string>(),
+      commit.is_string() ? commit.get<std::string>().substr(0, 12) : std::string("unknown"),
+      base && base->quality ? base->quality->test_tokens : 0LL, res.seed);
+  std::vector<std::string> busy;
+  for (const auto* list : {&res.schemes, &res.gpt2_schemes})
+    for (const auto& r : *list)
+      if (r.ok && r.speed && r.speed->busy) busy.push_back(r.scheme);
+  if (!busy.empty())
+    s += fmt::format("**Warning: the machine was busy while {} of the rows were timed (load average above its {} logical "
+                     "CPUs; marked \"(busy)\"). Their speeds are not results; re-run on a quiet machine.**\n\n",
+                     busy.size(), machine.at("logical_cpus").get<int>());
+  s += "### Results\n\n" + results_table(rows, res.baseline);
+  if (base && base->speed) {
+    const Speed& sp = *base->speed;
+    s += fmt::format(
+        "\nModel bytes = Linear weights (codes + fp16 scales + zero-points) + the tied embedding (fp16; {} in the {} "
+        "row, which is the unmodified checkpoint) + biases, LayerNorms and positions (fp32). Speeds: median over {} "
+        "interleaved rounds (slowest-fastest in brackets), decode from a {}-token prompt to the full context of {}, "
+        "prefill of the {}-token prompt. The traffic and intensity are those of a decode step at the mean cache "
+        "length of the timed decode ({} positions).\n\n",
+        base->footprint.embedding_format, base->scheme, sp.decode_tokens_per_s.reps, sp.prefill_prompt_tokens,
+        sp.prefill_prompt_tokens + sp.decode_tokens_per_rep, sp.prefill_prompt_tokens, base->footprint.decode.context);
+  }
   s += "### Verb-tense accuracy per construction\n\n" + construction_table(rows) + "\n";
   s += traffic_table(rows, "### One MiniGPT decode step: traffic, intensity and roofline bound") + "\n";
-  if (results.contains("gpt2_small_shaped"))
-    s += traffic_table(results.at("gpt2_small_shaped").at("schemes"),
-                       "### The same for the GPT-2-small-shaped body (768 wide, 12 layers, random weights; decode from 128 to 256 "
-                       "cached tokens)") +
+  if (res.gpt2_config) {
+    const ModelShape& g = *res.gpt2_config;
+    const SchemeRow* gb = find_in(res.gpt2_schemes, "fp32");
+    s += traffic_table(res.gpt2_schemes,
+                       fmt::format("### The same for the GPT-2-small-shaped body ({} wide, {} layers, {} MLP, {} weights, "
+                                   "vocabulary {}; decode from {} to {} cached tokens)",
+                                   g.d_model, g.n_layer, g.d_ff, res.gpt2_weights, g.vocab_size,
+                                   gb && gb->speed ? gb->speed->prefill_prompt_tokens : 0, g.n_ctx)) +
          "\n";
+  }
 
   s += "### Answers\n\n";
   std::vector<std::string> front;
   for (const auto& r : rows)
-    if (r.value("on_pareto_frontier", false)) front.push_back(r.at("scheme").get<std::string>());
+    if (r.on_pareto_frontier) front.push_back(r.scheme);
   s += "**Pareto frontier (bytes vs PPL, lower-left):** ";
   for (size_t i = 0; i < front.size(); ++i) s += (i ? ", " : "") + front[i];
   s += ". Every other scheme is beaten on both size and perplexity by one of these.\n\n";
 
-  const auto f = find(rows, "fp32"), g = find(rows, "int4-g64-gptq"), n = find(rows, "int4-g64");
+  const SchemeRow *f = find_in(rows, "fp32"), *g = find_in(rows, "int4-g64-gptq"), *n = find_in(rows, "int4-g64");
   if (f && g) {
-    const double gap = g->at("ppl").get<double>() / f->at("ppl").get<double>() - 1.0;
+    const double fp = f->quality->ppl, gp = g->quality->ppl;
+    const double gap = gp / fp - 1.0;
     s += fmt::format("**INT4 g64 + GPTQ against FP32:** PPL {:.3f} vs {:.3f}, a gap of {:.2f}% ({} the lab's 15% bar, {} "
                      "the 5% goal)",
-                     g->at("ppl").get<double>(), f->at("ppl").get<double>(), 100 * gap, gap < 0.15 ? "inside" : "outside",
-                     gap < 0.05 ? "inside" : "outside");
-    if (n)
-      s += fmt::format("; round-to-nearest INT4 g64 gives {:.3f} ({:.2f}%), so GPTQ {} {:.1f}% of the RTN gap",
-                       n->at("ppl").get<double>(), 100 * (n->at("ppl").get<double>() / f->at("ppl").get<double>() - 1.0),
-                       g->at("ppl").get<double>() < n->at("ppl").get<double>() ? "closes" : "does not close; it changes by",
-                       100 * (1.0 - (g->at("ppl").get<double>() - f->at("ppl").get<double>()) /
-                                        std::max(1e-12, n->at("ppl").get<double>() - f->at("ppl").get<double>())));
-    s += fmt::format(". Verb-tense accuracy {:.4f} vs {:.4f}.\n\n", g->at("verb_tense_accuracy").get<double>(),
-                     f->at("verb_tense_accuracy").get<double>());
+                     gp, fp, 100 * gap, gap < 0.15 ? "inside" : "outside", gap < 0.05 ? "inside" : "outside");
+    if (n) {
+      const double np = n->quality->ppl;
+      s += fmt::format("; round-to-nearest INT4 g64 gives {:.3f} ({:.2f}%), so GPTQ {} {:.1f}% of the RTN gap", np,
+                       100 * (np / fp - 1.0), gp < np ? "closes" : "does not close; it changes by",
+                       100 * (1.0 - (gp - fp) / std::max(1e-12, np - fp)));
+    }
+    s += fmt::format(". Verb-tense accuracy {:.4f} vs {:.4f}.\n\n", g->quality->verb_tense.accuracy(), f->quality->verb_tense.accuracy());
   }
 
   s += "**What INT4 buys by the roofline, and what was measured:**\n\n" + speedup_sentence(rows, "MiniGPT");
-  if (results.contains("gpt2_small_shaped"))
-    s += speedup_sentence(results.at("gpt2_small_shaped").at("schemes"), "GPT-2-small-shaped body");
+  if (res.gpt2_config) s += speedup_sentence(res.gpt2_schemes, "GPT-2-small-shaped body");
   s += "\n";
 
   // The Raspberry Pi pick: the smallest model whose PPL is within 5% of fp32 and whose verb-tense
   // accuracy is within half a point of it.
   if (f) {
-    std::optional<json> pick;
+    const SchemeRow* pick = nullptr;
+    const double fp = f->quality->ppl, fa = f->quality->verb_tense.accuracy();
     for (const auto& r : rows) {
-      if (r.value("status", "") != "ok") continue;
-      const bool good = r.at("ppl").get<double>() <= 1.05 * f->at("ppl").get<double>() &&
-                        r.at("verb_tense_accuracy").get<double>() >= f->at("verb_tense_accuracy").get<double>() - 0.005;
-      if (good && (!pick || r.at("bytes").get<double>() < pick->at("bytes").get<double>() ||
-                   (r.at("bytes").get<double>() == pick->at("bytes").get<double>() && r.at("ppl").get<double>() < pick->at("ppl").get<double>())))
-        pick = r;
+      if (!r.ok || !r.quality) continue;
+      const bool good = r.quality->ppl <= 1.05 * fp && r.quality->verb_tense.accuracy() >= fa - 0.005;
+      if (good && (!pick || r.footprint.bytes < pick->footprint.bytes ||
+                   (r.footprint.bytes == pick->footprint.bytes && r.quality->ppl < pick->quality->ppl)))
+        pick = &r;
     }
-    if (pick)
+    if (pick) {
+      const std::string fp32_level = f->speed && f->speed->roofline ? f->speed->roofline->level : std::string("?");
       s += fmt::format(
           "**On a Raspberry Pi I would ship {}.** It is the smallest scheme here whose perplexity stays within 5% of "
           "FP32 ({:.3f} vs {:.3f}) with verb-tense accuracy within half a point ({:.4f}), at {} against {} for FP32 "
           "({:.2f}x smaller). A Pi's decode is bound by its few GB/s of DRAM bandwidth far more than this machine's, so "
           "the bytes saved per token turn into tokens/s there more directly than here ({:.2f}x measured on this machine, "
-          "where MiniGPT's fp32 weights already sit in L3), and the same xsimd kernels compile for its NEON units.\n",
-          pick->at("scheme").get<std::string>(), pick->at("ppl").get<double>(), f->at("ppl").get<double>(),
-          pick->at("verb_tense_accuracy").get<double>(), mb(pick->at("bytes").get<double>()), mb(f->at("bytes").get<double>()),
-          f->at("bytes").get<double>() / pick->at("bytes").get<double>(), pick->at("decode_speedup").get<double>());
+          "where MiniGPT's fp32 decode step is bounded by the {} read bandwidth), and the same xsimd kernels compile for "
+          "its NEON units.\n",
+          pick->scheme, pick->quality->ppl, fp, pick->quality->verb_tense.accuracy(), mb(static_cast<double>(pick->footprint.bytes)),
+          mb(static_cast<double>(f->footprint.bytes)), static_cast<double>(f->footprint.bytes) / static_cast<double>(pick->footprint.bytes),
+          pick->vs_baseline->decode_speedup, fp32_level);
+    }
   }
   std::string failed;
   for (const auto& r : rows)
-    if (r.value("status", "") != "ok") failed += fmt::format("- {}: {}\n", r.at("scheme").get<std::string>(), r.value("error", ""));
+    if (!r.ok) failed += fmt::format("- {}: {}\n", r.scheme, r.error);
   if (!failed.empty()) s += "\n### Failed schemes\n\n" + failed;
   return s;
 }

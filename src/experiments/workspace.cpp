@@ -30,7 +30,8 @@ std::string hash_hex(uint64_t h) { return fmt::format("{:016x}", h); }
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected) {
   minigpt::CheckpointMeta meta;
   const std::string want = expected ? hash_hex(expected->hash()) : "";
-  minigpt::Model model = minigpt::load_any_model(path, want, &meta);
+  minigpt::QuantPlan plan;
+  minigpt::Model model = minigpt::load_any_model(path, want, &meta, &plan);
   if (meta.vocab_json.empty())
     throw mq::Error(fmt::format("checkpoint '{}' carries no vocabulary; re-train it with `miniquant train`", path));
   minigpt::Tokenizer tok = minigpt::Tokenizer::from_json(meta.vocab_json);
@@ -38,12 +39,8 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
     throw mq::Error(fmt::format("checkpoint '{}': its vocabulary has {} tokens but the model expects {}; the file is "
                                 "inconsistent, re-train it",
                                 path, tok.size(), model.config().vocab_size));
-  return {std::move(model), std::move(tok), std::move(meta)};
+  return {std::move(model), std::move(tok), std::move(meta), std::move(plan)};
 }
 
-nlohmann::json gptq_settings_json(const minigpt::QuantizeModelOptions& o, int calibration_windows) {
-  return {{"calibration_windows", calibration_windows}, {"percdamp", o.gptq_options.percdamp},
-          {"block", o.gptq_options.block}, {"act_order", o.gptq_options.act_order}, {"sequential", o.sequential}};
-}
 
 }  // namespace mqexp

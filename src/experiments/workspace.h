@@ -10,7 +10,7 @@
 #include "minigpt/checkpoint.h"
 #include "minigpt/corpus/corpus.h"
 #include "minigpt/model.h"
-#include "minigpt/quantize_model.h"
+#include "minigpt/quant_plan.h"
 #include "minigpt/tokenizer.h"
 
 namespace mqexp {
@@ -32,12 +32,10 @@ struct LoadedModel {
   minigpt::Model model;
   minigpt::Tokenizer tok;  // the vocabulary stored in the checkpoint
   minigpt::CheckpointMeta meta;
+  minigpt::QuantPlan plan;  // the plan a quantized checkpoint records (the identity plan for fp32)
 };
 // Loads a checkpoint and its vocabulary. With `expected` set, the checkpoint's vocabulary must be
 // the corpus's (same hash), or an mq::Error says what differs and what to do.
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected = nullptr);
-
-// The GPTQ settings of `o` as reports and checkpoints record them.
-nlohmann::json gptq_settings_json(const minigpt::QuantizeModelOptions& o, int calibration_windows);
 
 }  // namespace mqexp

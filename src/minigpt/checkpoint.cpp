@@ -1,6 +1,7 @@
 // MiniGPT <-> safetensors: parameter tensors by GPT-2 name, versioned metadata, strict checks.
 #include "minigpt/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/core.h>
@@ -24,7 +25,7 @@ TensorFile model_to_tensor_file(const Model& m, const CheckpointMeta& meta) {
 }
 
 Model model_from_tensor_file(const TensorFile& f, const std::string& path, const std::string& expected_vocab_hash,
-                             CheckpointMeta* meta) {
+                             CheckpointMeta* meta, const std::vector<std::string>& held_elsewhere) {
   auto fail = [&](const std::string& what) { return mq::Error(fmt::format("checkpoint {}: {}", path, what)); };
   auto it = f.metadata.find(kMetaFormat);
   if (it == f.metadata.end())
@@ -52,6 +53,7 @@ Model model_from_tensor_file(const TensorFile& f, const std::string& path, const
   }
   Model m(c);
   for (const auto& t : m.layout().tensors()) {
+    if (std::find(held_elsewhere.begin(), held_elsewhere.end(), t.name) != held_elsewhere.end()) continue;
     const NamedTensor* nt = f.find(t.name);
     if (!nt) throw fail(fmt::format("tensor \"{}\" is missing; the file is incomplete, re-train or re-save it", t.name));
     const std::vector<int64_t> want(t.shape.begin(), t.shape.end());

@@ -2,6 +2,7 @@
 // metadata (format version, model config, vocabulary and its hash, training info).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "minigpt/model.h"
 #include "minigpt/safetensors.h"
@@ -29,8 +30,10 @@ inline constexpr const char* kMetaTrain = "train_info";
 TensorFile model_to_tensor_file(const Model& m, const CheckpointMeta& meta);
 // Rebuilds a model, checking format version, config, every tensor's presence, dtype and
 // shape, and (if expected_vocab_hash is not empty) the vocabulary hash. `path` is for messages.
+// Parameters named in `held_elsewhere` are not read (they stay at their initial values): a quantized
+// checkpoint stores those weights in another form and its loader restores them.
 Model model_from_tensor_file(const TensorFile& f, const std::string& path, const std::string& expected_vocab_hash = "",
-                             CheckpointMeta* meta = nullptr);
+                             CheckpointMeta* meta = nullptr, const std::vector<std::string>& held_elsewhere = {});
 
 void save_model(const std::string& path, const Model& m, const CheckpointMeta& meta);
 Model load_model(const std::string& path, const std::string& expected_vocab_hash = "", CheckpointMeta* meta = nullptr);

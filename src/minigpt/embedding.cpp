@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 
+#include "miniquant/error.h"
 #include "miniquant/half.h"
 
 namespace minigpt {
@@ -23,6 +24,11 @@ void FloatEmbedding::logits(const float* h, int n, float* out) const {
 
 HalfEmbedding::HalfEmbedding(const float* table, int vocab, int d)
     : e_(table, vocab, d, mq::Scheme::fp16(), mq::ActMode::weight_only, "wte") {}
+
+HalfEmbedding::HalfEmbedding(mq::QTensor table) : e_(std::move(table)) {
+  if (e_.scheme().kind != mq::Kind::fp16)
+    throw mq::UsageError("HalfEmbedding: the table must be fp16, not " + e_.scheme().name());
+}
 
 void HalfEmbedding::lookup(int32_t token, float* out) const {
   const uint8_t* row = e_.row_codes(token);  // d little-endian fp16 values

@@ -44,6 +44,9 @@ class HalfEmbedding final : public Embedding {
  public:
   // table: (vocab, d) row-major fp32; throws mq::Error for values fp16 cannot hold (NaN, > 65504).
   HalfEmbedding(const float* table, int vocab, int d);
+  // A stored fp16 table (vocab, d), as quantized checkpoints hold it; mq::UsageError for another scheme.
+  explicit HalfEmbedding(mq::QTensor table);
+  const mq::QuantizedLinear& table() const { return e_; }
   int vocab_size() const override { return static_cast<int>(e_.out_features()); }
   int dim() const override { return static_cast<int>(e_.in_features()); }
   void lookup(int32_t token, float* out) const override;

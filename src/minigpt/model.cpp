@@ -17,8 +17,17 @@ namespace {
 using MatR = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using CStrided = Eigen::Map<const MatR, 0, Eigen::OuterStride<>>;
 using Strided = Eigen::Map<MatR, 0, Eigen::OuterStride<>>;
-constexpr int kLinearsPerLayer = 4;
+constexpr int kLinearsPerLayer = kLinearKinds;
+constexpr const char* kKindNames[kLinearKinds] = {"qkv", "attn_out", "mlp_up", "mlp_down"};
 }  // namespace
+
+const char* linear_kind_name(LinearKind k) { return kKindNames[static_cast<int>(k)]; }
+
+std::optional<LinearKind> parse_linear_kind(const std::string& name) {
+  for (int k = 0; k < kLinearKinds; ++k)
+    if (name == kKindNames[k]) return static_cast<LinearKind>(k);
+  return std::nullopt;
+}
 
 Model::Model(const ModelConfig& c, uint64_t seed) : c_(c), layout_(c) {
   validate(c);
@@ -53,10 +62,13 @@ const float* Model::param(const std::string& name) const { return params_.data()
 
 std::vector<LinearInfo> Model::linears() const {
   std::vector<LinearInfo> out;
-  for (const auto& name : linear_names_) {
+  for (size_t i = 0; i < linear_names_.size(); ++i) {
+    const std::string& name = linear_names_[i];
     const auto& w = layout_.at(name + ".weight");
     const auto& b = layout_.at(name + ".bias");
-    out.push_back({name, w.shape[1], w.shape[0], params_.data() + w.offset, params_.data() + b.offset});
+    out.push_back({name, static_cast<int>(i) / kLinearsPerLayer, static_cast<LinearKind>(i % kLinearsPerLayer),
+                   w.shape[1], w.shape[0], has_master(name) ? params_.data() + w.offset : nullptr,
+                   params_.data() + b.offset});
   }
   return out;
 }
@@ -75,6 +87,15 @@ void Model::set_projection(const std::string& name, std::unique_ptr<Projection> 
                                      proj_[i]->out_features(), proj_[i]->in_features(), p->out_features(),
                                      p->in_features()));
   proj_[i] = std::move(p);
+}
+
+void Model::drop_master(const std::string& name) {
+  if (name != "wte" && linear_index(name) < 0) throw mq::UsageError(fmt::format("drop_master: no Linear named \"{}\"", name));
+  if (has_master(name)) dropped_.push_back(name);
+}
+
+bool Model::has_master(const std::string& name) const {
+  return std::find(dropped_.begin(), dropped_.end(), name) == dropped_.end();
 }
 
 const Projection& Model::projection(const std::string& name) const {

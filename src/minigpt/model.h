@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,22 @@
 
 namespace minigpt {
 
+// The four Linears of a block, in model order: fused Q/K/V, attention output, MLP up, MLP down.
+enum class LinearKind : uint8_t { qkv, attn_out, mlp_up, mlp_down };
+inline constexpr int kLinearKinds = 4;
+const char* linear_kind_name(LinearKind k);  // "qkv", "attn_out", "mlp_up", "mlp_down"
+// The kind named `name`, or nullopt.
+std::optional<LinearKind> parse_linear_kind(const std::string& name);
+
 // One of the 4 * n_layer Linears (the tied LM head is not one of them).
 struct LinearInfo {
   std::string name;       // "h.{i}.attn.c_attn", "h.{i}.attn.c_proj", "h.{i}.mlp.c_fc", "h.{i}.mlp.c_proj"
+  int layer = 0;
+  LinearKind kind = LinearKind::qkv;
   int in = 0, out = 0;
-  const float* weight = nullptr;  // (out, in) fp32 master weight in the model's buffer
+  // (out, in) fp32 master weight in the model's buffer; null when the model was loaded from a quantized
+  // checkpoint, which stores only the quantized weight (see Model::drop_master).
+  const float* weight = nullptr;
   const float* bias = nullptr;    // (out), stays fp32 whatever the projection
 };
 
@@ -62,6 +74,11 @@ class Model {
   // Swap one Linear's projection; its in/out must match. Throws mq::UsageError otherwise.
   void set_projection(const std::string& name, std::unique_ptr<Projection> p);
   const Projection& projection(const std::string& name) const;
+  // Marks a Linear's (or, for "wte", the embedding's) fp32 master weight as not held: a model loaded
+  // from a quantized checkpoint runs the stored codes and has no fp32 weight to quantize again, so
+  // linears() reports weight = null for it instead of the buffer's placeholder zeros.
+  void drop_master(const std::string& name);
+  bool has_master(const std::string& name) const;
   void set_linear_hook(LinearHook hook) { hook_ = std::move(hook); }
 
   // Logits (n, vocab) of every position of `tokens`; resets the model's cache and fills it.
@@ -88,6 +105,7 @@ class Model {
   std::vector<std::unique_ptr<Projection>> proj_;    // 4 * n_layer, LinearInfo order
   std::unique_ptr<Embedding> embedding_;             // views wte by default
   std::vector<std::string> linear_names_;            // 4 * n_layer
+  std::vector<std::string> dropped_;                 // names whose fp32 master weight is not held
   LinearHook hook_;
   KVCache cache_;
 };

@@ -1,33 +1,21 @@
-// Quantizing every Linear of a MiniGPT, by round-to-nearest or by GPTQ with calibration on held-out
+// The one way to quantize a MiniGPT: a model and a plan in, the quantized model (its projections and
+// embedding swapped in place) and a per-Linear report out. RTN, or GPTQ with calibration on held-out
 // windows, layer by layer in order (later layers calibrated on the outputs of the quantized ones).
 #pragma once
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "miniquant/gptq.h"
 #include "miniquant/hessian.h"
-#include "miniquant/kernels/kernels.h"
+#include "miniquant/format.h"
 #include "minigpt/model.h"
+#include "minigpt/quant_plan.h"
 
 namespace minigpt {
-
-struct QuantizeModelOptions {
-  mq::Scheme scheme = mq::Scheme::integer(4, 64);
-  bool gptq = false;
-  mq::GptqOptions gptq_options;
-  // GPTQ only: quantize Linears in model order and collect each one's Hessian with the earlier
-  // ones already quantized (false: one calibration pass on the fp32 model for all of them).
-  bool sequential = true;
-  // How the kernels run the stored weights: fp32 activations, or activations quantized per token
-  // to int8 (the dynamic path, int8 / int4 weights only). Storage is the same either way.
-  mq::ActMode act = mq::ActMode::weight_only;
-};
 
 struct LinearQuantReport {
   std::string name;
   int64_t in = 0, out = 0;
+  std::string recipe;            // the plan's recipe for this Linear, e.g. "int4-g64-gptq"
   mq::Storage storage;
   double seconds = 0.0;          // quantization (and, sequential GPTQ, its calibration pass)
   bool has_hessian = false;
@@ -38,25 +26,17 @@ struct LinearQuantReport {
 };
 
 struct ModelQuantReport {
-  std::vector<LinearQuantReport> layers;
+  std::vector<LinearQuantReport> layers;  // the Linears that were quantized, in model order
   double calibration_seconds = 0.0;
   double total_seconds = 0.0;
 };
 
-// Options for a scheme name as the CLI and the sweep take it: a scheme of the format table, with
-// "-gptq" appended for GPTQ (integer schemes only) and then "+a8" for dynamic int8 activations
-// (int8 / int4 schemes only), e.g. "int4-g64-gptq+a8"; the other options keep their defaults.
-// Throws mq::UsageError naming the scheme when it is unknown or GPTQ / +a8 cannot apply.
-QuantizeModelOptions quantize_options_for(const std::string& name);
-
-// Wraps quantized storage into the projection the model will run (kernels live behind it).
-using ProjectionFactory = std::function<std::unique_ptr<Projection>(mq::QTensor)>;
-
-// Quantizes every Linear of `m` in place (its projections are swapped; the fp32 master weights
-// stay as they were). `calibration` (windows of tokens from a held-out split) is needed for GPTQ.
-// `quantized`, when given, receives each layer's storage (name -> QTensor) for saving.
-ModelQuantReport quantize_linears(Model& m, const QuantizeModelOptions& o,
-                                  const std::vector<std::vector<int32_t>>& calibration, const ProjectionFactory& make,
-                                  std::vector<std::pair<std::string, mq::QTensor>>* quantized = nullptr);
+// Quantizes `m` in place as `plan` says: each Linear whose recipe is not fp32 gets a
+// QuantizedProjection in its recipe's scheme and activation mode; then the embedding is stored as the
+// plan says. The fp32 master weights stay as they were. `calibration` (windows of tokens from a
+// held-out split) is needed when the plan uses GPTQ. Throws mq::UsageError for a plan that does not
+// fit the model, GPTQ without calibration, or a model without fp32 master weights (loaded from a
+// quantized checkpoint).
+ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration = {});
 
 }  // namespace minigpt

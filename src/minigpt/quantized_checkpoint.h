@@ -1,29 +1,29 @@
-// Quantized MiniGPT checkpoints: the fp32 checkpoint's tensors, except that each quantized
-// Linear weight is stored as its codes (U8), fp16 scales (F16) and packed zero-points (U8), and a
-// "quantization" metadata entry says which scheme each Linear uses.
+// Quantized MiniGPT checkpoints: the fp32 checkpoint's tensors, except that each quantized Linear
+// weight is stored as its codes (U8), fp16 scales (F16) and packed zero-points (U8), an fp16 embedding
+// as F16, and a "quantization" metadata entry records the whole plan and each Linear's scheme. Loading
+// one rebuilds exactly the model quantize_model() produced, without any dequantized fp32 weight.
 #pragma once
 #include <string>
-#include <utility>
-#include <vector>
 
-#include "miniquant/quantize.h"
+#include <nlohmann/json.hpp>
+
 #include "minigpt/checkpoint.h"
 #include "minigpt/model.h"
+#include "minigpt/quant_plan.h"
 
 namespace minigpt {
 
 inline constexpr const char* kMetaQuantization = "quantization";
 
-// `layers`: (Linear name, its quantized weight) for the Linears stored quantized; `info` is a JSON
-// object describing the method (scheme, GPTQ options...), stored with the per-layer schemes.
-void save_quantized_model(const std::string& path, const Model& m,
-                          const std::vector<std::pair<std::string, mq::QTensor>>& layers, const CheckpointMeta& meta,
-                          const std::string& info_json);
+// `m` is the model quantize_model(m, plan) produced. `info` (a JSON object: seed, report...) is
+// stored beside the plan.
+void save_quantized_model(const std::string& path, const Model& m, const QuantPlan& plan, const CheckpointMeta& meta,
+                          const nlohmann::json& info = nlohmann::json::object());
 
-// Loads an fp32 or a quantized checkpoint. Quantized Linears run on QuantizedProjection (their
-// fp32 master weights are set to the dequantized values, so both views agree). `quant_info`
-// receives the "quantization" metadata ("" for an fp32 checkpoint).
+// Loads an fp32 or a quantized checkpoint. Quantized Linears run on QuantizedProjection in their
+// recipe's activation mode and have no fp32 master weight (Model::has_master is false). `plan`
+// receives the recorded plan (the identity plan for an fp32 checkpoint).
 Model load_any_model(const std::string& path, const std::string& expected_vocab_hash = "",
-                     CheckpointMeta* meta = nullptr, std::string* quant_info = nullptr);
+                     CheckpointMeta* meta = nullptr, QuantPlan* plan = nullptr);
 
 }  // namespace minigpt

@@ -1,12 +1,10 @@
-// A MiniGPT Projection backed by mq::QuantizedLinear, and the helper that swaps every Linear of a
-// model to one scheme.
+// A MiniGPT Projection backed by mq::QuantizedLinear: how quantize_model() and the quantized
+// checkpoint loader run a stored weight.
 #pragma once
 #include <string>
 
 #include "miniquant/linear.h"
-#include "minigpt/model.h"
 #include "minigpt/projection.h"
-#include "minigpt/quantize_model.h"
 
 namespace minigpt {
 
@@ -25,13 +23,5 @@ class QuantizedProjection final : public Projection {
  private:
   mq::QuantizedLinear l_;
 };
-
-// The factory quantize_linears() takes: each layer's storage run by the kernels in `mode`.
-ProjectionFactory quantized_projections(mq::ActMode mode = mq::ActMode::weight_only);
-
-// Replaces every Linear of `m` (model.linears()) by a QuantizedProjection of its current fp32 weight
-// in scheme `s`. The fp32 master weights in m.params() are left as they are (training still reads
-// them); later edits to them are not seen by the quantized layers. Returns the total weight bytes.
-long long quantize_model(Model& m, const mq::Scheme& s, mq::ActMode mode = mq::ActMode::weight_only);
 
 }  // namespace minigpt

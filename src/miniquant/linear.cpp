@@ -54,16 +54,11 @@ const uint8_t* QuantizedLinear::row_codes(int64_t r) const {
   return w_.row_codes(r);
 }
 
-void QuantizedLinear::set_threads(int threads) {
-  if (threads < 0) throw UsageError("QuantizedLinear::set_threads: thread count must be >= 0");
-  threads_ = threads;
-}
-
 void QuantizedLinear::forward(const float* x, int64_t n, float* y) const {
   if (n < 0) throw UsageError(fmt::format("QuantizedLinear '{}': negative token count {}", w_.name, n));
   if (n > 0 && (x == nullptr || y == nullptr)) throw UsageError(fmt::format("QuantizedLinear '{}': null x or y", w_.name));
-  if (blocked_) return gemm_blocked(*blocked_, x, n, y, threads_);
-  gemm(w_, x, n, y, {.threads = threads_, .act = act_});
+  if (blocked_) return gemm_blocked(*blocked_, x, n, y, /*threads: the default*/ 0);
+  gemm(w_, x, n, y, {.act = act_});
 }
 
 }  // namespace mq

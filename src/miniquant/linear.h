@@ -25,7 +25,6 @@ class QuantizedLinear {
   int64_t in_features() const { return w_.cols; }
   int64_t out_features() const { return w_.rows; }
   const Scheme& scheme() const { return w_.scheme; }
-  ActMode act_mode() const { return act_; }
   // The stored tensor (a copy; in dynamic mode rebuilt from the block layout, the only copy held).
   QTensor weight() const;
   // Row r's stored codes, for lookups (embeddings). Throws UsageError in dynamic mode, where the
@@ -37,8 +36,6 @@ class QuantizedLinear {
   // codes and scales permuted, rows padded to a multiple of 16, one byte per zero-point) replaces the
   // row-major tensor; otherwise storage().total().
   int64_t resident_bytes() const { return blocked_ ? blocked_->bytes() : w_.storage().total(); }
-  // 0: the kernels' default (set_default_threads / OMP_NUM_THREADS).
-  void set_threads(int threads);
 
   // x: (n, in) row-major;  y: (n, out) row-major. n = 1 is one decode token.
   void forward(const float* x, int64_t n, float* y) const;
@@ -48,7 +45,6 @@ class QuantizedLinear {
   QTensor w_;  // (out, in); in block mode only its scheme, name and shape (codes and scales moved)
   std::optional<BlockedCodes> blocked_;  // dynamic mode, when the tensor has a block layout
   ActMode act_ = ActMode::weight_only;
-  int threads_ = 0;
 };
 
 }  // namespace mq

@@ -79,10 +79,20 @@ CpuInfo cpu_info() {
     if (colon == std::string::npos) continue;
     const std::string key = trim(line.substr(0, colon)), val = trim(line.substr(colon + 1));
     if (key == "model name" && ci.model.empty()) ci.model = val;
-    if (key == "flags" && ci.flags.empty()) {
+    const auto number = [&](int& field) {
+      if (field < 0 && !val.empty() && val.find_first_not_of("0123456789") == std::string::npos && val.size() < 9)
+        field = std::stoi(val);
+    };
+    if (key == "cpu family") number(ci.family);
+    if (key == "model") number(ci.model_number);
+    if (key == "stepping") number(ci.stepping);
+    if (key == "microcode" && ci.microcode.empty()) ci.microcode = val;
+    if (key == "flags" && ci.all_flags.empty()) {
       std::istringstream is(val);
-      for (std::string fl; is >> fl;)
+      for (std::string fl; is >> fl;) {
+        ci.all_flags.push_back(fl);
         if (kWanted.count(fl) || fl.rfind("avx512", 0) == 0) ci.flags.push_back(fl);
+      }
     }
   }
   for (int i = 0; i < 8; ++i) {
@@ -93,6 +103,13 @@ CpuInfo cpu_info() {
                          read_line(dir + "shared_cpu_list")});
   }
   return ci;
+}
+
+LoadAverage load_average() {
+  LoadAverage l;
+  std::ifstream f("/proc/loadavg");
+  if (!(f >> l.one >> l.five >> l.fifteen)) return {};
+  return l;
 }
 
 BuildInfo build_info() {

@@ -15,13 +15,26 @@ struct CacheLevel {
 
 struct CpuInfo {
   std::string model;                // /proc/cpuinfo "model name"
+  // "cpu family", "model", "stepping": two CPUs sold under one model name (e.g. "AMD EPYC") can be
+  // different generations with different ceilings; these tell them apart.
+  int family = -1, model_number = -1, stepping = -1;
+  std::string microcode;
   std::vector<std::string> flags;   // the SIMD flags that matter here (avx2, avx512*, fma, f16c, ...)
+  std::vector<std::string> all_flags;  // every flag /proc/cpuinfo lists
   int logical_cpus = 0;
   std::vector<CacheLevel> caches;   // of CPU 0
   // Bytes of the data/unified cache at `level` (0 if unknown).
   int64_t cache_bytes(int level) const;
 };
 CpuInfo cpu_info();
+
+// 1-, 5- and 15-minute load averages (/proc/loadavg; -1 when unreadable).
+struct LoadAverage {
+  double one = -1, five = -1, fifteen = -1;
+};
+LoadAverage load_average();
+// True when the 1-minute load is above `threshold` runnable tasks: timings taken then are suspect.
+inline bool machine_busy(const LoadAverage& l, double threshold) { return l.one > threshold; }
 
 struct BuildInfo {
   std::string git_commit;  // the commit the binary was configured at

@@ -1,0 +1,125 @@
+// Typed results of the experiments. Drivers compute with these structs and write JSON once at the end
+// (to_json); reports and tests read them back (from_json). The JSON layout is the one the plot scripts
+// in experiments/plot read: a flat object per scheme row.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "miniquant/util/timer.h"
+
+namespace mqexp {
+
+// A rate measured over repetitions: median, slowest and fastest repetition, and their relative spread.
+struct RateStat {
+  double median = 0, low = 0, high = 0;
+  int reps = 0;
+  double spread = 0;  // (slowest - fastest) / median, of the times
+  static RateStat of(const mq::Timing& t, double work_per_call);
+};
+
+struct Score {
+  long long correct = 0, total = 0;
+  double accuracy() const { return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total); }
+};
+
+// Quality of one model on the test split: perplexity and verb-tense accuracy per construction.
+struct Quality {
+  double ppl = 0, nats_per_token = 0, ppl_floor = 0;
+  long long test_tokens = 0;
+  int window = 0, stride = 0;
+  Score verb_tense;                        // all constructions
+  std::map<std::string, Score> by_construction;
+  long long skipped_unknown_form = 0, skipped_too_long = 0;
+  double perplexity_seconds = 0, verb_tense_seconds = 0;
+};
+
+// Bytes one decode step moves, term by term, and its arithmetic (at `context` cached positions).
+struct Traffic {
+  int context = 0;
+  double flops = 0;
+  double weights = 0, embedding = 0, other_params = 0, activations = 0, kv_cache = 0, total = 0;
+  double intensity = 0;  // flops / total
+};
+
+// What a configured model stores.
+struct Footprint {
+  long long bytes = 0, bytes_linear = 0, bytes_embedding = 0, bytes_other = 0, linear_weights = 0;
+  double bits_per_weight = 0;  // of the Linears
+  std::string embedding_format;
+  Traffic decode;
+};
+
+// The roofline ceiling that bounds a decode step, and how close the measurement came.
+struct RooflinePoint {
+  std::string ceiling, level;
+  double attainable_gflops = 0, fraction_of_bound = 0, level_bandwidth_gbps = 0;
+};
+
+// Decode and prefill speed (interleaved rounds).
+struct Speed {
+  int threads = 0;
+  RateStat decode_tokens_per_s, prefill_tokens_per_s;
+  int decode_tokens_per_rep = 0, prefill_prompt_tokens = 0;
+  double decode_gflops = 0, decode_gbps = 0;
+  std::optional<RooflinePoint> roofline;
+  // Load average (1 min) before and after the rounds, and whether the machine was busier than its cores.
+  double load_before = 0, load_after = 0;
+  bool busy = false;
+};
+
+// One row against the baseline row.
+struct Comparison {
+  double ppl_over_baseline = 0, decode_speedup = 0, prefill_speedup = 0, bytes_ratio = 0;
+};
+
+struct GptqRecord {
+  int calibration_windows = 0;
+  double percdamp = 0;
+  long long block = 0;
+  bool act_order = false, sequential = true;
+  double calibration_seconds = 0;
+};
+
+// One scheme of the sweep. A failed row has status "failed", its error, and nothing measured.
+struct SchemeRow {
+  std::string scheme;          // as given, e.g. "int4-g64-gptq+a8"
+  std::string storage_scheme;  // the format table's name of the stored weights
+  std::string method;          // "none" (fp32), "rtn", "gptq"
+  bool ok = false;
+  std::string error;
+  double quantize_seconds = 0;
+  std::optional<GptqRecord> gptq;
+  std::optional<Quality> quality;  // the MiniGPT rows; the GPT-2-shaped body is timed only
+  Footprint footprint;
+  std::optional<Speed> speed;
+  std::optional<Comparison> vs_baseline;
+  bool on_pareto_frontier = false;
+};
+
+struct ModelShape {
+  int vocab_size = 0, n_ctx = 0, d_model = 0, n_layer = 0, n_head = 0, d_ff = 0;
+};
+
+struct SweepResults {
+  std::string baseline;  // the first row that succeeded, fp32 in the default list
+  unsigned long long seed = 0;
+  int calibration_windows = 0;
+  std::vector<SchemeRow> schemes;
+  std::optional<ModelShape> gpt2_config;      // the GPT-2-small-shaped body, when timed
+  std::string gpt2_weights;
+  std::vector<SchemeRow> gpt2_schemes;
+  std::string ceilings_file;                  // relative to the results folder
+
+  const SchemeRow* find(const std::string& scheme) const;  // an ok row, or null
+};
+
+nlohmann::json to_json(const SchemeRow& r);
+SchemeRow scheme_row_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const SweepResults& r);
+SweepResults sweep_results_from_json(const nlohmann::json& j);  // mq::Error naming what is missing
+
+}  // namespace mqexp

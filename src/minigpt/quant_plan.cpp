@@ -1,0 +1,191 @@
+// Quantization plans: recipe names, rules, validation and the JSON form checkpoints and quant maps use.
+#include "minigpt/quant_plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "miniquant/error.h"
+
+namespace minigpt {
+
+LinearRecipe LinearRecipe::parse(const std::string& name) {
+  LinearRecipe r;
+  std::string storage = name;
+  if (storage.size() > 3 && storage.ends_with("+a8")) {
+    r.act = mq::ActMode::dynamic_int8;
+    storage.resize(storage.size() - 3);
+  }
+  r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
+  if (r.gptq) storage.resize(storage.size() - 5);
+  r.scheme = mq::Scheme::parse(storage);
+  if (r.gptq && !r.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
+  if (r.act == mq::ActMode::dynamic_int8 && !mq::supports_dynamic(r.scheme))
+    throw mq::UsageError(fmt::format("scheme {}: dynamic int8 activations (+a8) need int8 or int4 weights", name));
+  return r;
+}
+
+std::string LinearRecipe::name() const {
+  return scheme.name() + (gptq ? "-gptq" : "") + (act == mq::ActMode::dynamic_int8 ? "+a8" : "");
+}
+
+bool PlanRule::matches(int layer, LinearKind k) const {
+  if (kind && *kind != k) return false;
+  return layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end();
+}
+
+QuantPlan QuantPlan::uniform(const std::string& name) {
+  QuantPlan p;
+  p.id = name;
+  p.base = LinearRecipe::parse(name);
+  p.embedding = p.base.keeps_fp32() ? mq::Scheme::fp32() : mq::Scheme::fp16();
+  return p;
+}
+
+LinearRecipe QuantPlan::recipe_for(int layer, LinearKind kind) const {
+  const LinearRecipe* r = &base;
+  for (const PlanRule& rule : rules)
+    if (rule.matches(layer, kind)) r = &rule.recipe;
+  return *r;
+}
+
+bool QuantPlan::any_gptq() const {
+  return base.gptq || std::any_of(rules.begin(), rules.end(), [](const PlanRule& r) { return r.recipe.gptq; });
+}
+
+bool QuantPlan::is_identity() const {
+  return base.keeps_fp32() && embedding.kind == mq::Kind::fp32 &&
+         std::all_of(rules.begin(), rules.end(), [](const PlanRule& r) { return r.recipe.keeps_fp32(); });
+}
+
+void QuantPlan::validate(const ModelConfig& c) const {
+  if (embedding.kind != mq::Kind::fp32 && embedding.kind != mq::Kind::fp16)
+    throw mq::UsageError(fmt::format("plan {}: the embedding is stored in fp32 or fp16, not {}", id, embedding.name()));
+  for (const PlanRule& r : rules)
+    for (int l : r.layers)
+      if (l < 0 || l >= c.n_layer)
+        throw mq::UsageError(fmt::format("plan {}: layer {} is out of range (the model has layers 0-{})", id, l, c.n_layer - 1));
+  // Every Linear's shape in the recipe it gets: (out, in) per kind.
+  const int d = c.d_model, f = c.d_ff;
+  const std::pair<int, int> shape[kLinearKinds] = {{3 * d, d}, {d, d}, {f, d}, {d, f}};
+  for (int l = 0; l < c.n_layer; ++l)
+    for (int k = 0; k < kLinearKinds; ++k) {
+      const LinearRecipe r = recipe_for(l, static_cast<LinearKind>(k));
+      try {
+        r.scheme.check_shape(shape[k].first, shape[k].second);
+      } catch (const mq::UsageError& e) {
+        throw mq::UsageError(fmt::format("plan {}: layer {} {} in {}: {}", id, l, linear_kind_name(static_cast<LinearKind>(k)),
+                                         r.name(), e.what()));
+      }
+    }
+}
+
+nlohmann::json QuantPlan::to_json() const {
+  nlohmann::json groups = nlohmann::json::array(), tensors = nlohmann::json::array();
+  for (const PlanRule& r : rules) {
+    nlohmann::json e = {{"quant", r.recipe.name()}};
+    if (!r.layers.empty()) e["layers"] = r.layers;
+    if (r.kind) e["match"] = linear_kind_name(*r.kind);
+    (r.kind ? tensors : groups).push_back(e);
+  }
+  return {{"config_id", id},
+          {"default", base.name()},
+          {"layer_groups", groups},
+          {"tensors", tensors},
+          {"embedding", embedding.name()},
+          {"gptq",
+           {{"calibration_windows", gptq.calibration_windows}, {"percdamp", gptq.options.percdamp},
+            {"block", gptq.options.block}, {"act_order", gptq.options.act_order}, {"sequential", gptq.sequential}}}};
+}
+
+namespace {
+
+// Reads a field of a JSON object with its type checked, or mq::UsageError naming where it is.
+template <class T>
+T field(const nlohmann::json& o, const char* key, const std::string& where) {
+  try {
+    return o.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw mq::UsageError(fmt::format("{}: \"{}\" is missing or has the wrong type", where, key));
+  }
+}
+
+void only_keys(const nlohmann::json& o, std::initializer_list<const char*> keys, const std::string& where) {
+  if (!o.is_object()) throw mq::UsageError(fmt::format("{}: expected a JSON object", where));
+  for (const auto& [k, v] : o.items())
+    if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
+      throw mq::UsageError(fmt::format("{}: unknown key \"{}\" (known: {})", where, k, fmt::join(keys, ", ")));
+}
+
+LinearRecipe recipe_named(const std::string& name, const std::string& where) {
+  try {
+    return LinearRecipe::parse(name);
+  } catch (const mq::UsageError& e) {
+    throw mq::UsageError(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
+}  // namespace
+
+QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where) {
+  only_keys(j, {"config_id", "default", "layer_groups", "tensors", "embedding", "gptq"}, where);
+  QuantPlan p;
+  p.id = field<std::string>(j, "config_id", where);
+  p.base = recipe_named(field<std::string>(j, "default", where), where + " default");
+  std::set<int> grouped;
+  if (j.contains("layer_groups")) {
+    const auto& groups = j.at("layer_groups");
+    if (!groups.is_array()) throw mq::UsageError(fmt::format("{}: \"layer_groups\" must be an array", where));
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const std::string w = fmt::format("{} layer_groups[{}]", where, i);
+      only_keys(groups[i], {"layers", "quant"}, w);
+      PlanRule r;
+      r.layers = field<std::vector<int>>(groups[i], "layers", w);
+      if (r.layers.empty()) throw mq::UsageError(fmt::format("{}: \"layers\" is empty", w));
+      for (int l : r.layers)
+        if (!grouped.insert(l).second) throw mq::UsageError(fmt::format("{}: layer {} is already in an earlier group", w, l));
+      r.recipe = recipe_named(field<std::string>(groups[i], "quant", w), w);
+      p.rules.push_back(std::move(r));
+    }
+  }
+  if (j.contains("tensors")) {
+    const auto& tensors = j.at("tensors");
+    if (!tensors.is_array()) throw mq::UsageError(fmt::format("{}: \"tensors\" must be an array", where));
+    std::set<int> seen;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const std::string w = fmt::format("{} tensors[{}]", where, i);
+      only_keys(tensors[i], {"match", "layers", "quant"}, w);
+      PlanRule r;
+      const std::string kind = field<std::string>(tensors[i], "match", w);
+      r.kind = parse_linear_kind(kind);
+      if (!r.kind) throw mq::UsageError(fmt::format("{}: unknown tensor kind \"{}\" (known: qkv, attn_out, mlp_up, mlp_down)", w, kind));
+      if (tensors[i].contains("layers")) r.layers = field<std::vector<int>>(tensors[i], "layers", w);
+      r.recipe = recipe_named(field<std::string>(tensors[i], "quant", w), w);
+      p.rules.push_back(std::move(r));
+    }
+  }
+  if (j.contains("embedding")) {
+    const std::string e = field<std::string>(j, "embedding", where);
+    if (e != "fp32" && e != "fp16") throw mq::UsageError(fmt::format("{}: \"embedding\" is fp32 or fp16, not \"{}\"", where, e));
+    p.embedding = mq::Scheme::parse(e);
+  } else {
+    p.embedding = p.is_identity() ? mq::Scheme::fp32() : mq::Scheme::fp16();
+  }
+  if (j.contains("gptq")) {
+    const std::string w = where + " gptq";
+    const auto& g = j.at("gptq");
+    only_keys(g, {"calibration_windows", "percdamp", "block", "act_order", "sequential"}, w);
+    if (g.contains("calibration_windows")) p.gptq.calibration_windows = field<int>(g, "calibration_windows", w);
+    if (g.contains("percdamp")) p.gptq.options.percdamp = field<double>(g, "percdamp", w);
+    if (g.contains("block")) p.gptq.options.block = field<int64_t>(g, "block", w);
+    if (g.contains("act_order")) p.gptq.options.act_order = field<bool>(g, "act_order", w);
+    if (g.contains("sequential")) p.gptq.sequential = field<bool>(g, "sequential", w);
+    if (p.gptq.calibration_windows <= 0 || !(p.gptq.options.percdamp > 0) || p.gptq.options.block <= 0)
+      throw mq::UsageError(fmt::format("{}: calibration_windows, percdamp and block must be positive", w));
+  }
+  return p;
+}
+
+}  // namespace minigpt

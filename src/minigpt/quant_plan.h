@@ -1,0 +1,75 @@
+// A quantization plan: how every Linear of a MiniGPT is stored and run (scheme, GPTQ or
+// round-to-nearest, activation mode), per layer and per tensor kind, plus the embedding's format and
+// the GPTQ settings. One plan is what the sweep, `miniquant quantize` / `eval`, the benchmarks and the
+// tests hand to quantize_model(); a quantized checkpoint records it whole.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "miniquant/gptq.h"
+#include "miniquant/kernels/kernels.h"
+#include "minigpt/model.h"
+
+namespace minigpt {
+
+// How one Linear is quantized and run. Named as the CLI and the sweep take it: a scheme of the format
+// table, then "-gptq" for GPTQ (integer schemes), then "+a8" to run it with per-token int8 activations
+// (int8 / int4 schemes), e.g. "int4-g64-gptq+a8". "fp32" leaves the Linear as it is.
+struct LinearRecipe {
+  mq::Scheme scheme = mq::Scheme::fp32();
+  bool gptq = false;
+  mq::ActMode act = mq::ActMode::weight_only;
+
+  // Throws mq::UsageError naming the name when it is unknown or GPTQ / +a8 cannot apply.
+  static LinearRecipe parse(const std::string& name);
+  std::string name() const;
+  bool keeps_fp32() const { return scheme.kind == mq::Kind::fp32 && !gptq; }
+  friend bool operator==(const LinearRecipe&, const LinearRecipe&) = default;
+};
+
+// The Linears a rule applies to: some layers (empty: every layer) and/or one tensor kind.
+struct PlanRule {
+  std::vector<int> layers;
+  std::optional<LinearKind> kind;
+  LinearRecipe recipe;
+  bool matches(int layer, LinearKind k) const;
+};
+
+struct GptqSettings {
+  mq::GptqOptions options;  // damping, lazy block, act-order
+  // Quantize Linears in model order, each one's Hessian collected with the earlier ones already
+  // quantized (false: one calibration pass on the fp32 model for all of them).
+  bool sequential = true;
+  int calibration_windows = 128;  // n_ctx-token windows from the val split
+};
+
+struct QuantPlan {
+  std::string id;          // what results call it: the uniform scheme's name, or a quant map's config_id
+  LinearRecipe base;       // every Linear no rule matches
+  // Layer-group rules first, then tensor-kind rules; for each Linear the last matching rule wins, so a
+  // tensor-kind override beats a layer group.
+  std::vector<PlanRule> rules;
+  mq::Scheme embedding = mq::Scheme::fp32();  // the tied embedding / LM head: fp32 or fp16
+  GptqSettings gptq;
+
+  // Every Linear in `name`'s recipe. "fp32" is the unmodified model (fp32 embedding); every other plan
+  // stores the embedding in fp16, as the sweep has always measured quantized models.
+  static QuantPlan uniform(const std::string& name);
+
+  LinearRecipe recipe_for(int layer, LinearKind kind) const;
+  bool any_gptq() const;
+  bool is_identity() const;  // nothing changes: fp32 Linears and embedding
+  // mq::UsageError naming the rule when a layer is out of range or a scheme cannot store a Linear's shape.
+  void validate(const ModelConfig& c) const;
+
+  // {"config_id", "default", "layer_groups": [{"layers", "quant"}], "tensors": [{"match", "quant"}],
+  //  "embedding", "gptq": {...}}: the quant-map format, with the embedding and GPTQ settings.
+  nlohmann::json to_json() const;
+  // mq::UsageError (prefixed with `where`) for unknown keys, kinds, schemes or malformed entries.
+  static QuantPlan from_json(const nlohmann::json& j, const std::string& where = "plan");
+};
+
+}  // namespace minigpt
