@@ -1,8 +1,14 @@
 // Scheme names both ways, shape checks, and exact byte accounting against hand-computed values.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "miniquant/error.h"
 #include "miniquant/format.h"
+#include "miniquant/format_table.h"
+#include "miniquant/quantize.h"
+#include "miniquant/random.h"
 
 using namespace mq;
 
@@ -84,4 +90,34 @@ TEST_CASE("odd widths pad each row to a whole byte, and zero-point streams to a 
   CHECK(st.zero_bytes == 2);  // 3 zero-points * 3 bits = 9 bits
   CHECK(storage_of(Scheme::integer(4, 1), 1, 1).total() == 1 + 2);  // 1 x 1 with a group of one
   CHECK(storage_of(Scheme::integer(8, kPerTensor), 0, 0).total() == 0);
+}
+
+TEST_CASE("format table: every scheme has one family, whose kernel equals its reference twin") {
+  CHECK(mq::format_table().size() == 7);
+  for (const mq::Scheme& s : mq::scheme_table()) {
+    CAPTURE(s.name());
+    const mq::FormatTraits& f = mq::traits_of(s);
+    CHECK(f.kind == s.kind);
+    CHECK(f.bits == s.bits);
+    if (!s.is_integer()) CHECK(f.value_bytes * 8 == s.bits);
+    CHECK(f.dynamic_int8 == (s.is_integer() && (s.bits == 8 || s.bits == 4)));
+    // 3 tokens of a 16 x 256 matrix: the fast kernel against the scalar reference, same table entry.
+    mq::Rng rng(5);
+    std::vector<float> w(16 * 256), x(3 * 256), y(3 * 16), yr(3 * 16);
+    for (auto& v : w) v = static_cast<float>(rng.normal());
+    for (auto& v : x) v = static_cast<float>(rng.normal());
+    const mq::QTensor q = mq::quantize(w.data(), 16, 256, s);
+    f.kernel(q, x.data(), 3, y.data(), 1, true);
+    f.reference(q, x.data(), 3, yr.data(), 1, true);
+    // Both sum the same 256 products in float in different orders: each is within gamma_256 * sum|w'||x|
+    // of the exact dot (gamma_k = k u / (1 - k u), u = 2^-24), so they differ by at most twice that.
+    const std::vector<float> dq = mq::dequantize(q);
+    const double gamma = 256 * 0x1p-24 / (1 - 256 * 0x1p-24);
+    for (int t = 0; t < 3; ++t)
+      for (int r = 0; r < 16; ++r) {
+        double mag = 0;
+        for (int c = 0; c < 256; ++c) mag += std::fabs(double(dq[r * 256 + c]) * x[t * 256 + c]);
+        CHECK(std::fabs(double(y[t * 16 + r]) - yr[t * 16 + r]) <= 2 * gamma * mag);
+      }
+  }
 }

@@ -13,7 +13,6 @@ class Progress {
  public:
   // Plain lines are printed every `line_every` updates (and on the last one) when not on a terminal.
   explicit Progress(int line_every = 50) : tty_(isatty(fileno(stderr)) != 0), every_(line_every) {}
-  bool tty() const { return tty_; }
 
   // done/total units, a caption and the fields to show after the bar.
   void update(long done, long total, double elapsed_s, const std::string& fields) {

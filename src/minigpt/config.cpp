@@ -78,10 +78,5 @@ ModelConfig load_model_config(const std::string& path) {
   return model_config_from_json(j);
 }
 
-void save_model_config(const std::string& path, const ModelConfig& c) {
-  std::ofstream f(path);
-  if (!f) throw mq::Error(fmt::format("model config: cannot write {}", path));
-  f << to_json(c).dump(2) << "\n";
-}
 
 }  // namespace minigpt

@@ -32,6 +32,5 @@ nlohmann::json to_json(const ModelConfig& c);
 // fall back to a default size.
 ModelConfig model_config_from_json(const nlohmann::json& j, bool relax_widths = false);
 ModelConfig load_model_config(const std::string& path);
-void save_model_config(const std::string& path, const ModelConfig& c);
 
 }  // namespace minigpt

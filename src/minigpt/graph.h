@@ -18,7 +18,6 @@ class TrainGraph {
   TrainGraph(const ModelConfig& c, int B, int T);
 
   int batch() const { return B_; }
-  int seq_len() const { return T_; }
 
   // Mean cross-entropy of predicting targets (B,T) from inputs (B,T). Keeps what backward needs.
   double forward(const S* params, const int32_t* inputs, const int32_t* targets);

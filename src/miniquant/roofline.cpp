@@ -14,6 +14,27 @@
 
 namespace mq {
 
+#if defined(__AVX512F__)
+namespace {
+// Sum of the 16 lanes through memory: gcc 12's _mm512_reduce_add_* reads an uninitialised register
+// (-Wuninitialized on `__Y` in its own header); the probes only need the sum to keep the chains alive.
+float lane_sum(__m512 v) {
+  alignas(64) float a[16];
+  _mm512_store_ps(a, v);
+  float s = 0;
+  for (float x : a) s += x;
+  return s;
+}
+int lane_sum(__m512i v) {
+  alignas(64) int32_t a[16];
+  _mm512_store_si512(a, v);
+  int32_t s = 0;
+  for (int32_t x : a) s += x;
+  return s;
+}
+}  // namespace
+#endif
+
 Rate read_bandwidth(int64_t bytes, int threads) {
   using B = xsimd::batch<float>;
   constexpr int64_t kBlk = 4 * static_cast<int64_t>(B::size);  // floats per block: 4 vectors
@@ -88,7 +109,7 @@ Rate vnni_peak(int threads, int bits) {
         for (int64_t i = 0; i < kIters; ++i) MQ_TEN_CHAINS("vpdpbusd", u, b);
         const __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
                                            _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
-        sink = sink + _mm512_reduce_add_epi32(_mm512_add_epi32(s, _mm512_add_epi32(a8, a9)));
+        sink = sink + lane_sum(_mm512_add_epi32(s, _mm512_add_epi32(a8, a9)));
       } else {
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0;
         const __m256i u = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
@@ -120,7 +141,7 @@ Rate bf16_peak(int threads) {
       for (int64_t i = 0; i < kIters; ++i) MQ_TEN_CHAINS("vdpbf16ps", u, b);
       const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                                      _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-      sink = sink + _mm512_reduce_add_ps(_mm512_add_ps(s, _mm512_add_ps(a8, a9)));
+      sink = sink + lane_sum(_mm512_add_ps(s, _mm512_add_ps(a8, a9)));
     }
   });
   return rate_of(static_cast<double>(threads) * kIters * 10 * 64, t);

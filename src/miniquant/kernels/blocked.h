@@ -22,6 +22,16 @@
 
 namespace mq {
 
+// One k8 step of one 16-row block: the fixed unit one 512-bit vpdpbusd round reads.
+struct Int8Step {  // 8 columns x 16 rows of byte fields: [half][lane][byte] = field(r, 8s + 4 half + byte)
+  uint8_t half[2][16][4];
+};
+static_assert(sizeof(Int8Step) == 128, "two 64-byte loads per k8 step");
+struct Int4Step {  // 8 columns x 16 rows of nibbles: [lane][byte], low nibble column b, high nibble column 4 + b
+  uint8_t lane[16][4];
+};
+static_assert(sizeof(Int4Step) == 64, "one 64-byte load per k8 step");
+
 struct BlockedCodes {
   Scheme scheme;
   std::string name;  // the tensor's, for messages
@@ -30,7 +40,7 @@ struct BlockedCodes {
   int64_t cols_pad = 0;   // cols rounded up to a multiple of 8 (per-channel / per-tensor), else cols
   int64_t group_k = 0;    // columns per group: the group width, or cols_pad for one group per row
   int64_t groups = 0;     // groups per row
-  int64_t step_bytes = 0; // bytes per block per k8 step: 128 (int8) or 64 (int4)
+  int64_t step_bytes = 0; // bytes per block per k8 step: sizeof(Int8Step) or sizeof(Int4Step)
   mq::AlignedBytes codes;          // (blocks, cols_pad / 8, step_bytes)
   std::vector<uint16_t> scales;    // (blocks, groups, 16) fp16
   std::vector<uint8_t> zeros;      // (blocks, groups, 16), asymmetric only

@@ -1,4 +1,5 @@
-// gemm(): picks the kernel family by scheme and activation mode; the default thread count.
+// gemm(): picks the kernel through the format table (or the dynamic path by activation mode); the
+// default thread count.
 #include <omp.h>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <string>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
 
 namespace mq {
@@ -24,7 +26,7 @@ int default_threads() {
   return n > 0 ? n : omp_get_max_threads();
 }
 
-bool supports_dynamic(const Scheme& s) { return s.is_integer() && (s.bits == 8 || s.bits == 4); }
+bool supports_dynamic(const Scheme& s) { return traits_of(s).dynamic_int8; }
 
 bool empty_product(int64_t rows, int64_t cols, int64_t n, float* y, const char* who) {
   if (n < 0) throw UsageError(std::string(who) + ": negative token count");
@@ -44,12 +46,7 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
       throw UsageError("gemm: dynamic int8 activations need int8 or int4 weights, not " + w.scheme.name());
     return gemm_dynamic(w, x, n, y, threads, opt.use_isa);
   }
-  if (!w.scheme.is_integer()) return gemm_float(w, x, n, y, threads, opt.use_isa);
-  switch (w.scheme.bits) {
-    case 8: return gemm_int8(w, x, n, y, threads);
-    case 4: return gemm_int4(w, x, n, y, threads, opt.use_isa);
-    default: return gemm_intn(w, x, n, y, threads);
-  }
+  traits_of(w.scheme).kernel(w, x, n, y, threads, opt.use_isa);
 }
 
 }  // namespace mq

@@ -30,15 +30,14 @@ int default_threads();
 // Y = X W^T.  W: (rows, cols) quantized;  x: (n, cols) row-major;  y: (n, rows) row-major.
 // Throws UsageError when the activation mode does not support the scheme.
 void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt = {});
-// y = W x.  x: (cols);  y: (rows).
-inline void gemv(const QTensor& w, const float* x, float* y, const KernelOptions& opt = {}) { gemm(w, x, 1, y, opt); }
 
 // True when ActMode::dynamic_int8 can run this scheme (int8 and int4, symmetric or asymmetric).
 bool supports_dynamic(const Scheme& s);
 // True when this build has the VNNI (vpdpbusd) path compiled in.
 bool has_vnni_path();
 
-// Family kernels behind gemm(); same argument shapes. Exposed for tests and benchmarks.
+// Family kernels behind gemm() (the format table, format_table.h, names which one runs a scheme); same
+// argument shapes. Exposed for tests and benchmarks.
 void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // fp32/fp16/bf16
 void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads);    // 8-bit fields
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit

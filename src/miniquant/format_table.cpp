@@ -1,0 +1,40 @@
+// The format traits table's entries.
+#include "miniquant/format_table.h"
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
+
+namespace mq {
+namespace {
+
+void reference(const QTensor& w, const float* x, int64_t n, float* y, int, bool) { gemm_ref(w, x, n, y); }
+void int8_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool) { gemm_int8(w, x, n, y, threads); }
+void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool) { gemm_intn(w, x, n, y, threads); }
+
+}  // namespace
+
+const std::vector<FormatTraits>& format_table() {
+  static const std::vector<FormatTraits> t = {
+      {"fp32", Kind::fp32, 32, 4, "plain loads", gemm_float, reference, false},
+      {"fp16", Kind::fp16, 16, 2, "F16C widening (vcvtph2ps)", gemm_float, reference, false},
+      {"bf16", Kind::bf16, 16, 2, "16-bit shift into the fp32 high half", gemm_float, reference, false},
+      {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group", int8_kernel, reference, true},
+      {"int4", Kind::integer, 4, 0, "nibbles through a 16-entry permute table (vpermps) where the ISA has it", gemm_int4,
+       reference, true},
+      {"int3", Kind::integer, 3, 0, "the bit stream unpacked a row at a time into bytes, then as int8", intn_kernel, reference,
+       false},
+      {"int2", Kind::integer, 2, 0, "2-bit fields shifted out of 32-bit words", intn_kernel, reference, false},
+  };
+  return t;
+}
+
+const FormatTraits& traits_of(const Scheme& s) {
+  for (const FormatTraits& f : format_table())
+    if (f.kind == s.kind && (s.kind != Kind::integer || f.bits == s.bits)) return f;
+  throw UsageError(fmt::format("no storage family for scheme {} (bits {})", s.name(), s.bits));
+}
+
+}  // namespace mq

@@ -1,0 +1,55 @@
+// Weight-only kernels of the integer families (the format table's int8 / int4 / int3 / int2 entries):
+// fields decoded in registers by word_kernel.h's decoders, activations stay fp32. int2 decodes straight
+// from its words; int3 (and any width that does not tile a 32-bit word) goes through the bit stream,
+// unpacked one row at a time into bytes and run as 8-bit fields; group widths the block layout cannot
+// serve fall back to the scalar loop.
+#include <algorithm>
+#include <vector>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
+#include "miniquant/kernels/word_kernel.h"
+
+namespace mq {
+
+namespace kdetail {
+
+void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+  const int nt = effective_threads(threads, w.rows * w.cols * n);
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t r = 0; r < w.rows; ++r) {
+    for (int64_t t = 0; t < n; ++t) y[t * w.rows + r] = dot_row_ref(w, r, x + t * w.cols);
+  }
+}
+
+}  // namespace kdetail
+
+void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+  if (!w.scheme.is_integer() || w.scheme.bits != 8)
+    throw UsageError("gemm_int8: scheme " + w.scheme.name() + " does not store 8-bit fields");
+  kdetail::run_any<kdetail::DecInt<8>>(w, x, n, y, threads);
+}
+
+void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  if (!w.scheme.is_integer() || w.scheme.bits != 4)
+    throw UsageError("gemm_int4: scheme " + w.scheme.name() + " does not store 4-bit fields");
+  if constexpr (kdetail::DecInt4Perm::kAvailable) {
+    if (use_isa) return kdetail::run_any<kdetail::DecInt4Fast>(w, x, n, y, threads);
+  }
+  kdetail::run_any<kdetail::DecInt<4>>(w, x, n, y, threads);
+}
+
+void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+  using namespace kdetail;
+  if (!w.scheme.is_integer()) throw UsageError("gemm_intn: scheme " + w.scheme.name() + " is not an integer scheme");
+  switch (w.scheme.bits) {
+    case 8: return run_any<DecInt<8>>(w, x, n, y, threads);
+    case 4: return run_any<DecInt<4>>(w, x, n, y, threads);
+    case 2: return run_any<DecInt<2>>(w, x, n, y, threads);
+    case 3: return run_any<DecInt<8>, 3>(w, x, n, y, threads);
+    default: return gemm_scalar(w, x, n, y, threads);
+  }
+}
+
+}  // namespace mq
