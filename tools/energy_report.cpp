@@ -19,6 +19,7 @@ std::string milli_ci(const json& s) {
   return fmt::format("{:.4f} [{:.4f}, {:.4f}]", 1e3 * mean(s), 1e3 * s.at("ci95_low").get<double>(), 1e3 * s.at("ci95_high").get<double>());
 }
 std::string pct_ci(const json& r) {
+  if (r.is_null()) return "-";
   return fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]", 100 * r.at("saving").get<double>(), 100 * r.at("saving_ci95_low").get<double>(),
                      100 * r.at("saving_ci95_high").get<double>());
 }

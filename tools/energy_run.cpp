@@ -218,21 +218,26 @@ void add_savings(json& methods) {
     }
   if (!base) return;
   const json b = *base;
+  // A meter that saw no energy (a counter that did not move) gives no ratio to divide by.
+  if (!(b["phases"]["total"]["joules_per_token"]["mean"].get<double>() > 0)) return;
   const auto summary = [](const json& s) {
     en::Summary x;
     x = en::summarize_trials(s["values"].get<std::vector<double>>());
     return x;
   };
+  // null where the baseline's mean is 0 (a phase shorter than a counter's update interval).
+  const auto ratio = [](const en::Summary& a, const en::Summary& bs) {
+    return bs.mean > 0 ? en::ratio_json(en::ratio_of_means(a, bs)) : json(nullptr);
+  };
   for (auto& m : methods) {
     if (m["status"] != "ok") continue;
     json sv;
     for (const std::string ph : {"prefill", "decode", "post", "total"})
-      sv["energy_per_token"][ph] = en::ratio_json(en::ratio_of_means(summary(m["phases"][ph]["joules_per_token"]),
-                                                                     summary(b["phases"][ph]["joules_per_token"])));
-    sv["latency"] = en::ratio_json(en::ratio_of_means(summary(m["phases"]["total"]["seconds"]), summary(b["phases"]["total"]["seconds"])));
+      sv["energy_per_token"][ph] = ratio(summary(m["phases"][ph]["joules_per_token"]), summary(b["phases"][ph]["joules_per_token"]));
+    sv["latency"] = ratio(summary(m["phases"]["total"]["seconds"]), summary(b["phases"]["total"]["seconds"]));
     for (size_t i = 0; i < m["batch"].size() && i < b["batch"].size(); ++i)
-      sv["batch_energy_per_token"][std::to_string(m["batch"][i]["batch"].get<int>())] = en::ratio_json(
-          en::ratio_of_means(summary(m["batch"][i]["total"]["joules_per_token"]), summary(b["batch"][i]["total"]["joules_per_token"])));
+      sv["batch_energy_per_token"][std::to_string(m["batch"][i]["batch"].get<int>())] =
+          ratio(summary(m["batch"][i]["total"]["joules_per_token"]), summary(b["batch"][i]["total"]["joules_per_token"]));
     m["savings_vs_float32"] = sv;
   }
 }
