@@ -15,6 +15,7 @@ void register_generate(CLI::App& app);
 void register_quantize(CLI::App& app);
 void register_roofline(CLI::App& app);  // experiments/01-roofline
 void register_sweep(CLI::App& app);     // experiments/26-quant-curve
+void register_energy(CLI::App& app);    // experiments/28-energy
 
 // The command line as typed, for manifests (set by main).
 inline std::string& command_line() {

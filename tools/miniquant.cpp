@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   mqcli::register_quantize(app);
   mqcli::register_roofline(app);
   mqcli::register_sweep(app);
+  mqcli::register_energy(app);
   for (int i = 0; i < argc; ++i) mqcli::command_line() += (i ? " " : "") + std::string(i ? argv[i] : "miniquant");
 
   try {

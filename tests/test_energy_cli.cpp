@@ -1,0 +1,204 @@
+// The energy driver: phase energies add up to the run's total (with a counting meter whose every
+// reading is known), the batch curve's accounting, and `miniquant energy` end to end on the shipped
+// MiniGPT: a failing method recorded while the others complete, every trial's CSV row in its JSON,
+// the model's label everywhere, bad flags exiting 2 with one line, --calibrate refusing without a meter.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "experiments/energy_phases.h"
+#include "experiments/energy_run.h"
+#include "miniquant/error.h"
+#include "miniquant/util/io.h"
+
+namespace fs = std::filesystem;
+using namespace mqexp;
+
+namespace {
+
+// Every reading adds 1 J to zone "a" and 0.5 J to zone "b" and 1 ms: intervals are exact counts.
+class CountingMeter final : public mq::energy::Meter {
+ public:
+  std::string source() const override { return "test:counting"; }
+  bool measured() const override { return true; }
+  mq::energy::Reading read() override {
+    ++n_;
+    mq::energy::Reading r;
+    r.seconds = 1e-3 * n_;
+    r.joules["a"] = n_;
+    r.joules["b"] = 0.5 * n_;
+    r.total = 1.5 * n_;
+    return r;
+  }
+  void add_work(const mq::energy::Work& w) override { work_ += w; }
+  int readings() const { return n_; }
+  mq::energy::Work work_;
+
+ private:
+  int n_ = 0;
+};
+
+const minigpt::ModelConfig kTiny{.vocab_size = 61, .n_ctx = 32, .d_model = 128, .n_layer = 2, .n_head = 2, .d_ff = 512};
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("phase energies sum to the total: one reading per boundary, nothing lost") {
+  minigpt::Model m(kTiny, 42);
+  CountingMeter meter;
+  WorkContext w;
+  w.caches = {{1, "Data", 32 << 10, "0"}, {2, "Unified", 1 << 20, "0"}, {3, "Unified", 32 << 20, "0-1"}};
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5};
+  const int gen = 6;
+  const RunResult r = run_generation(m, meter, prompt, gen, nullptr, w);
+  // Readings: start, prefill end, then (post, decode) boundaries: post after the prefill's token,
+  // decode + post per step, and the final bookkeeping.
+  CHECK(meter.readings() == 1 + 1 + 1 + 2 * (gen - 1) + 1);
+  CHECK(r.prefill.joules == 1.5);
+  CHECK(r.decode.joules == 1.5 * (gen - 1));
+  CHECK(r.post.joules == 1.5 * (1 + (gen - 1) + 1));
+  CHECK(r.prefill.joules + r.decode.joules + r.post.joules == r.total.joules);
+  CHECK(r.prefill.seconds + r.decode.seconds + r.post.seconds == doctest::Approx(r.total.seconds).epsilon(1e-12));
+  CHECK(r.prefill.zones.at("a") + r.decode.zones.at("a") + r.post.zones.at("a") == r.total.zones.at("a"));
+  CHECK(r.total.zones.at("b") == doctest::Approx(0.5 * (meter.readings() - 1)));
+  CHECK(r.prefill.tokens == 5);
+  CHECK(r.decode.tokens == gen - 1);
+  CHECK(r.total.tokens == gen);
+  CHECK(r.generated.size() == static_cast<size_t>(gen));
+  // The work each phase reports is what the meter was told, all of it.
+  CHECK(r.total.work.flops_fp32 == doctest::Approx(meter.work_.flops_fp32));
+  CHECK(r.total.work.total_bytes() == doctest::Approx(meter.work_.total_bytes()));
+  CHECK(r.decode.work.flops_fp32 > 0);
+  // Greedy and deterministic: the same prompt generates the same tokens again.
+  CountingMeter again;
+  CHECK(run_generation(m, again, prompt, gen, nullptr, w).generated == r.generated);
+  CHECK_THROWS_AS(run_generation(m, again, prompt, kTiny.n_ctx, nullptr, w), mq::UsageError);
+
+  // The batch curve: decode and post alternate once per step.
+  BatchDecoder bd(m, {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {10, 11, 12}}, 3);
+  CountingMeter bm;
+  const BatchRun br = bd.run(bm, w);
+  CHECK(br.decode.joules == 1.5 * 3);
+  CHECK(br.post.joules == 1.5 * 3);
+  CHECK(br.decode.joules + br.post.joules == br.total.joules);
+  CHECK(br.total.tokens == 12);
+  // Rewound before each run: a second run does the same work.
+  CountingMeter bm2;
+  CHECK(bd.run(bm2, w).total.work.total_bytes() == doctest::Approx(br.total.work.total_bytes()));
+}
+
+TEST_CASE("method names map to schemes") {
+  CHECK(scheme_for_method("float32") == "fp32");
+  CHECK(scheme_for_method("float16") == "fp16");
+  CHECK(scheme_for_method("bfloat16") == "bf16");
+  CHECK(scheme_for_method("int8") == "int8-per-channel");
+  CHECK(scheme_for_method("int8_dynamic") == "int8-per-channel+a8");
+  CHECK(scheme_for_method("int4-g64-gptq+a8") == "int4-g64-gptq+a8");
+}
+
+TEST_CASE("bad energy flags exit 2 with one line") {
+  for (const char* args : {"energy --trials 1", "energy --trials x", "energy --meter watts", "energy --batch 0",
+                           "energy --batch 1,a", "energy --gen-tokens 1", "energy --warmup -1", "energy --bogus",
+                           "energy --prompt-tokens 0"}) {
+    CAPTURE(args);
+    const CliResult r = run_cli(std::string(args) + " --out /tmp/mq_energy_badflags");
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK(r.out.rfind("miniquant: error: ", 0) == 0);
+  }
+  const CliResult r = run_cli("energy --meter watts --out /tmp/mq_energy_badflags");
+  CHECK(r.out.find("expected auto, rapl, perf or model") != std::string::npos);
+  fs::remove_all("/tmp/mq_energy_badflags");
+}
+
+TEST_CASE("--calibrate without a meter fails with one clear line, before any work") {
+  const std::string out = (fs::temp_directory_path() / "mq_energy_calib").string();
+  const CliResult r = run_cli("energy --calibrate --powercap-root /nonexistent --perf-root /nonexistent --out " + out);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("--calibrate needs a real energy meter") != std::string::npos);
+  CHECK_FALSE(fs::exists(out + "/summary.json"));
+  fs::remove_all(out);
+}
+
+TEST_CASE("miniquant energy end to end: a failing method is recorded, the others complete; CSV in JSON") {
+  const std::string out = (fs::temp_directory_path() / "mq_energy_e2e").string();
+  fs::remove_all(out);
+  const CliResult r = run_cli(
+      "energy --methods float32 int5-nonsense int8_dynamic --no-gpt2 --trials 2 --warmup 1 --prompt-tokens 8 --gen-tokens 6 "
+      "--batch 1,3 --batch-prompt 4 --batch-steps 2 --ppl-tokens 300 --max-slots 8 --no-plot --powercap-root /nonexistent "
+      "--perf-root /nonexistent --out " + out);
+  INFO(r.out);
+  CHECK(r.code == 1);  // one method failed
+  CHECK(r.out.find("1 of 3 methods failed") != std::string::npos);
+  const nlohmann::json s = nlohmann::json::parse(mq::read_file(out + "/summary.json"));
+  const std::string coef = MQ_SOURCE_DIR "/data/energy_model.json";
+  CHECK(s["energy_source"] == "model:" + coef);
+  CHECK(s["measured"] == false);
+  CHECK(s["warning"].get<std::string>().find("MODELLED") != std::string::npos);
+  const auto& ms = s["models"]["minigpt"]["methods"];
+  REQUIRE(ms.size() == 3);
+  CHECK(ms[0]["method"] == "float32");
+  CHECK(ms[0]["status"] == "ok");
+  CHECK(ms[1]["status"] == "failed");
+  CHECK(ms[1]["error"].get<std::string>().find("unknown scheme 'int5-nonsense'") != std::string::npos);
+  CHECK(ms[2]["status"] == "ok");
+  CHECK(ms[0]["accuracy"]["greedy_agreement_with_float32"] == 1.0);
+  const double agree = ms[2]["accuracy"]["greedy_agreement_with_float32"].get<double>();
+  CHECK(agree >= 0.0);
+  CHECK(agree <= 1.0);
+  CHECK(ms[2]["accuracy"]["ppl"].get<double>() > 1.0);
+  CHECK(ms[2]["savings_vs_float32"]["energy_per_token"]["total"].contains("saving_ci95_low"));
+  CHECK(ms[2]["phases"]["total"]["joules_per_token"]["n"] == 2);
+  CHECK(ms[2]["warmup"]["total"]["joules_per_token"]["n"] == 1);
+  CHECK(ms[2]["batch"].size() == 2);
+  CHECK(ms[2]["peak_rss_bytes"].get<double>() > 1e6);
+  // Phase joules add to the total in every method's means.
+  for (const auto& m : {ms[0], ms[2]}) {
+    const auto& p = m["phases"];
+    CHECK(p["prefill"]["joules"]["mean"].get<double>() + p["decode"]["joules"]["mean"].get<double>() +
+              p["post"]["joules"]["mean"].get<double>() == doctest::Approx(p["total"]["joules"]["mean"].get<double>()).epsilon(1e-9));
+  }
+  // Every trial: a JSON and a CSV whose every column is the JSON's value.
+  for (const std::string method : {"float32", "int8_dynamic"})
+    for (const std::string f : {"trial_0", "trial_1", "warmup_0"}) {
+      const std::string base = out + "/trials/" + method + "/" + f;
+      REQUIRE(fs::exists(base + ".json"));
+      REQUIRE(fs::exists(base + ".csv"));
+      const nlohmann::json t = nlohmann::json::parse(mq::read_file(base + ".json"));
+      CHECK(t["energy_source"] == "model:" + coef);
+      std::istringstream csv(mq::read_file(base + ".csv"));
+      std::string head, row;
+      std::getline(csv, head);
+      std::getline(csv, row);
+      const auto fields = trial_fields(t);
+      CHECK(std::count(head.begin(), head.end(), ',') + 1 == static_cast<long>(fields.size()));
+      CHECK(std::count(row.begin(), row.end(), ',') == std::count(head.begin(), head.end(), ','));
+      std::istringstream hs(head), rs(row);
+      std::string h, v;
+      for (const auto& [k, val] : fields) {
+        std::getline(hs, h, ',');
+        std::getline(rs, v, ',');
+        CHECK(h == k);
+        CHECK(v == (val.is_null() ? std::string() : val.is_string() ? val.get<std::string>() : val.dump()));
+      }
+      CHECK(t["phases"]["decode"]["zones"].contains("static"));
+    }
+  CHECK_FALSE(fs::exists(out + "/trials/int5-nonsense"));
+  const std::string report = mq::read_file(out + "/report.txt");
+  CHECK(report.find("MODELLED") != std::string::npos);
+  CHECK(report.find(coef) != std::string::npos);
+  CHECK(report.find("int5-nonsense") != std::string::npos);
+  const std::string readme = mq::read_file(out + "/README.md");
+  CHECK(readme.find("<!-- generated:begin -->") != std::string::npos);
+  CHECK(readme.find("Most energy saved per token: int8_dynamic") != std::string::npos);
+  const nlohmann::json man = nlohmann::json::parse(mq::read_file(out + "/manifest.json"));
+  CHECK(man["energy_source"] == "model:" + coef);
+  CHECK(man["hardware"]["meters"].size() == 3);
+  fs::remove_all(out);
+}

@@ -1,0 +1,145 @@
+// `miniquant energy`: energy per token of each quantization method, by inference phase
+// (experiments/28-energy): per-trial CSV/JSON, summary.json, manifest.json, report.txt, three
+// figures and the README's generated block. `--calibrate` fits the model's coefficients instead
+// of trusting the published ones (needs a real meter).
+#include <omp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "commands.h"
+#include "experiments/energy_report.h"
+#include "experiments/energy_run.h"
+#include "experiments/experiment_io.h"
+#include "miniquant/error.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
+#include "experiments/workspace.h"
+
+namespace mqcli {
+namespace {
+
+struct EnergyCli {
+  mqexp::EnergyOptions o;
+  std::string out = MQ_SOURCE_DIR "/experiments/28-energy";
+  bool plot = true;
+  bool report_only = false;
+};
+
+void write_figures_and_text(const std::string& out, const nlohmann::json& summary, bool plot) {
+  mq::write_file_atomic(out + "/report.txt", mqexp::energy_report_text(summary));
+  if (plot) {
+    mqexp::run_plot("energy_phases.py", {out + "/summary.json", out + "/energy_phases.png"});
+    mqexp::run_plot("energy_accuracy.py", {out + "/summary.json", out + "/energy_accuracy.png"});
+    mqexp::run_plot("energy_batch.py", {out + "/summary.json", out + "/energy_batch.png"});
+  }
+  mqexp::update_generated_block(out + "/README.md", mqexp::energy_readme_block(summary), "28-energy: energy per token, by inference phase");
+}
+
+// The output folder must be writable before minutes of work: make it and try a file.
+void check_out(const std::string& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw mq::Error(fmt::format("--out {}: cannot create it ({})", out, ec.message()));
+  mq::write_file_atomic(out + "/.write_test", "");
+  std::filesystem::remove(out + "/.write_test", ec);
+}
+
+void run(EnergyCli& cli) {
+  if (cli.report_only) {
+    const nlohmann::json summary = mqexp::read_json(cli.out + "/summary.json");
+    write_figures_and_text(cli.out, summary, cli.plot);
+    fmt::print("redrew report.txt, the figures and README of {} from its summary.json\n", cli.out);
+    return;
+  }
+  mqexp::EnergyOptions& o = cli.o;
+  mqexp::validate(o);
+  check_out(cli.out);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const std::string date = mq::utc_now_iso8601();
+  fmt::print(stderr, "energy: seed {}, {} threads, meter {} -> {}\n", o.seed, omp_get_max_threads(), o.meter, cli.out);
+  // Trial files are written between methods, never inside a measured loop.
+  o.on_trial = [&](const std::string&, const std::string& folder, const std::string& kind, int index, const nlohmann::json& t) {
+    const std::string dir = cli.out + "/trials/" + folder;
+    std::filesystem::create_directories(dir);
+    const std::string base = fmt::format("{}/{}_{}", dir, kind == "warmup" ? "warmup" : "trial", index);
+    mqexp::write_json_atomic(base + ".json", t);
+    mq::write_file_atomic(base + ".csv", mqexp::trial_csv(t));
+  };
+  mqexp::EnergyRun run = mqexp::run_energy(o, [&](const std::string& line) { fmt::print(stderr, "[{:6.1f} s] {}\n", elapsed(), line); });
+  nlohmann::json& summary = run.summary;
+  summary["options"] = {{"trials", o.trials},       {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
+                        {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
+                        {"batch_steps", o.batch_steps}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
+                        {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2}};
+  summary["date"] = date;
+  const nlohmann::json manifest = {
+      {"command", command_line()},
+      {"date", date},
+      {"seed", o.seed},
+      {"threads", omp_get_max_threads()},
+      {"machine", mqexp::machine_json()},
+      {"hardware", summary["hardware"]},
+      {"energy_source", summary["energy_source"]},
+      {"build", mqexp::build_json()},
+      {"checkpoint", {{"path", o.model}, {"sha256", mq::sha256_file(o.model)}}},
+      {"coefficients", {{"path", o.roots.coefficients}, {"sha256", mq::sha256_file(o.roots.coefficients)}}},
+      {"options", summary["options"]},
+      {"durations_s", {{"total", elapsed()}}},
+  };
+  mqexp::write_json_atomic(cli.out + "/summary.json", summary);
+  mqexp::write_json_atomic(cli.out + "/manifest.json", manifest);
+  if (o.calibrate) {
+    mqexp::write_json_atomic(cli.out + "/energy_model.calibrated.json", run.calibration);
+    fmt::print("calibrated coefficients -> {}/energy_model.calibrated.json (rms relative error {:.3f})\n", cli.out,
+               run.calibration["fit"]["rms_relative_error"].get<double>());
+  }
+  write_figures_and_text(cli.out, summary, cli.plot);
+  fmt::print("{}", mqexp::energy_report_text(summary));
+  fmt::print("wrote {}/{{summary.json, manifest.json, report.txt, README.md, trials/{}}} in {:.0f} s\n", cli.out,
+             cli.plot ? ", energy_phases.png, energy_accuracy.png, energy_batch.png" : "", elapsed());
+  if (run.failed > 0) throw mq::Error(fmt::format("{} of {} methods failed (recorded in summary.json)", run.failed, run.methods));
+}
+
+}  // namespace
+
+void register_energy(CLI::App& app) {
+  auto cli = std::make_shared<EnergyCli>();
+  mqexp::EnergyOptions& o = cli->o;
+  o.model = mqexp::kDefaultModel;
+  o.lexicon = mqexp::kDefaultLexicon;
+  o.seed = kDefaultSeed;
+  o.roots.coefficients = MQ_SOURCE_DIR "/data/energy_model.json";
+  CLI::App* cmd = app.add_subcommand("energy", "Energy per token of each quantization method, by inference phase (experiments/28-energy)");
+  cmd->add_option("--methods", o.methods, "methods: float32 float16 bfloat16 int8 int8_dynamic, or any scheme name (int4-g64+a8, ...)");
+  cmd->add_option("--gpt2-methods", o.gpt2_methods, "methods on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)");
+  cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
+  cmd->add_option("--trials", o.trials, "measured trials per method")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "warm-up runs per method (reported separately)")->capture_default_str();
+  cmd->add_option("--prompt-tokens", o.prompt_tokens, "prompt length (prefill)")->capture_default_str();
+  cmd->add_option("--gen-tokens", o.gen_tokens, "generated tokens per run")->capture_default_str();
+  cmd->add_option("--batch", o.batch, "batch sizes of the decode curve")->delimiter(',')->capture_default_str();
+  cmd->add_option("--batch-prompt", o.batch_prompt, "prompt length of each batch-curve sequence")->capture_default_str();
+  cmd->add_option("--batch-steps", o.batch_steps, "decode steps per batch-curve run")->capture_default_str();
+  cmd->add_option("--meter", o.meter, "auto | rapl | perf | model")->capture_default_str();
+  cmd->add_option("--coefficients", o.roots.coefficients, "the energy model's coefficients file")->capture_default_str();
+  cmd->add_option("--powercap-root", o.roots.powercap, "powercap sysfs root (RAPL)")->capture_default_str();
+  cmd->add_option("--perf-root", o.roots.perf_power, "perf power PMU sysfs root")->capture_default_str();
+  cmd->add_option("--model", o.model, "fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--lexicon", o.lexicon, "lexicon folder of the corpus")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "corpus seed")->capture_default_str();
+  cmd->add_option("--ppl-tokens", o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")->capture_default_str();
+  cmd->add_option("--max-slots", o.max_slots, "verb-tense slots to score (0: all)")->capture_default_str();
+  cmd->add_option("--calibration", o.calibration, "GPTQ calibration windows")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
+  cmd->add_flag("--calibrate", o.calibrate, "fit the model's coefficients from a real meter (writes energy_model.calibrated.json)");
+  cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
+  cmd->add_flag("--report-only", cli->report_only, "only redraw report.txt, figures and README of --out from summary.json");
+  cmd->callback([cli] { run(*cli); });
+}
+
+}  // namespace mqcli
