@@ -84,6 +84,7 @@ struct Agreement {
   double max_abs = 0;   // max |logit difference|
   double kld = 0;       // mean KL(ours || llama) in nats
   double top1 = 0;      // fraction of positions with the same argmax
+  double max_logit = 0; // max |our logit|, the scale the fp32 difference is relative to
 };
 
 Agreement compare(const nlohmann::json& llama_logits, const std::vector<std::vector<float>>& ours, int V) {
@@ -99,6 +100,7 @@ Agreement compare(const nlohmann::json& llama_logits, const std::vector<std::vec
       int ao = 0, al = 0;
       for (int v = 0; v < V; ++v) {
         a.max_abs = std::max(a.max_abs, std::fabs(l[v] - o[v]));
+        a.max_logit = std::max(a.max_logit, std::fabs(static_cast<double>(o[v])));
         if (o[v] > mo) mo = o[v], ao = v;
         if (l[v] > ml) ml = l[v], al = v;
       }
@@ -125,17 +127,27 @@ std::vector<std::vector<float>> our_logits(const Model& m, const Test& t) {
   return out;
 }
 
-std::vector<int32_t> our_greedy(const Model& m, const std::vector<int32_t>& prompt) {
-  std::vector<int32_t> seq = prompt, gen;
+// Walks llama.cpp's greedy continuation of `prompt` (teacher-forced: each step conditions on
+// llama.cpp's tokens so far) and counts the steps where our argmax differs. A step may differ only
+// when our own top-1 / llama.cpp-token logit gap is within `slack` (2x the largest logit
+// disagreement measured for this file: both logits can move by that much); returns the count.
+int greedy_flips(const Model& m, const std::vector<int32_t>& prompt, const std::vector<int32_t>& theirs, double slack) {
+  std::vector<int32_t> seq = prompt;
   const int V = m.config().vocab_size;
-  for (int k = 0; k < kGenerate; ++k) {
+  int flips = 0;
+  for (int32_t tok : theirs) {
     const std::vector<float> lg = m.logits(seq);
     const float* last = lg.data() + (seq.size() - 1) * V;
-    const int32_t next = static_cast<int32_t>(std::max_element(last, last + V) - last);
-    gen.push_back(next);
-    seq.push_back(next);
+    const int32_t ours = static_cast<int32_t>(std::max_element(last, last + V) - last);
+    if (ours != tok) {
+      ++flips;
+      CAPTURE(ours);
+      CAPTURE(tok);
+      CHECK(last[ours] - last[tok] <= slack);
+    }
+    seq.push_back(tok);
   }
-  return gen;
+  return flips;
 }
 
 // The header and tensor table as @huggingface/gguf read them equal ours.
@@ -177,15 +189,26 @@ TEST_CASE("llama.cpp runs the exported MiniGPT and agrees with miniquant") {
     double top1_min;
     double kld_a8_hi;               // against our +a8 model
   };
-  // See the README's "GGUF export" section for the measurements these bands surround.
+  // Bands around the measurements of README.md's "GGUF export" section (llama.cpp of node-llama-cpp
+  // 3.22.1, K/V cache F32, 4 windows x 64 positions of the test split).
+  // fp32: measured max |logit diff| 0.0053 at max |logit| 36, i.e. 1.5e-4 relative: below the
+  //   2^-11 = 4.9e-4 relative rounding of ggml's GELU, which rounds its input to fp16 and reads an
+  //   fp16 table (our GELU is fp32 tanh); everything else is fp32 in both, in different summation
+  //   orders (those alone would give ~1e-5). Band
+  //   [1e-4, 0.02]: above zero, so llama.cpp really computed it; 4x headroom above.
+  // Quantized: roughly [measured / 6, measured x 4]. The floor is far above the fp32 level (KLD
+  //   2e-9), so an export that silently stayed fp32 fails; the ceiling is orders of magnitude below
+  //   what a wrong nibble order or scale gives (KLD > 0.1).
   const Case cases[] = {
-      {"fp32", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
-      {"int8-per-channel", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
-      {"int4-g64", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
-      {"int4-g64-gptq", 0.0, 1.0, 0.0, 1.0, 0.0, 1.0},
+      // scheme               max|diff| band  KLD band        top-1  KLD vs +a8 max
+      {"fp32",               1e-4, 0.02,     1e-10, 2e-8,    1.0,   0},
+      {"int8-per-channel",   0.02, 0.8,      2e-6,  6e-5,    0.96,  2.5e-4},
+      {"int4-g64",           0.02, 0.7,      1e-6,  4e-5,    0.97,  1.5e-4},
+      {"int4-g64-gptq",      0.02, 0.8,      2e-6,  6e-5,    0.97,  2.5e-4},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.scheme);
+    const std::string name = c.scheme;
+    CAPTURE(name);
     mqcli::LoadedModel lm = mqcli::load_checkpoint(mqcli::kDefaultModel);
     const QuantizeModelOptions qo = quantize_options_for(c.scheme);
     const bool fp32 = qo.scheme.kind == mq::Kind::fp32;
@@ -205,7 +228,7 @@ TEST_CASE("llama.cpp runs the exported MiniGPT and agrees with miniquant") {
     const nlohmann::json ans = run_llama(path, t, V, dir);
     check_header(ans["header"], f);
     const Agreement a = compare(ans["logits"], our_logits(lm.model, t), V);
-    MESSAGE(c.scheme, " vs miniquant: max |logit diff| ", a.max_abs, ", mean KLD ", a.kld, ", top-1 agreement ", a.top1);
+    MESSAGE(name, " vs miniquant: max |logit diff| ", a.max_abs, " (max |logit| ", a.max_logit, ")", ", mean KLD ", a.kld, ", top-1 agreement ", a.top1);
     CHECK(a.max_abs >= c.max_abs_lo);
     CHECK(a.max_abs <= c.max_abs_hi);
     CHECK(a.kld >= c.kld_lo);
@@ -217,19 +240,28 @@ TEST_CASE("llama.cpp runs the exported MiniGPT and agrees with miniquant") {
       for (const auto& [name, q] : layers)
         lm.model.set_projection(name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(q, mq::ActMode::dynamic_int8)));
       const Agreement a8 = compare(ans["logits"], our_logits(lm.model, t), V);
-      MESSAGE(c.scheme, " vs miniquant +a8: max |logit diff| ", a8.max_abs, ", mean KLD ", a8.kld, ", top-1 ", a8.top1);
+      MESSAGE(name, " vs miniquant +a8: max |logit diff| ", a8.max_abs, ", mean KLD ", a8.kld, ", top-1 ", a8.top1);
+      // llama.cpp quantizes activations per 32-block (Q8_0, one scale each), far finer than our
+      // per-token int8: it is closer to our weight-only model than to +a8 (measured 4-5x).
+      CHECK(a8.kld > a.kld);
       CHECK(a8.kld <= c.kld_a8_hi);
       for (const auto& [name, q] : layers)
         lm.model.set_projection(name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(q)));
     }
+    int flips = 0;
     for (size_t p = 0; p < t.prompts.size(); ++p) {
       CAPTURE(p);
-      CHECK(ans["greedy"][p].get<std::vector<int32_t>>() == our_greedy(lm.model, t.prompts[p]));
+      const auto theirs = ans["greedy"][p].get<std::vector<int32_t>>();
+      REQUIRE(theirs.size() == static_cast<size_t>(kGenerate));
+      flips += greedy_flips(lm.model, t.prompts[p], theirs, 2 * a.max_abs);
     }
+    MESSAGE(name, ": greedy steps where llama.cpp's token is not our argmax: ", flips, " of ", kPrompts * kGenerate);
+    if (fp32) CHECK(flips == 0);
     for (size_t i = 0; i < t.texts.size(); ++i) {
       CAPTURE(t.texts[i]);
       CHECK(ans["tokens"][i].get<std::vector<int32_t>>() == t.text_ids[i]);
     }
+    MESSAGE(name, ": llama.cpp tokenized ", t.texts.size(), " test-split stories; ids compared with ours above");
   }
   fs::remove_all(dir);
 }
