@@ -15,6 +15,7 @@
 #include "miniquant/half.h"
 #include "minigpt/gguf_export.h"
 #include "minigpt/quantize_model.h"
+#include "minigpt/quantized_checkpoint.h"
 #include "minigpt/quantized_projection.h"
 #include "workspace.h"
 
@@ -162,7 +163,14 @@ TEST_CASE("export-gguf: output, errors and exit codes") {
   r = run_cli("export-gguf --model " + qckpt + " --out " + dir + "/q.gguf");
   INFO(r.out);
   REQUIRE(r.code == 0);
-  CHECK(mq::gguf::read(dir + "/q.gguf").tensor("blk.3.ffn_down.weight")->type == TensorType::Q8_0);
+  const mq::gguf::File qf = mq::gguf::read(dir + "/q.gguf");
+  const mq::gguf::Tensor* down = qf.tensor("blk.3.ffn_down.weight");
+  REQUIRE(down != nullptr);
+  CHECK(down->type == TensorType::Q8_0);
+  // The loader keeps the dequantized stored weights as the master copy: the export must equal them.
+  const Model qm = load_any_model(qckpt);
+  const std::vector<float> got = mq::gguf::dequantize(*down);
+  CHECK(same_bits(qm.param("h.3.mlp.c_proj.weight"), got.data(), got.size()));
   fails("--model " + qckpt + " --scheme int4-g64 --out " + dir + "/b.gguf", 2, "already quantized");
   std::filesystem::remove_all(dir);
 }
