@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages miniquant needs; silent when everything is already there.
+# Installs what miniquant needs: the Debian packages (silent when everything is already there), then
+# Node (from Debian when missing) and the pinned npm packages of the llama.cpp cross-check
+# (scripts/setup_node.sh).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake git
@@ -15,14 +18,22 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO="sudo"
+  fi
+  # A fresh machine often runs unattended upgrades at boot, holding dpkg's lock: apt waits for it
+  # (at most LOCK_WAIT seconds) instead of failing at once.
+  wait_s=${LOCK_WAIT:-600}
+  if ! $SUDO apt-get -o DPkg::Lock::Timeout=0 check >/dev/null 2>&1; then
+    echo "setup: another package manager holds the dpkg lock; waiting up to ${wait_s} s for it"
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get -o DPkg::Lock::Timeout="${wait_s}" update -qq
+  $SUDO apt-get -o DPkg::Lock::Timeout="${wait_s}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+bash scripts/setup_node.sh

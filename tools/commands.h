@@ -13,6 +13,7 @@ void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_quantize(CLI::App& app);
+void register_export_gguf(CLI::App& app);  // GGUF for llama.cpp (gpt2 architecture)
 void register_roofline(CLI::App& app);  // experiments/01-roofline
 void register_sweep(CLI::App& app);     // experiments/26-quant-curve
 void register_energy(CLI::App& app);    // experiments/28-energy

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   mqcli::register_eval(app);
   mqcli::register_generate(app);
   mqcli::register_quantize(app);
+  mqcli::register_export_gguf(app);
   mqcli::register_roofline(app);
   mqcli::register_sweep(app);
   mqcli::register_energy(app);

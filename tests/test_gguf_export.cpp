@@ -1,0 +1,182 @@
+// MiniGPT -> GGUF: every tensor under its llama.cpp gpt2 name and ggml shape, read back and
+// dequantized equal to what the model runs (bit for bit), the hyperparameters and vocabulary keys,
+// and `miniquant export-gguf`'s errors and exit codes.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "cli_run.h"
+#include "miniquant/error.h"
+#include "miniquant/gguf/convert.h"
+#include "miniquant/gguf/io.h"
+#include "miniquant/half.h"
+#include "minigpt/gguf_export.h"
+#include "minigpt/quant_plan.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/quantized_checkpoint.h"
+#include "minigpt/quantized_projection.h"
+#include "experiments/workspace.h"
+
+using namespace minigpt;
+using mq::gguf::TensorType;
+
+namespace {
+
+const std::string kModel = MQ_SOURCE_DIR "/data/minigpt.safetensors";
+
+bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * 4) == 0; }
+
+}  // namespace
+
+TEST_CASE("gguf names follow llama.cpp's gpt2 tensors") {
+  CHECK(gguf_tensor_name("wte") == "token_embd.weight");
+  CHECK(gguf_tensor_name("wpe") == "position_embd.weight");
+  CHECK(gguf_tensor_name("h.3.ln_1.bias") == "blk.3.attn_norm.bias");
+  CHECK(gguf_tensor_name("h.0.attn.c_attn.weight") == "blk.0.attn_qkv.weight");
+  CHECK(gguf_tensor_name("h.1.attn.c_proj.bias") == "blk.1.attn_output.bias");
+  CHECK(gguf_tensor_name("h.2.ln_2.weight") == "blk.2.ffn_norm.weight");
+  CHECK(gguf_tensor_name("h.0.mlp.c_fc.weight") == "blk.0.ffn_up.weight");
+  CHECK(gguf_tensor_name("h.0.mlp.c_proj.weight") == "blk.0.ffn_down.weight");
+  CHECK(gguf_tensor_name("ln_f.weight") == "output_norm.weight");
+  CHECK_THROWS_AS(gguf_tensor_name("h.0.attn.bogus.weight"), mq::UsageError);
+}
+
+TEST_CASE("export of the shipped model: read back, every tensor equals what the model runs") {
+  for (const char* scheme : {"fp32", "int8-per-channel", "int4-g64", "int4-g128-asym"}) {
+    CAPTURE(scheme);
+    mqexp::LoadedModel lm = mqexp::load_checkpoint(kModel);
+    const ModelConfig c = lm.model.config();
+    const QuantPlan plan = QuantPlan::uniform(scheme);
+    const bool fp32 = plan.is_identity();
+    quantize_model(lm.model, plan);
+    std::vector<std::pair<std::string, mq::QTensor>> layers;  // what the model runs, to compare with
+    for (const LinearInfo& li : lm.model.linears())
+      if (const auto* qp = dynamic_cast<const QuantizedProjection*>(&lm.model.projection(li.name)))
+        layers.emplace_back(li.name, qp->linear().weight());
+    GgufExportOptions eo;
+    eo.embedding = fp32 ? TensorType::F32 : TensorType::F16;
+    const std::string bytes = mq::gguf::serialize(to_gguf(lm.model, lm.tok, eo));
+    const mq::gguf::File f = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+
+    CHECK(f.at("general.architecture").as_string() == "gpt2");
+    CHECK(f.at("gpt2.context_length").as_uint() == static_cast<uint64_t>(c.n_ctx));
+    CHECK(f.at("gpt2.embedding_length").as_uint() == static_cast<uint64_t>(c.d_model));
+    CHECK(f.at("gpt2.block_count").as_uint() == static_cast<uint64_t>(c.n_layer));
+    CHECK(f.at("gpt2.feed_forward_length").as_uint() == static_cast<uint64_t>(c.d_ff));
+    CHECK(f.at("gpt2.attention.head_count").as_uint() == static_cast<uint64_t>(c.n_head));
+    CHECK(f.at("gpt2.attention.layer_norm_epsilon").as_f32() == 1e-5f);
+    CHECK(f.at("tokenizer.ggml.model").as_string() == "bert");
+    const auto& vocab = f.at("tokenizer.ggml.tokens").strs;
+    REQUIRE(vocab.size() == static_cast<size_t>(c.vocab_size));
+    CHECK(vocab[0] == "<unk>");
+    CHECK(vocab[1] == "<sep>");
+    CHECK(vocab[5] == "\xe2\x96\x81" + lm.tok.token(5));
+    CHECK(f.at("tokenizer.ggml.token_type").as_i32s()[1] == 3);  // control
+    CHECK(f.tensor("output.weight") == nullptr);                  // tied: llama.cpp reuses token_embd
+
+    // 2 embeddings + 4 * (2 LN x 2 + 4 Linears x 2) + 2 final LN tensors.
+    CHECK(f.tensors.size() == static_cast<size_t>(2 + 12 * c.n_layer + 2));
+    std::map<std::string, const mq::QTensor*> q;
+    for (const auto& [n, t] : layers) q[n + ".weight"] = &t;
+    for (const ParamTensor& p : lm.model.layout().tensors()) {
+      CAPTURE(p.name);
+      const mq::gguf::Tensor* t = f.tensor(gguf_tensor_name(p.name));
+      REQUIRE(t != nullptr);
+      // ggml order: ne[0] is the input width (the last of our row-major shape).
+      std::vector<int64_t> ne(p.shape.rbegin(), p.shape.rend());
+      CHECK(t->ne == ne);
+      const std::vector<float> got = mq::gguf::dequantize(*t);
+      REQUIRE(got.size() == p.size);
+      const float* master = lm.model.params() + p.offset;
+      if (p.name == "wte" && !fp32) {
+        CHECK(t->type == TensorType::F16);
+        bool all = true;
+        for (size_t i = 0; i < p.size; ++i) all = all && got[i] == mq::f16_to_f32(mq::f32_to_f16(master[i]));
+        CHECK(all);
+      } else if (auto it = q.find(p.name); it != q.end()) {
+        CHECK(t->type == mq::gguf::type_for(it->second->scheme));
+        const std::vector<float> ours = mq::dequantize(*it->second);
+        if (t->type == TensorType::Q4_1) {
+          double worst = 0;
+          for (size_t i = 0; i < p.size; ++i) {
+            const int64_t r = static_cast<int64_t>(i) / it->second->cols, col = static_cast<int64_t>(i) % it->second->cols;
+            worst = std::max(worst, std::fabs(double(ours[i]) - got[i]) /
+                                        mq::gguf::q4_1_error_bound(it->second->scale_at(r, col), it->second->zero_at(r, col), got[i]));
+          }
+          CHECK(worst <= 1.0);
+        } else {
+          CHECK(same_bits(ours.data(), got.data(), p.size));
+        }
+      } else {
+        CHECK(t->type == TensorType::F32);
+        CHECK(same_bits(master, got.data(), p.size));
+      }
+    }
+  }
+}
+
+TEST_CASE("to_gguf refuses a scheme without a GGUF type") {
+  mqexp::LoadedModel lm = mqexp::load_checkpoint(kModel);
+  quantize_model(lm.model, QuantPlan::uniform("int3-g64"));
+  CHECK_THROWS_WITH_AS(to_gguf(lm.model, lm.tok, {}), doctest::Contains("exportable"), mq::UsageError);
+}
+
+TEST_CASE("export-gguf: output, errors and exit codes") {
+  const std::string dir = std::filesystem::temp_directory_path() / "mq_export_gguf_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = dir + "/m.gguf";
+
+  CliResult r = run_cli("export-gguf --model " + kModel + " --scheme int4-g64 --out " + out);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const mq::gguf::File f = mq::gguf::read(out);
+  CHECK(f.tensor("blk.0.attn_qkv.weight")->type == TensorType::Q4_0);
+  CHECK(f.tensor("token_embd.weight")->type == TensorType::F16);
+  CHECK(f.at("miniquant.scheme").as_string() == "int4-g64");
+
+  auto fails = [&](const std::string& args, int code, const std::string& says) {
+    const CliResult e = run_cli("export-gguf " + args);
+    INFO(args, "\n", e.out);
+    CHECK(e.code == code);
+    CHECK(e.out.find(says) != std::string::npos);
+    CHECK(std::count(e.out.begin(), e.out.end(), '\n') == 1);  // one line
+  };
+  fails("--model " + kModel + " --scheme int9-g64 --out " + dir + "/a.gguf", 2, "int9-g64");
+  fails("--model " + kModel + " --scheme int3-g64 --out " + dir + "/a.gguf", 2, "exportable");
+  fails("--model " + kModel + " --scheme int8-per-tensor --out " + dir + "/a.gguf", 2, "exportable");
+  fails("--model " + kModel + " --scheme int4-g64+a8 --out " + dir + "/a.gguf", 2, "+a8");
+  fails("--model " + kModel + " --out " + dir + "/a.gguf", 2, "--scheme is required");
+  fails("--model " + kModel + " --scheme int4-g64", 2, "--out");
+  fails("--model " + kModel + " --scheme fp32 --embedding fp8 --out " + dir + "/a.gguf", 2, "--embedding");
+  fails("--model " + kModel + " --scheme fp32 --out " + dir + "/no/such/a.gguf", 1, "does not exist");
+  fails("--model " + dir + "/missing.safetensors --scheme fp32 --out " + dir + "/a.gguf", 2, "missing.safetensors");
+  const std::string junk = write_test_file(dir, "junk.safetensors", "not a checkpoint");
+  fails("--model " + junk + " --scheme fp32 --out " + dir + "/a.gguf", 1, "junk.safetensors");
+  CHECK_FALSE(std::filesystem::exists(dir + "/a.gguf"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/a.gguf.tmp"));
+
+  // A quantized checkpoint exports its stored weights (no --scheme).
+  const std::string qckpt = dir + "/q.safetensors";
+  r = run_cli("quantize --model " + kModel + " --scheme int8-per-channel --out " + qckpt);
+  REQUIRE(r.code == 0);
+  r = run_cli("export-gguf --model " + qckpt + " --out " + dir + "/q.gguf");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const mq::gguf::File qf = mq::gguf::read(dir + "/q.gguf");
+  const mq::gguf::Tensor* down = qf.tensor("blk.3.ffn_down.weight");
+  REQUIRE(down != nullptr);
+  CHECK(down->type == TensorType::Q8_0);
+  // The loader runs the stored codes (no fp32 copy): the export must dequantize to exactly them.
+  const Model qm = load_any_model(qckpt);
+  const std::vector<float> got = mq::gguf::dequantize(*down);
+  const auto& stored = dynamic_cast<const QuantizedProjection&>(qm.projection("h.3.mlp.c_proj"));
+  const std::vector<float> want = mq::dequantize(stored.linear().weight());
+  REQUIRE(want.size() == got.size());
+  CHECK(same_bits(want.data(), got.data(), got.size()));
+  fails("--model " + qckpt + " --scheme int4-g64 --out " + dir + "/b.gguf", 2, "already quantized");
+  std::filesystem::remove_all(dir);
+}
