@@ -162,6 +162,42 @@ std::string energy_readme_block(const json& s) {
                        m["parameter_bytes"].get<double>() / (*b)["parameter_bytes"].get<double>(), ratio("decode", "joules_per_token"),
                        1.0 / ratio("decode", "tokens_per_s"), ratio("prefill", "joules_per_token"), ratio("prefill", "seconds"));
     }
+    // Which ratio does the energy follow: the largest gap between the energy ratio and the bytes
+    // ratio (decode) or the time ratio, over the quantized methods.
+    double gap_bytes = 0, gap_time = 0, gap_pre_time = 0;
+    int n = 0;
+    for (const auto& m : ms) {
+      if (m["status"] != "ok" || m["scheme"] == "fp32") continue;
+      const auto ratio = [&](const char* ph, const char* f) { return mean(m["phases"][ph][f]) / mean((*b)["phases"][ph][f]); };
+      const double e = ratio("decode", "joules_per_token");
+      gap_bytes = std::max(gap_bytes, std::abs(e - m["parameter_bytes"].get<double>() / (*b)["parameter_bytes"].get<double>()));
+      gap_time = std::max(gap_time, std::abs(e - 1.0 / ratio("decode", "tokens_per_s")));
+      gap_pre_time = std::max(gap_pre_time, std::abs(ratio("prefill", "joules_per_token") - ratio("prefill", "seconds")));
+      ++n;
+    }
+    std::vector<std::string> pre_saves, pre_costs;
+    for (const auto& m : ms) {
+      if (m["status"] != "ok" || m["scheme"] == "fp32" || !m.contains("savings_vs_float32")) continue;
+      const json& r = m["savings_vs_float32"]["energy_per_token"]["prefill"];
+      if (r.is_null()) continue;
+      if (r["saving_ci95_low"].get<double>() > 0) pre_saves.push_back(m["method"].get<std::string>());
+      if (r["saving_ci95_high"].get<double>() < 0) pre_costs.push_back(m["method"].get<std::string>());
+    }
+    const auto list = [](const std::vector<std::string>& v) {
+      std::string j;
+      for (size_t i = 0; i < v.size(); ++i) j += (i ? ", " : "") + v[i];
+      return v.empty() ? std::string("none") : j;
+    };
+    if (n > 0)
+      t += fmt::format("\n  Decode energy ratios are within {:.2f} of the decode time ratios and within {:.2f} of the "
+                       "parameter-bytes ratios; prefill energy ratios are within {:.2f} of the prefill time ratios. So decode savings "
+                       "here follow {}. Prefill (many tokens per weight read) follows how fast the kernels do the arithmetic: "
+                       "it saves energy (CI above 0) for {} and costs more than float32 (CI below 0) for {}.\n",
+                       gap_time, gap_bytes, gap_pre_time,
+                       gap_bytes < gap_time ? "the bytes moved"
+                                            : "the time per token more closely than the bytes moved (bytes set the floor; "
+                                              "dequantization and kernel overheads decide how close each method gets to it)",
+                       list(pre_saves), list(pre_costs));
     t += "\n";
     // Batching: energy per token at the smallest and largest batch.
     t += "- **Batching:** ";
