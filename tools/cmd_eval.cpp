@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "validators.h"
 #include "minigpt/eval.h"
 #include "workspace.h"
 
@@ -82,9 +83,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
-  cmd->add_option("--window", o->window, "perplexity context window (default: n_ctx)")->check(CLI::PositiveNumber);
-  cmd->add_option("--stride", o->stride, "distance between windows (default: window / 2)")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-slots", o->max_slots, "use at most this many verb slots (default: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--window", o->window, "perplexity context window (default: n_ctx)")->check(Positive);
+  cmd->add_option("--stride", o->stride, "distance between windows (default: window / 2)")->check(Positive);
+  cmd->add_option("--max-slots", o->max_slots, "use at most this many verb slots (default: all)")->check(NonNegative);
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { run(*o); });
 }

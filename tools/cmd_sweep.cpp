@@ -10,8 +10,10 @@
 
 #include "ceilings.h"
 #include "commands.h"
+#include "validators.h"
 #include "experiment_io.h"
 #include "miniquant/error.h"
+#include "miniquant/io.h"
 #include "miniquant/sysinfo.h"
 #include "minigpt/quantize_model.h"
 #include "progress.h"
@@ -44,6 +46,7 @@ void write_report(const std::string& out, const nlohmann::json& results, const n
 }
 
 void run(SweepCli& cli) {
+  mq::check_writable_dir(cli.out);  // before the long run, not after it
   if (cli.report_only) {
     const nlohmann::json results = read_json(cli.out + "/results.json");
     const std::string ceil = cli.out + "/" + results.value("ceilings_file", std::string("ceilings.json"));
@@ -54,7 +57,6 @@ void run(SweepCli& cli) {
   SweepOptions& o = cli.o;
   if (o.schemes.empty()) o.schemes = default_sweep_schemes();
   o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
-  std::filesystem::create_directories(cli.out);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string date = mq::utc_now_iso8601();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -134,22 +136,24 @@ void register_sweep(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sweep", "The quantization curve: every scheme's PPL, verb-tense accuracy, bytes and speed");
   cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
-  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the seven (format table names, -gptq for GPTQ)");
+  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the seven, separated by commas or spaces (format table names, -gptq for GPTQ)");
   cmd->add_option("--add-scheme", cli->extra, "run this scheme too (repeatable), e.g. int4-g64-asym, int3-g128-gptq");
   cmd->add_option("--lexicon", cli->o.lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", cli->o.seed, "corpus seed")->capture_default_str();
   cmd->add_option("--calibration", cli->o.calibration, "GPTQ calibration windows from the val split")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(CLI::NonNegativeNumber);
+      ->check(Positive)->capture_default_str();
+  cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(NonNegative);
   cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative);
   cmd->add_option("--speed-reps", cli->o.speed_reps, "interleaved timing rounds (each: one timed run of every model; the first adds a warm-up)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(Positive)->capture_default_str();
   cmd->add_option("--ceilings", cli->ceilings, "01-roofline's ceilings.json (measured now when missing)")->capture_default_str();
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
   cmd->add_flag("--report-only", cli->report_only, "only redraw the figures and README of --out from its results.json");
   cmd->callback([cli] {
+    cli->o.schemes = split_names(cli->o.schemes);
+    cli->extra = split_names(cli->extra);
     // Unknown names fail here, before anything runs.
     for (const auto& list : {cli->o.schemes, cli->extra})
       for (const auto& n : list) (void)minigpt::quantize_options_for(n);

@@ -1,14 +1,17 @@
 // Writing and reading quantized checkpoints on top of the fp32 checkpoint format.
 #include "minigpt/quantized_checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/json_checked.h"
 #include "minigpt/quantized_projection.h"
 #include "minigpt/safetensors.h"
+#include "minigpt/tensor_checks.h"
 
 namespace minigpt {
 namespace {
@@ -30,9 +33,16 @@ void save_quantized_model(const std::string& path, const Model& m,
   for (const auto& [name, q] : layers) {
     const std::string w = name + ".weight";
     std::erase_if(f.tensors, [&](const NamedTensor& t) { return t.name == w; });
-    f.tensors.push_back(bytes_tensor(w + ".codes", DType::U8, {q.rows, q.row_bytes()}, q.codes.data(), q.codes.size()));
-    f.tensors.push_back(bytes_tensor(w + ".scales", DType::F16, {static_cast<int64_t>(q.scales.size())}, q.scales.data(),
-                                     q.scales.size() * 2));
+    // Float schemes store their values under their own dtype, so the reader can tell fp16 from bf16;
+    // they have no scales, and a zero-length tensor would only be noise.
+    if (q.scheme.is_integer()) {
+      f.tensors.push_back(bytes_tensor(w + ".codes", DType::U8, {q.rows, q.row_bytes()}, q.codes.data(), q.codes.size()));
+      f.tensors.push_back(bytes_tensor(w + ".scales", DType::F16, {static_cast<int64_t>(q.scales.size())},
+                                       q.scales.data(), q.scales.size() * 2));
+    } else {
+      const DType dt = q.scheme.kind == mq::Kind::fp32 ? DType::F32 : q.scheme.kind == mq::Kind::fp16 ? DType::F16 : DType::BF16;
+      f.tensors.push_back(bytes_tensor(w + ".codes", dt, {q.rows, q.cols}, q.codes.data(), q.codes.size()));
+    }
     if (!q.zeros.empty())
       f.tensors.push_back(bytes_tensor(w + ".zeros", DType::U8, {static_cast<int64_t>(q.zeros.size())}, q.zeros.data(),
                                        q.zeros.size()));
@@ -45,7 +55,11 @@ void save_quantized_model(const std::string& path, const Model& m,
 
 Model load_any_model(const std::string& path, const std::string& expected_vocab_hash, CheckpointMeta* meta,
                      std::string* quant_info) {
-  TensorFile f = read_safetensors(path);
+  return load_any_model_from(read_safetensors(path), path, expected_vocab_hash, meta, quant_info);
+}
+
+Model load_any_model_from(TensorFile f, const std::string& path, const std::string& expected_vocab_hash,
+                          CheckpointMeta* meta, std::string* quant_info) {
   auto it = f.metadata.find(kMetaQuantization);
   if (quant_info) *quant_info = it == f.metadata.end() ? "" : it->second;
   if (it == f.metadata.end()) return model_from_tensor_file(f, path, expected_vocab_hash, meta);
@@ -53,36 +67,40 @@ Model load_any_model(const std::string& path, const std::string& expected_vocab_
   auto fail = [&](const std::string& what) { return mq::Error(fmt::format("quantized checkpoint {}: {}", path, what)); };
   nlohmann::json layers;
   try {
-    layers = nlohmann::json::parse(it->second).at("layers");
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(fmt::format("\"quantization\" metadata is not valid ({}); re-run miniquant quantize", e.what()));
+    const nlohmann::json info = mq::parse_json_checked(it->second, "\"quantization\" metadata");
+    if (!info.is_object() || !info.contains("layers") || !info["layers"].is_object())
+      throw mq::Error("\"quantization\" metadata has no \"layers\" object");
+    layers = info["layers"];
+  } catch (const mq::Error& e) {
+    throw fail(fmt::format("{}; re-run miniquant quantize", e.what()));
   }
   auto config_it = f.metadata.find(kMetaConfig);
   if (config_it == f.metadata.end()) throw fail("no model_config metadata; re-run miniquant quantize");
-  const Model shape_only(model_config_from_json(nlohmann::json::parse(config_it->second)), 0);
+  ModelConfig config;
+  try {
+    config = model_config_from_text(config_it->second, "model_config metadata");
+  } catch (const mq::Error& e) {
+    throw fail(e.what());
+  }
+  // The Linears' names and shapes from the layout alone: no parameters are allocated before the
+  // file's tensors have been checked against them.
+  const ParamLayout layout(config);
+  std::vector<LinearInfo> linears;
+  for (const auto& t : layout.tensors())
+    if (t.kind == ParamKind::LinearWeight)
+      linears.push_back({t.name.substr(0, t.name.size() - std::string(".weight").size()), t.shape[1], t.shape[0]});
+  for (auto l = layers.begin(); l != layers.end(); ++l)
+    if (std::none_of(linears.begin(), linears.end(), [&](const LinearInfo& li) { return li.name == l.key(); }))
+      throw fail(fmt::format("\"quantization\" metadata names layer \"{}\", which the model does not have; "
+                             "re-run miniquant quantize", l.key().size() <= 60 ? l.key() : l.key().substr(0, 60) + "..."));
 
   // Rebuild each quantized weight, and put its dequantized values where the fp32 loader expects them.
   std::vector<std::pair<std::string, mq::QTensor>> qs;
-  for (const LinearInfo& li : shape_only.linears()) {
+  for (const LinearInfo& li : linears) {
     if (!layers.contains(li.name)) continue;
     const std::string w = li.name + ".weight";
-    mq::QTensor q;
-    q.scheme = mq::Scheme::parse(layers[li.name].get<std::string>());
-    q.name = w;
-    q.rows = li.out;
-    q.cols = li.in;
-    const NamedTensor* codes = f.find(w + ".codes");
-    const NamedTensor* scales = f.find(w + ".scales");
-    const NamedTensor* zeros = f.find(w + ".zeros");
-    if (!codes || !scales) throw fail(fmt::format("{} is quantized but its codes or scales are missing", li.name));
-    q.codes.assign(codes->bytes.begin(), codes->bytes.end());
-    q.scales.resize(scales->bytes.size() / 2);
-    std::memcpy(q.scales.data(), scales->bytes.data(), q.scales.size() * 2);
-    if (zeros) q.zeros = zeros->bytes;
-    const mq::Storage st = q.storage();
-    if (static_cast<int64_t>(q.codes.size()) != st.code_bytes || static_cast<int64_t>(q.scales.size()) * 2 != st.scale_bytes ||
-        static_cast<int64_t>(q.zeros.size()) != st.zero_bytes)
-      throw fail(fmt::format("{} ({}): stored sizes do not match {}x{} in that scheme", li.name, q.scheme.name(), li.out, li.in));
+    if (f.find(w)) throw fail(fmt::format("{} is quantized but also stored in fp32", li.name));
+    mq::QTensor q = quantized_tensor_from_file(f, w, stored_scheme(layers[li.name], li.name, path), li.out, li.in, path);
     const std::vector<float> d = mq::dequantize(q);
     f.add_f32(w, {li.out, li.in}, d.data());
     qs.emplace_back(li.name, std::move(q));

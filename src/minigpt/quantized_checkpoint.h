@@ -25,5 +25,8 @@ void save_quantized_model(const std::string& path, const Model& m,
 // receives the "quantization" metadata ("" for an fp32 checkpoint).
 Model load_any_model(const std::string& path, const std::string& expected_vocab_hash = "",
                      CheckpointMeta* meta = nullptr, std::string* quant_info = nullptr);
+// The same from a file already read (`path` is for messages); the fuzzer's entry point.
+Model load_any_model_from(TensorFile f, const std::string& path, const std::string& expected_vocab_hash = "",
+                          CheckpointMeta* meta = nullptr, std::string* quant_info = nullptr);
 
 }  // namespace minigpt

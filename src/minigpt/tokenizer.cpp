@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/json_checked.h"
 
 namespace minigpt {
 
@@ -109,11 +110,11 @@ std::string Tokenizer::to_json() const {
 Tokenizer Tokenizer::from_json(const std::string& text) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw mq::Error(fmt::format("tokenizer: vocabulary JSON does not parse ({}); the checkpoint metadata is corrupt", e.what()));
+    j = mq::parse_json_checked(text, "vocabulary JSON");
+  } catch (const mq::Error& e) {
+    throw mq::Error(fmt::format("tokenizer: {}; the checkpoint metadata is corrupt", e.what()));
   }
-  if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("tokens") || !j["tokens"].is_array())
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != kFormat || !j.contains("tokens") || !j["tokens"].is_array())
     throw mq::Error(fmt::format("tokenizer: vocabulary JSON lacks format \"{}\" and a \"tokens\" array", kFormat));
   std::vector<std::string> vocab;
   for (const auto& t : j["tokens"]) {
@@ -121,7 +122,7 @@ Tokenizer Tokenizer::from_json(const std::string& text) {
     vocab.push_back(t.get<std::string>());
   }
   Tokenizer tok(std::move(vocab));
-  if (j.contains("hash") && j["hash"] != fmt::format("{:016x}", tok.hash()))
+  if (j.contains("hash") && (!j["hash"].is_string() || j["hash"] != fmt::format("{:016x}", tok.hash())))
     throw mq::Error("tokenizer: vocabulary JSON hash does not match its tokens; the metadata was edited or truncated");
   return tok;
 }
