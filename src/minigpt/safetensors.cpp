@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "miniquant/checked.h"
@@ -154,7 +155,8 @@ std::pair<TensorFile, std::vector<Range>> parse_header(const std::string& h, uin
     const uint64_t b = o[0].get<uint64_t>(), e = o[1].get<uint64_t>();
     if (b > e) throw bad(fmt::format("data_offsets [{}, {}] are out of order; the header is corrupt", b, e));
     if (static_cast<uint64_t>(bytes) != e - b)
-      throw bad(fmt::format("shape of {} needs {} bytes but data_offsets [{}, {}] hold {}; the header is corrupt",
+      throw bad(fmt::format("shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}; the header is corrupt",
+                            t.shape.size() <= 8 ? fmt::format("[{}]", fmt::join(t.shape, ",")) : fmt::format("of {} dims", t.shape.size()),
                             dtype_name(t.dtype), bytes, b, e, e - b));
     if (e > data_size)
       throw fail(fmt::format("data truncated: tensor \"{}\" ends at byte {} of the data section but the file holds "
