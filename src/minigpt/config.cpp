@@ -2,7 +2,6 @@
 #include "minigpt/config.h"
 
 #include <climits>
-#include <fstream>
 #include <set>
 
 #include <fmt/core.h>
@@ -68,7 +67,7 @@ ModelConfig model_config_from_json(const nlohmann::json& j, bool relax_widths) {
                                               "n_layer",    "n_head", "d_ff"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
-      throw mq::Error(fmt::format("model config: unknown field \"{}\"", it.key()));
+      throw mq::Error(fmt::format("model config: unknown field \"{}\"", mq::clip_text(it.key())));
   auto get = [&](const char* name) {
     if (!j.contains(name)) throw mq::Error(fmt::format("model config: missing field \"{}\"", name));
     // Range-checked: a value outside int must fail, not wrap into a different model.
@@ -107,9 +106,11 @@ ModelConfig load_model_config(const std::string& path) {
 }
 
 void save_model_config(const std::string& path, const ModelConfig& c) {
-  std::ofstream f(path);
-  if (!f) throw mq::Error(fmt::format("model config: cannot write {}", path));
-  f << to_json(c).dump(2) << "\n";
+  try {
+    mq::write_file_atomic(path, to_json(c).dump(2) + "\n");
+  } catch (const mq::Error& e) {
+    throw mq::Error(fmt::format("model config: {}", e.what()));
+  }
 }
 
 }  // namespace minigpt

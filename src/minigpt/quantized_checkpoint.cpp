@@ -92,7 +92,7 @@ Model load_any_model_from(TensorFile f, const std::string& path, const std::stri
   for (auto l = layers.begin(); l != layers.end(); ++l)
     if (std::none_of(linears.begin(), linears.end(), [&](const LinearInfo& li) { return li.name == l.key(); }))
       throw fail(fmt::format("\"quantization\" metadata names layer \"{}\", which the model does not have; "
-                             "re-run miniquant quantize", l.key().size() <= 60 ? l.key() : l.key().substr(0, 60) + "..."));
+                             "re-run miniquant quantize", mq::clip_text(l.key())));
 
   // Rebuild each quantized weight, and put its dequantized values where the fp32 loader expects them.
   std::vector<std::pair<std::string, mq::QTensor>> qs;

@@ -48,7 +48,7 @@ const char* dtype_name(DType t) {
 DType parse_dtype(const std::string& s) {
   for (const auto& d : kDTypes)
     if (s == d.name) return d.t;
-  throw mq::Error(fmt::format("unknown dtype \"{}\" (known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)", s));
+  throw mq::Error(fmt::format("unknown dtype \"{}\" (known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)", mq::clip_text(s, 20)));
 }
 
 const NamedTensor* TensorFile::find(const std::string& name) const {
@@ -120,12 +120,13 @@ std::pair<TensorFile, std::vector<Range>> parse_header(const std::string& h, uin
     if (name == "__metadata__") {
       if (!v.is_object()) throw fail("__metadata__ is not a JSON object of strings");
       for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string()) throw fail(fmt::format("__metadata__ value \"{}\" is not a string", m.key()));
+        if (!m.value().is_string())
+          throw fail(fmt::format("__metadata__ value \"{}\" is not a string", mq::clip_text(m.key())));
         out.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    auto bad = [&](const std::string& what) { return fail(fmt::format("tensor \"{}\": {}", name, what)); };
+    auto bad = [&](const std::string& what) { return fail(fmt::format("tensor \"{}\": {}", mq::clip_text(name), what)); };
     if (!v.is_object()) throw bad("header entry is not a JSON object");
     if (!v.contains("dtype") || !v["dtype"].is_string()) throw bad("missing dtype");
     NamedTensor t;
@@ -160,7 +161,7 @@ std::pair<TensorFile, std::vector<Range>> parse_header(const std::string& h, uin
                             dtype_name(t.dtype), bytes, b, e, e - b));
     if (e > data_size)
       throw fail(fmt::format("data truncated: tensor \"{}\" ends at byte {} of the data section but the file holds "
-                             "only {} data bytes; re-copy or re-save the file", name, e, data_size));
+                             "only {} data bytes; re-copy or re-save the file", mq::clip_text(name), e, data_size));
     ranges.push_back({b, e});
     out.tensors.push_back(std::move(t));
   }
@@ -177,7 +178,7 @@ std::pair<TensorFile, std::vector<Range>> parse_header(const std::string& h, uin
     if (ranges[i].begin == ranges[i].end) continue;
     if (prev && ranges[i].begin < prev->end)
       throw fail(fmt::format("tensors \"{}\" and \"{}\" overlap in the data section; the header is corrupt",
-                             out.tensors[prev_i].name, out.tensors[i].name));
+                             mq::clip_text(out.tensors[prev_i].name), mq::clip_text(out.tensors[i].name)));
     prev = &ranges[i];
     prev_i = i;
   }

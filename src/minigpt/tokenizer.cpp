@@ -37,7 +37,7 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab) : vocab_(std::move(vocab)) 
   for (size_t i = 0; i < vocab_.size(); ++i) {
     if (vocab_[i].empty()) throw mq::Error(fmt::format("tokenizer: vocabulary entry {} is empty", i));
     if (!index_.emplace(vocab_[i], static_cast<int32_t>(i)).second)
-      throw mq::Error(fmt::format("tokenizer: token '{}' appears twice in the vocabulary", vocab_[i]));
+      throw mq::Error(fmt::format("tokenizer: token '{}' appears twice in the vocabulary", mq::clip_text(vocab_[i])));
     for (unsigned char c : vocab_[i]) h = (h ^ c) * 0x100000001b3ULL;
     h = (h ^ 0u) * 0x100000001b3ULL;
   }

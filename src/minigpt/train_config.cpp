@@ -3,7 +3,6 @@
 
 #include <climits>
 #include <cmath>
-#include <fstream>
 #include <numbers>
 
 #include <fmt/core.h>
@@ -57,7 +56,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   TrainConfig c;
   const nlohmann::json defaults = to_json(c);
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (!defaults.contains(it.key())) throw mq::Error(fmt::format("train config: unknown field \"{}\"", it.key()));
+    if (!defaults.contains(it.key())) throw mq::Error(fmt::format("train config: unknown field \"{}\"", mq::clip_text(it.key())));
   // Typed, range-checked reads: an out-of-range integer fails naming its key instead of wrapping.
   auto what = [](const char* k) { return fmt::format("train config: field \"{}\"", k); };
   auto get_int = [&](const char* k, int& field) {

@@ -25,12 +25,14 @@ std::string short_reason(const char* what) {
   return s;
 }
 
-std::string truncated(const std::string& s, size_t max_chars) {
-  if (s.size() <= max_chars) return s;
-  return s.substr(0, max_chars) + fmt::format("... ({} chars)", s.size());
+std::string truncated(std::string_view s, size_t max_chars) {
+  if (s.size() <= max_chars) return std::string(s);
+  return fmt::format("{}... ({} chars)", s.substr(0, max_chars), s.size());
 }
 
 }  // namespace
+
+std::string clip_text(std::string_view s, size_t max_chars) { return truncated(s, max_chars); }
 
 nlohmann::json parse_json_checked(std::string_view text, const std::string& what, int max_depth) {
   // One key set per open container (arrays get an unused one), so duplicates are found per object.
@@ -52,7 +54,7 @@ nlohmann::json parse_json_checked(std::string_view text, const std::string& what
       case E::key:
         if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
           throw Error(fmt::format("{}: duplicate JSON key {}; each key may appear once", what,
-                                  json_summary(parsed)));
+                                  json_summary(parsed, 60)));
         break;
       case E::value:
         break;

@@ -22,6 +22,10 @@ nlohmann::json parse_json_checked(std::string_view text, const std::string& what
 // max_chars), containers as "array of N elements" / "object with N keys". Never recurses.
 std::string json_summary(const nlohmann::json& v, size_t max_chars = 40);
 
+// `s` cut to about max_chars for a message ("abc... (40000 chars)"): keys and names from a file
+// can be arbitrarily long.
+std::string clip_text(std::string_view s, size_t max_chars = 60);
+
 // An integer value in [lo, hi]; throws mq::Error "<what> must be an integer in [lo, hi], got ...".
 int64_t json_int(const nlohmann::json& v, const std::string& what, int64_t lo, int64_t hi);
 // An unsigned integer (any uint64 value); throws mq::Error naming `what` otherwise.
