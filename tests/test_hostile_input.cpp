@@ -167,6 +167,16 @@ TEST_CASE("class 1, crashes: deep JSON, a long .npy field and overflowing size p
   // A summary of a huge value stays short.
   CHECK(mq::json_summary(nlohmann::json(std::string(100000, 'a'))).size() < 80);
 
+  // Keys and strings from a file are clipped in messages, so the line stays short.
+  const std::string long_key = write_test_file(
+      dir, "long_key.safetensors",
+      safetensors_bytes(R"({")" + std::string(40000, 'k') + R"(": {"dtype": ")" + std::string(40000, 'F') +
+                            R"(", "shape": [1], "data_offsets": [0, 4]}})", "abcd"));
+  check_error(run_cli("generate --model " + long_key), 1, {"long_key.safetensors", "(40000 chars)", "unknown dtype \"FFFF"});
+  const std::string long_field = write_test_file(dir, "long_field.json", "{\"" + std::string(40000, 'x') + "\": 1}");
+  check_error(run_cli("train --config " + long_field + " --train-config " + train_ok + " --out " + out), 1,
+              {"unknown field", "(40000 chars)"});
+
   // (b) A legal 40 KB descr: a clear "not supported", no stack overflow.
   const std::string long_descr = write_test_file(
       dir, "long_descr.npy", npy_bytes("{'descr': '" + std::string(40000, 'f') + "', 'fortran_order': False, 'shape': (1, 1), }", "", 2));
