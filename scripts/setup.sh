@@ -10,6 +10,7 @@ PACKAGES=(
   libeigen3-dev libxsimd-dev xtl-dev
   doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev libssl-dev
   python3-matplotlib
+  clang libclang-rt-14-dev libomp-dev
 )
 
 missing=()

@@ -76,6 +76,6 @@ TEST_CASE("bad files say what is wrong") {
     load_npy("/tmp/mq_test_npy_does_not_exist.npy");
     FAIL("loaded a missing file");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()) == "cannot open '/tmp/mq_test_npy_does_not_exist.npy': No such file or directory");
+    CHECK(std::string(e.what()) == "cannot read '/tmp/mq_test_npy_does_not_exist.npy': no such file or directory");
   }
 }

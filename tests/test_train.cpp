@@ -72,7 +72,7 @@ TEST_CASE("train config JSON round trip and errors") {
   CHECK(to_json(r) == to_json(c));
   CHECK(train_config_from_json(nlohmann::json::object()).steps == TrainConfig{}.steps);
   CHECK_THROWS_WITH_AS(train_config_from_json({{"step", 3}}), doctest::Contains("unknown field \"step\""), mq::Error);
-  CHECK_THROWS_WITH_AS(train_config_from_json({{"steps", 2.5}}), doctest::Contains("wrong type"), mq::Error);
+  CHECK_THROWS_WITH_AS(train_config_from_json({{"steps", 2.5}}), doctest::Contains("\"steps\" must be an integer"), mq::Error);
   CHECK_THROWS_WITH_AS(train_config_from_json({{"lr", -1}}), doctest::Contains("lr must be positive"), mq::UsageError);
   CHECK_THROWS_WITH_AS(train_config_from_json({{"min_lr", 1.0}}), doctest::Contains("min_lr must be in [0, lr]"), mq::UsageError);
 }

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "miniquant/util/timer.h"
+#include "validators.h"
 #include "miniquant/error.h"
 #include "minigpt/corpus/corpus.h"
 #include "minigpt/tokenizer.h"
@@ -96,13 +97,13 @@ void register_corpus(CLI::App& app) {
   sub->add_option("--seed", opts->seed, "Corpus seed")->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON instead of a table");
   sub->add_option("--sample", opts->sample, "Number of test stories to print")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(NonNegative);
   sub->add_option("--train-tokens", opts->cfg.train_tokens, "Train split size in tokens")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(NonNegative);
   sub->add_option("--val-tokens", opts->cfg.val_tokens, "Validation split size in tokens")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(NonNegative);
   sub->add_option("--test-tokens", opts->cfg.test_tokens, "Test split size in tokens")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(NonNegative);
   sub->callback([opts] { run(*opts); });
 }
 

@@ -8,6 +8,7 @@
 #include "experiments/evaluate.h"
 #include "experiments/workspace.h"
 #include "miniquant/util/timer.h"
+#include "validators.h"
 
 namespace mqcli {
 namespace {
@@ -66,12 +67,11 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
-  cmd->add_option("--window", o->limits.window, "perplexity context window (default: n_ctx)")->check(CLI::PositiveNumber);
-  cmd->add_option("--stride", o->limits.stride, "distance between windows (default: window / 2)")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-slots", o->limits.max_slots, "use at most this many verb slots (default: all)")
-      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--window", o->limits.window, "perplexity context window (default: n_ctx)")->check(Positive);
+  cmd->add_option("--stride", o->limits.stride, "distance between windows (default: window / 2)")->check(Positive);
+  cmd->add_option("--max-slots", o->limits.max_slots, "use at most this many verb slots (default: all)")->check(NonNegative);
   cmd->add_option("--ppl-tokens", o->limits.ppl_tokens, "perplexity over the test split's first N tokens (default: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative);
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->callback([o] { run(*o); });
 }

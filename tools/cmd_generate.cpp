@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "validators.h"
 #include "miniquant/error.h"
 #include "miniquant/random.h"
 #include "experiments/workspace.h"
@@ -62,8 +63,8 @@ void register_generate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("generate", "Sample a story continuation from a model");
   cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--prompt", o->prompt, "text to continue (lower-cased and split like the corpus)");
-  cmd->add_option("--tokens", o->tokens, "at most this many new tokens")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--temperature", o->temperature, "0 = greedy")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--tokens", o->tokens, "at most this many new tokens")->check(Positive)->capture_default_str();
+  cmd->add_option("--temperature", o->temperature, "0 = greedy")->check(NonNegative)->capture_default_str();
   cmd->add_option("--seed", o->seed, "sampling seed")->capture_default_str();
   cmd->callback([o] { run(*o); });
 }

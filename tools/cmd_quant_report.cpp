@@ -1,4 +1,5 @@
 // `miniquant quant-report`: bits, bytes and error of every scheme on one matrix (Gaussian or .npy).
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "validators.h"
 #include "miniquant/error.h"
 #include "miniquant/npy.h"
 #include "miniquant/random.h"
@@ -25,11 +27,26 @@ struct Options {
   bool json = false;
 };
 
+// Largest Gaussian test matrix: 2^28 floats (1 GiB); anything larger is a typo, not a report.
+constexpr int64_t kMaxElements = int64_t{1} << 28;
+
 std::pair<int64_t, int64_t> parse_shape(const std::string& text) {
-  int64_t r = 0, c = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%ld%c%ld%c", &r, &x, &c, &extra) != 3 || x != 'x' || r <= 0 || c <= 0)
-    throw mq::UsageError(fmt::format("--shape '{}' is not ROWSxCOLS with positive sizes (e.g. 256x256)", text));
+  auto bad = [&] {
+    return mq::UsageError(fmt::format("--shape '{}' is not ROWSxCOLS with positive sizes (e.g. 256x256)", text));
+  };
+  const size_t x = text.find('x');
+  if (x == std::string::npos) throw bad();
+  auto number = [&](std::string_view s) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty() || v <= 0) throw bad();
+    return v;
+  };
+  const int64_t r = number(std::string_view(text).substr(0, x)), c = number(std::string_view(text).substr(x + 1));
+  int64_t n = 0;
+  if (__builtin_mul_overflow(r, c, &n) || n > kMaxElements)
+    throw mq::UsageError(fmt::format("--shape {}x{} has more than {} elements (the largest test matrix)", r, c,
+                                     kMaxElements));
   return {r, c};
 }
 
@@ -40,7 +57,7 @@ void run(const Options& o) {
   if (o.schemes.empty()) {
     schemes = mq::scheme_table();
   } else {
-    for (const auto& n : o.schemes) schemes.push_back(mq::Scheme::parse(n));
+    for (const auto& n : split_names(o.schemes)) schemes.push_back(mq::Scheme::parse(n));
   }
 
   mq::Matrix m;
@@ -100,7 +117,7 @@ void register_quant_report(CLI::App& app) {
   cmd->add_option("--npy", o->npy, "a real matrix from a .npy file (float16/32/64, 1-D or 2-D)")
       ->check(CLI::ExistingFile)
       ->excludes(shape);
-  cmd->add_option("--schemes", o->schemes, "comma-separated scheme names (default: the whole format table)")
+  cmd->add_option("--schemes", o->schemes, "scheme names, separated by commas or spaces (default: the whole format table)")
       ->delimiter(',');
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
   cmd->callback([o] { run(*o); });

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "validators.h"
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
@@ -44,6 +46,7 @@ void run(const QuantizeOptions& o) {
   plan.gptq.options.block = o.block;
   plan.gptq.options.act_order = o.act_order;
 
+  if (!o.out.empty()) mq::check_writable_output(o.out);  // before GPTQ, not after it
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   std::vector<std::vector<int32_t>> calib;
@@ -107,10 +110,10 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
   cmd->add_option("--calibration", o->calib, "GPTQ: calibration windows of n_ctx tokens from the val split")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(Positive)->capture_default_str();
   cmd->add_option("--percdamp", o->percdamp, "GPTQ: damping as a fraction of mean diag(H)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--block", o->block, "GPTQ: lazy-update block size")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(Positive)->capture_default_str();
+  cmd->add_option("--block", o->block, "GPTQ: lazy-update block size")->check(Positive)->capture_default_str();
   cmd->add_flag("--act-order", o->act_order, "GPTQ: columns by decreasing diag(H), static groups");
   cmd->add_flag("--no-sequential", o->no_sequential, "GPTQ: calibrate every Linear on the fp32 model");
   cmd->add_flag("--json", o->json, "print the report as JSON");

@@ -10,8 +10,10 @@
 #include "miniquant/util/timer.h"
 #include "commands.h"
 #include "experiments/experiment_io.h"
-#include "miniquant/util/sysinfo.h"
 #include "experiments/progress.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
+#include "validators.h"
 
 namespace mqcli {
 namespace {
@@ -42,7 +44,7 @@ std::string readme_block(const nlohmann::json& j) {
 
 void run(const RooflineOptions& o, const std::string& command) {
   const std::vector<int> threads = o.threads.empty() ? mqexp::default_ceiling_threads() : o.threads;
-  std::filesystem::create_directories(o.out);
+  mq::check_writable_dir(o.out);  // before the measurements, not after them
   const auto t0 = std::chrono::steady_clock::now();
   mqexp::Progress progress(1);
   const nlohmann::json measured = mqexp::measure_ceilings(threads, [&](int done, int total, const std::string& what) {
@@ -73,7 +75,7 @@ void register_roofline(CLI::App& app) {
   auto o = std::make_shared<RooflineOptions>();
   CLI::App* cmd = app.add_subcommand("roofline", "Measure this machine's ceilings: peak FLOP/s per datatype, read bandwidth per cache level");
   cmd->add_option("--out", o->out, "output folder (ceilings.json, roofline.png, README.md)")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "thread counts to measure (default: 1 and all)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "thread counts to measure (default: 1 and all)")->check(Positive);
   cmd->add_flag("--no-plot", [o](int64_t) { o->plot = false; }, "skip roofline.png");
   cmd->callback([o] { run(*o, command_line()); });
 }

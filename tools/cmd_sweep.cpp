@@ -11,13 +11,15 @@
 #include "miniquant/util/timer.h"
 #include "commands.h"
 #include "experiments/experiment_io.h"
-#include "miniquant/error.h"
-#include "miniquant/util/sysinfo.h"
-#include "minigpt/quant_plan.h"
 #include "experiments/progress.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_report.h"
 #include "experiments/workspace.h"
+#include "miniquant/error.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
+#include "minigpt/quant_plan.h"
+#include "validators.h"
 
 namespace mqcli {
 namespace {
@@ -44,6 +46,7 @@ void write_report(const std::string& out, const mqexp::SweepResults& results, co
 }
 
 void run(SweepCli& cli) {
+  mq::check_writable_dir(cli.out);  // before the long run, not after it
   if (cli.report_only) {
     const mqexp::SweepResults results = mqexp::sweep_results_from_json(mqexp::read_json(cli.out + "/results.json"));
     const std::string ceil = cli.out + "/" + (results.ceilings_file.empty() ? std::string("ceilings.json") : results.ceilings_file);
@@ -54,7 +57,6 @@ void run(SweepCli& cli) {
   mqexp::SweepOptions& o = cli.o;
   if (o.schemes.empty()) o.schemes = mqexp::default_sweep_schemes();
   o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
-  std::filesystem::create_directories(cli.out);
   const mq::Stopwatch clock;
   const std::string date = mq::utc_now_iso8601();
   const auto elapsed = [&] { return clock.seconds(); };
@@ -140,22 +142,24 @@ void register_sweep(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sweep", "The quantization curve: every scheme's PPL, verb-tense accuracy, bytes and speed");
   cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
-  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the seven (format table names, -gptq for GPTQ)");
+  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the seven, separated by commas or spaces (format table names, -gptq for GPTQ)");
   cmd->add_option("--add-scheme", cli->extra, "run this scheme too (repeatable), e.g. int4-g64-asym, int3-g128-gptq");
   cmd->add_option("--lexicon", cli->o.lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", cli->o.seed, "corpus seed")->capture_default_str();
   cmd->add_option("--calibration", cli->o.calibration, "GPTQ calibration windows from the val split")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(CLI::NonNegativeNumber);
+      ->check(Positive)->capture_default_str();
+  cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(NonNegative);
   cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative);
   cmd->add_option("--speed-reps", cli->o.speed_reps, "interleaved timing rounds (each: one timed run of every model; the first adds a warm-up)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(Positive)->capture_default_str();
   cmd->add_option("--ceilings", cli->ceilings, "01-roofline's ceilings.json (measured now when missing)")->capture_default_str();
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
   cmd->add_flag("--report-only", cli->report_only, "only redraw the figures and README of --out from its results.json");
   cmd->callback([cli] {
+    cli->o.schemes = split_names(cli->o.schemes);
+    cli->extra = split_names(cli->extra);
     // Unknown names fail here, before anything runs.
     for (const auto& list : {cli->o.schemes, cli->extra})
       for (const auto& n : list) (void)minigpt::QuantPlan::uniform(n);

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "validators.h"
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 #include "minigpt/config.h"
 #include "minigpt/flops.h"
 #include "minigpt/train.h"
@@ -34,6 +36,10 @@ void run(const TrainOptions& o) {
   minigpt::TrainConfig tc = minigpt::load_train_config(o.train_config);
   if (o.steps > 0) tc.steps = o.steps;
   if (!o.resume.empty()) tc.resume_from = o.resume;
+  // Every output is checked before the run: a bad path must not cost the whole training.
+  mq::check_writable_output(o.out);
+  if (!tc.checkpoint_path.empty()) mq::check_writable_output(tc.checkpoint_path);
+  if (!o.log.empty()) mq::check_writable_output(o.log);
   tc.seed = o.seed;
   std::ofstream log;
   if (!o.log.empty()) {
@@ -113,7 +119,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("--log", o->log, "also write the training log to this file");
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of corpus, initialisation and sampling")->capture_default_str();
-  cmd->add_option("--steps", o->steps, "override the number of steps")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", o->steps, "override the number of steps")->check(Positive);
   cmd->add_option("--resume", o->resume, "continue from a training checkpoint (model + optimizer state)")
       ->check(CLI::ExistingFile);
   cmd->callback([o] { run(*o); });

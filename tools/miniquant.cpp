@@ -1,8 +1,10 @@
 // The `miniquant` command line: one binary, one subcommand per job.
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "miniquant/error.h"
@@ -23,6 +25,19 @@ int main(int argc, char** argv) {
   mqcli::register_roofline(app);
   mqcli::register_sweep(app);
   mqcli::register_energy(app);
+  // CLI11 would call an unknown word "not expected" or say a subcommand is required: name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found = found || s->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + s->get_name();
+    }
+    if (!found) {
+      fmt::print(stderr, "miniquant: error: unknown subcommand '{}' (subcommands: {}; see --help)\n", argv[1], known);
+      return 2;
+    }
+  }
   for (int i = 0; i < argc; ++i) mqcli::command_line() += (i ? " " : "") + std::string(i ? argv[i] : "miniquant");
 
   try {
@@ -40,6 +55,20 @@ int main(int argc, char** argv) {
   } catch (const mq::UsageError& e) {
     fmt::print(stderr, "miniquant: error: {}\n", e.what());
     return 2;
+  } catch (const mq::Error& e) {
+    fmt::print(stderr, "miniquant: error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    // Sizes are checked before allocating; reaching this means the machine itself ran short.
+    fmt::print(stderr, "miniquant: error: out of memory\n");
+    return 1;
+  } catch (const nlohmann::json::exception& e) {
+    // A JSON value of an unexpected type that no loader checked: say so in one line, without the
+    // library's "[json.exception...]" prefix.
+    const std::string w = e.what();
+    const size_t cut = w.find("] ");
+    fmt::print(stderr, "miniquant: error: unexpected JSON data: {}\n", cut == std::string::npos ? w : w.substr(cut + 2));
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "miniquant: error: {}\n", e.what());
     return 1;

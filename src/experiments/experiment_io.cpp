@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
 
@@ -28,11 +29,7 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
 
 nlohmann::json read_json(const std::string& path) {
   const std::string text = mq::read_file(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw mq::Error(fmt::format("{}: not valid JSON ({})", path, e.what()));
-  }
+  return mq::parse_json_checked(text, path);
 }
 
 void run_plot(const std::string& script, const std::vector<std::string>& args) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "minigpt/tensor_checks.h"
 
 namespace minigpt {
 
@@ -38,10 +39,8 @@ Model model_from_tensor_file(const TensorFile& f, const std::string& path, const
   if (it == f.metadata.end()) throw fail("no \"model_config\" metadata; re-save the checkpoint with miniquant");
   ModelConfig c;
   try {
-    c = model_config_from_json(nlohmann::json::parse(it->second));
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(fmt::format("model_config metadata is not valid JSON ({})", e.what()));
-  } catch (const mq::Error& e) {
+    c = model_config_from_text(it->second, "model_config metadata");
+  } catch (const mq::Error& e) {  // also the config's UsageErrors: here the file is at fault, not the caller
     throw fail(e.what());
   }
   if (!expected_vocab_hash.empty()) {
@@ -51,9 +50,15 @@ Model model_from_tensor_file(const TensorFile& f, const std::string& path, const
       throw fail(fmt::format("vocabulary hash {} differs from the expected {}: the model was trained on another "
                              "vocabulary; use the matching corpus/tokenizer or re-train", got, expected_vocab_hash));
   }
-  Model m(c);
-  for (const auto& t : m.layout().tensors()) {
-    if (std::find(held_elsewhere.begin(), held_elsewhere.end(), t.name) != held_elsewhere.end()) continue;
+  // Every tensor is checked against the config before the model is allocated: the config's sizes
+  // must be backed by bytes actually in the file, so a tiny file cannot ask for gigabytes.
+  const ParamLayout layout(c);
+  std::vector<const NamedTensor*> found;
+  for (const auto& t : layout.tensors()) {
+    if (std::find(held_elsewhere.begin(), held_elsewhere.end(), t.name) != held_elsewhere.end()) {
+      found.push_back(nullptr);  // the caller restores it from its stored form
+      continue;
+    }
     const NamedTensor* nt = f.find(t.name);
     if (!nt) throw fail(fmt::format("tensor \"{}\" is missing; the file is incomplete, re-train or re-save it", t.name));
     const std::vector<int64_t> want(t.shape.begin(), t.shape.end());
@@ -62,7 +67,13 @@ Model model_from_tensor_file(const TensorFile& f, const std::string& path, const
                              fmt::join(nt->shape, ", "), fmt::join(want, ", ")));
     if (nt->dtype != DType::F32)
       throw fail(fmt::format("tensor \"{}\" is {} but a float checkpoint stores F32", t.name, dtype_name(nt->dtype)));
-    std::memcpy(m.params() + t.offset, nt->bytes.data(), t.size * sizeof(float));
+    check_finite(*nt, path);
+    found.push_back(nt);
+  }
+  Model m(c);
+  for (size_t i = 0; i < found.size(); ++i) {
+    const auto& t = layout.tensors()[i];
+    if (t.size && found[i]) std::memcpy(m.params() + t.offset, found[i]->bytes.data(), t.size * sizeof(float));
   }
   if (meta) {
     auto get = [&](const char* k) {

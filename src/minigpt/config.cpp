@@ -1,13 +1,15 @@
 // ModelConfig validation and JSON round trip.
 #include "minigpt/config.h"
 
-#include <fstream>
+#include <climits>
 #include <set>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
 
 namespace minigpt {
 
@@ -21,6 +23,17 @@ void validate(const ModelConfig& c, bool relax_widths) {
   positive("n_layer", c.n_layer);
   positive("n_head", c.n_head);
   positive("d_ff", c.d_ff);
+  auto at_most = [](const char* name, int v, int hi) {
+    if (v > hi) throw mq::UsageError(fmt::format("model config: {} = {} is above the limit {}", name, v, hi));
+  };
+  at_most("vocab_size", c.vocab_size, kMaxVocab);
+  at_most("n_ctx", c.n_ctx, kMaxCtx);
+  at_most("d_model", c.d_model, kMaxWidth);
+  at_most("d_ff", c.d_ff, kMaxWidth);
+  at_most("n_layer", c.n_layer, kMaxLayers);
+  at_most("n_head", c.n_head, c.d_model);
+  if (param_count(c) > kMaxParams)
+    throw mq::UsageError(fmt::format("model config: {} parameters are above the limit {}", param_count(c), kMaxParams));
   if (c.d_model % c.n_head != 0)
     throw mq::UsageError(fmt::format("model config: d_model {} is not divisible by n_head {}",
                                      c.d_model, c.n_head));
@@ -36,6 +49,13 @@ void validate(const ModelConfig& c, bool relax_widths) {
           name, v, kWidthMultiple, (v / kWidthMultiple + 1) * kWidthMultiple));
 }
 
+int64_t param_count(const ModelConfig& c) {
+  // Bounded by the per-field limits, so this is exact in int64: at most ~2^52.
+  const int64_t d = c.d_model, f = c.d_ff;
+  const int64_t per_layer = 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (f * d + f) + (d * f + d);
+  return (static_cast<int64_t>(c.vocab_size) + c.n_ctx) * d + c.n_layer * per_layer + 2 * d;
+}
+
 nlohmann::json to_json(const ModelConfig& c) {
   return {{"vocab_size", c.vocab_size}, {"n_ctx", c.n_ctx},   {"d_model", c.d_model},
           {"n_layer", c.n_layer},       {"n_head", c.n_head}, {"d_ff", c.d_ff}};
@@ -47,13 +67,11 @@ ModelConfig model_config_from_json(const nlohmann::json& j, bool relax_widths) {
                                               "n_layer",    "n_head", "d_ff"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
-      throw mq::Error(fmt::format("model config: unknown field \"{}\"", it.key()));
+      throw mq::Error(fmt::format("model config: unknown field \"{}\"", mq::clip_text(it.key())));
   auto get = [&](const char* name) {
     if (!j.contains(name)) throw mq::Error(fmt::format("model config: missing field \"{}\"", name));
-    const auto& v = j.at(name);
-    if (!v.is_number_integer())
-      throw mq::Error(fmt::format("model config: field \"{}\" must be an integer, got {}", name, v.dump()));
-    return v.get<int>();
+    // Range-checked: a value outside int must fail, not wrap into a different model.
+    return static_cast<int>(mq::json_int(j.at(name), fmt::format("model config: field \"{}\"", name), INT32_MIN, INT32_MAX));
   };
   ModelConfig c;
   c.vocab_size = get("vocab_size");
@@ -66,16 +84,25 @@ ModelConfig model_config_from_json(const nlohmann::json& j, bool relax_widths) {
   return c;
 }
 
+ModelConfig model_config_from_text(const std::string& text, const std::string& what) {
+  return model_config_from_json(mq::parse_json_checked(text, what));
+}
+
 ModelConfig load_model_config(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw mq::Error(fmt::format("model config: cannot open {}", path));
-  nlohmann::json j;
+  std::string text;
   try {
-    j = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::exception& e) {
-    throw mq::Error(fmt::format("model config: {} is not valid JSON: {}", path, e.what()));
+    text = mq::read_file(path);
+  } catch (const mq::Error& e) {
+    throw mq::Error(fmt::format("model config: {}", e.what()));
   }
-  return model_config_from_json(j);
+  try {
+    return model_config_from_text(text, fmt::format("model config {}", path));
+  } catch (const mq::UsageError& e) {
+    throw mq::UsageError(fmt::format("{} (in {})", e.what(), path));
+  } catch (const mq::Error& e) {
+    const std::string w = e.what();
+    throw mq::Error(w.find(path) == std::string::npos ? fmt::format("{} (in {})", w, path) : w);
+  }
 }
 
 

@@ -105,10 +105,11 @@ const Projection& Model::projection(const std::string& name) const {
 }
 
 KVCache Model::make_cache() const {
+  // Empty: forward() grows each layer's buffers to the positions actually used, so a model whose
+  // config allows a long context costs no cache memory until it is fed a long input.
   KVCache k;
-  const size_t sz = static_cast<size_t>(c_.n_ctx) * c_.d_model;
-  k.k.assign(c_.n_layer, AlignedVector<float>(sz));
-  k.v.assign(c_.n_layer, AlignedVector<float>(sz));
+  k.k.resize(c_.n_layer);
+  k.v.resize(c_.n_layer);
   return k;
 }
 
@@ -160,6 +161,19 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
   for (int i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= V)
       throw mq::UsageError(fmt::format("forward: token id {} at position {} is outside [0, {})", tokens[i], i, V));
+
+  // Grow the cache to hold `total` positions: doubling (capped at n_ctx) keeps decode amortised O(1).
+  const size_t need = static_cast<size_t>(p0 + n) * d;
+  if (cache.k.size() != static_cast<size_t>(c_.n_layer)) {
+    cache.k.resize(c_.n_layer);
+    cache.v.resize(c_.n_layer);
+  }
+  for (int l = 0; l < c_.n_layer; ++l)
+    if (cache.k[l].size() < need || cache.v[l].size() < need) {
+      const size_t grown = std::min(static_cast<size_t>(c_.n_ctx) * d, 2 * cache.k[l].size());
+      cache.k[l].resize(std::max(need, grown));
+      cache.v[l].resize(std::max(need, grown));
+    }
 
   const float* p = params_.data();
   AlignedVector<float> x(static_cast<size_t>(n) * d);  // (n, d) residual stream

@@ -42,8 +42,8 @@ using LinearHook = std::function<void(const std::string& name, const float* x, i
 // Keys and values of every position seen so far, per layer.
 struct KVCache {
   int length = 0;                     // positions filled
-  std::vector<AlignedVector<float>> k;  // n_layer x (n_ctx, d)
-  std::vector<AlignedVector<float>> v;  // n_layer x (n_ctx, d)
+  std::vector<AlignedVector<float>> k;  // n_layer x (>= length, d): grown by forward() up to (n_ctx, d)
+  std::vector<AlignedVector<float>> v;  // n_layer x (>= length, d)
 };
 
 class Model {

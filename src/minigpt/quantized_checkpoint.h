@@ -1,7 +1,9 @@
 // Quantized MiniGPT checkpoints: the fp32 checkpoint's tensors, except that each quantized Linear
-// weight is stored as its codes (U8), fp16 scales (F16) and packed zero-points (U8), an fp16 embedding
-// as F16, and a "quantization" metadata entry records the whole plan and each Linear's scheme. Loading
-// one rebuilds exactly the model quantize_model() produced, without any dequantized fp32 weight.
+// weight is stored as its codes (U8, or the float dtype of a float scheme), fp16 scales (F16) and packed
+// zero-points (U8), an fp16 embedding as one F16 tensor, and a "quantization" metadata entry records the
+// whole plan and each Linear's scheme. Loading one rebuilds exactly the model quantize_model() produced,
+// without any dequantized fp32 weight; every tensor is checked against its scheme before anything is
+// allocated (tensor_checks.h).
 #pragma once
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "minigpt/checkpoint.h"
 #include "minigpt/model.h"
 #include "minigpt/quant_plan.h"
+#include "minigpt/safetensors.h"
 
 namespace minigpt {
 
@@ -25,5 +28,8 @@ void save_quantized_model(const std::string& path, const Model& m, const QuantPl
 // receives the recorded plan (the identity plan for an fp32 checkpoint).
 Model load_any_model(const std::string& path, const std::string& expected_vocab_hash = "",
                      CheckpointMeta* meta = nullptr, QuantPlan* plan = nullptr);
+// The same from a file already read (`path` is for messages); the fuzzer's entry point.
+Model load_any_model_from(TensorFile f, const std::string& path, const std::string& expected_vocab_hash = "",
+                          CheckpointMeta* meta = nullptr, QuantPlan* plan = nullptr);
 
 }  // namespace minigpt

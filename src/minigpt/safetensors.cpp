@@ -9,9 +9,12 @@
 #include <fstream>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "miniquant/util/checked.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
 
 namespace minigpt {
@@ -45,7 +48,7 @@ const char* dtype_name(DType t) {
 DType parse_dtype(const std::string& s) {
   for (const auto& d : kDTypes)
     if (s == d.name) return d.t;
-  throw mq::Error(fmt::format("unknown dtype \"{}\" (known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)", s));
+  throw mq::Error(fmt::format("unknown dtype \"{}\" (known: F64 F32 F16 BF16 I64 I32 I16 I8 U8 BOOL)", mq::clip_text(s, 20)));
 }
 
 const NamedTensor* TensorFile::find(const std::string& name) const {
@@ -55,10 +58,9 @@ const NamedTensor* TensorFile::find(const std::string& name) const {
 }
 
 void TensorFile::add_f32(const std::string& name, std::vector<int64_t> shape, const float* data) {
-  size_t n = 1;
-  for (auto s : shape) n *= static_cast<size_t>(s);
+  const size_t n = static_cast<size_t>(mq::checked_product(shape, name));
   NamedTensor t{name, DType::F32, std::move(shape), std::vector<uint8_t>(n * 4)};
-  std::memcpy(t.bytes.data(), data, n * 4);
+  if (n) std::memcpy(t.bytes.data(), data, n * 4);
   tensors.push_back(std::move(t));
 }
 
@@ -67,8 +69,7 @@ void write_safetensors(const std::string& path, const TensorFile& f) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto& t : f.tensors) {
-    size_t n = 1;
-    for (auto s : t.shape) n *= static_cast<size_t>(s);
+    const size_t n = static_cast<size_t>(mq::checked_product(t.shape, t.name));
     if (n * dtype_size(t.dtype) != t.bytes.size())
       throw mq::Error(fmt::format("checkpoint {}: tensor {} has {} bytes but its shape and dtype need {}", path, t.name,
                                   t.bytes.size(), n * dtype_size(t.dtype)));
@@ -92,37 +93,26 @@ void write_safetensors(const std::string& path, const TensorFile& f) {
   }
 }
 
-TensorFile read_safetensors(const std::string& path) {
+namespace {
+
+struct Range {
+  uint64_t begin, end;  // byte offsets in the data section
+};
+
+// Parses and checks the JSON header against a data section of `data_size` bytes; returns the
+// tensors (bytes not yet read) and, in the same order, their byte ranges, in file order.
+std::pair<TensorFile, std::vector<Range>> parse_header(const std::string& h, uint64_t data_size,
+                                                       const std::string& path) {
   auto fail = [&](const std::string& what) { return mq::Error(fmt::format("checkpoint {}: {}", path, what)); };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw fail("cannot open the file (does it exist? check the path)");
-  in.seekg(0, std::ios::end);
-  const uint64_t size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  if (size < 8)
-    throw fail(fmt::format("file is {} bytes, shorter than the 8-byte header length: it is truncated or not a "
-                           "safetensors file; re-copy or re-save it", size));
-  uint64_t hlen = 0;
-  in.read(reinterpret_cast<char*>(&hlen), 8);
-  if (hlen > size - 8 || hlen > kMaxHeader)
-    throw fail(fmt::format("header length {} is larger than the file ({} bytes): the file is truncated or not a "
-                           "safetensors file; re-copy or re-save it", hlen, size));
-  std::string h(hlen, '\0');
-  in.read(h.data(), static_cast<std::streamsize>(hlen));
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(h);
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(fmt::format("header is not valid JSON ({}); the file is corrupt, re-save it", e.what()));
+    header = mq::parse_json_checked(h, "header");
+  } catch (const mq::Error& e) {
+    throw fail(fmt::format("{}; the file is corrupt, re-save it", e.what()));
   }
   if (!header.is_object()) throw fail("header is not a JSON object; the file is corrupt, re-save it");
 
   TensorFile out;
-  const uint64_t data_size = size - 8 - hlen;
-  struct Range {
-    uint64_t begin, end;
-    std::string name;
-  };
   std::vector<Range> ranges;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
@@ -130,12 +120,13 @@ TensorFile read_safetensors(const std::string& path) {
     if (name == "__metadata__") {
       if (!v.is_object()) throw fail("__metadata__ is not a JSON object of strings");
       for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m.value().is_string()) throw fail(fmt::format("__metadata__ value \"{}\" is not a string", m.key()));
+        if (!m.value().is_string())
+          throw fail(fmt::format("__metadata__ value \"{}\" is not a string", mq::clip_text(m.key())));
         out.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    auto bad = [&](const std::string& what) { return fail(fmt::format("tensor \"{}\": {}", name, what)); };
+    auto bad = [&](const std::string& what) { return fail(fmt::format("tensor \"{}\": {}", mq::clip_text(name), what)); };
     if (!v.is_object()) throw bad("header entry is not a JSON object");
     if (!v.contains("dtype") || !v["dtype"].is_string()) throw bad("missing dtype");
     NamedTensor t;
@@ -146,48 +137,114 @@ TensorFile read_safetensors(const std::string& path) {
       throw bad(e.what());
     }
     if (!v.contains("shape") || !v["shape"].is_array()) throw bad("missing shape");
-    uint64_t count = 1;
     for (const auto& s : v["shape"]) {
-      if (!s.is_number_integer() || s.get<int64_t>() < 0) throw bad(fmt::format("shape entry {} is not a non-negative integer", s.dump()));
+      if (!s.is_number_unsigned() && !(s.is_number_integer() && s.get<int64_t>() >= 0))
+        throw bad(fmt::format("shape entry {} is not a non-negative integer", mq::json_summary(s)));
+      if (s.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) throw bad("shape entry does not fit in 64 bits");
       t.shape.push_back(s.get<int64_t>());
-      // A corrupt shape must not wrap around and match the byte range by accident.
-      if (__builtin_mul_overflow(count, static_cast<uint64_t>(s.get<int64_t>()), &count) || count > (1ull << 60))
-        throw bad(fmt::format("shape {} is absurdly large; the header is corrupt", v["shape"].dump()));
+    }
+    // A corrupt shape must not wrap around and match the byte range by accident.
+    int64_t bytes = 0;
+    try {
+      bytes = mq::checked_mul(mq::checked_product(t.shape, "shape"), static_cast<int64_t>(dtype_size(t.dtype)), "shape");
+    } catch (const mq::Error& e) {
+      throw bad(fmt::format("{}; the header is corrupt", e.what()));
     }
     const auto& o = v.contains("data_offsets") ? v["data_offsets"] : nlohmann::json();
     if (!o.is_array() || o.size() != 2 || !o[0].is_number_unsigned() || !o[1].is_number_unsigned())
       throw bad("data_offsets must be [begin, end] with non-negative integers");
     const uint64_t b = o[0].get<uint64_t>(), e = o[1].get<uint64_t>();
     if (b > e) throw bad(fmt::format("data_offsets [{}, {}] are out of order; the header is corrupt", b, e));
-    if (count * dtype_size(t.dtype) != e - b)
+    if (static_cast<uint64_t>(bytes) != e - b)
       throw bad(fmt::format("shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}; the header is corrupt",
-                            v["shape"].dump(), dtype_name(t.dtype), count * dtype_size(t.dtype), b, e, e - b));
-    ranges.push_back({b, e, name});
+                            t.shape.size() <= 8 ? fmt::format("[{}]", fmt::join(t.shape, ",")) : fmt::format("of {} dims", t.shape.size()),
+                            dtype_name(t.dtype), bytes, b, e, e - b));
+    if (e > data_size)
+      throw fail(fmt::format("data truncated: tensor \"{}\" ends at byte {} of the data section but the file holds "
+                             "only {} data bytes; re-copy or re-save the file", mq::clip_text(name), e, data_size));
+    ranges.push_back({b, e});
     out.tensors.push_back(std::move(t));
   }
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].begin < ranges[i - 1].end)
-      throw fail(fmt::format("tensors \"{}\" and \"{}\" overlap in the data section; the header is corrupt",
-                             ranges[i - 1].name, ranges[i].name));
-  for (const auto& r : ranges)
-    if (r.end > data_size)
-      throw fail(fmt::format("data truncated: tensor \"{}\" ends at byte {} of the data section but the file holds "
-                             "only {} data bytes; re-copy or re-save the file", r.name, r.end, data_size));
-  // Tensors in file order for a stable round trip.
-  std::sort(out.tensors.begin(), out.tensors.end(), [&](const NamedTensor& a, const NamedTensor& b) {
-    auto pos = [&](const std::string& n) {
-      return std::find_if(ranges.begin(), ranges.end(), [&](const Range& r) { return r.name == n; })->begin;
-    };
-    return pos(a.name) < pos(b.name);
+  // File order (ties: empty tensors first), for a stable round trip and the overlap check.
+  std::vector<size_t> order(ranges.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(ranges[a].begin, ranges[a].end) < std::pair(ranges[b].begin, ranges[b].end);
   });
-  for (auto& t : out.tensors) {
-    const auto& r = *std::find_if(ranges.begin(), ranges.end(), [&](const Range& x) { return x.name == t.name; });
-    t.bytes.resize(r.end - r.begin);
-    in.seekg(static_cast<std::streamoff>(8 + hlen + r.begin));
+  // Zero-length tensors occupy no bytes and overlap nothing; non-empty ones must be disjoint.
+  const Range* prev = nullptr;
+  size_t prev_i = 0;
+  for (size_t i : order) {
+    if (ranges[i].begin == ranges[i].end) continue;
+    if (prev && ranges[i].begin < prev->end)
+      throw fail(fmt::format("tensors \"{}\" and \"{}\" overlap in the data section; the header is corrupt",
+                             mq::clip_text(out.tensors[prev_i].name), mq::clip_text(out.tensors[i].name)));
+    prev = &ranges[i];
+    prev_i = i;
+  }
+  TensorFile sorted;
+  sorted.metadata = std::move(out.metadata);
+  std::vector<Range> sorted_ranges;
+  for (size_t i : order) {
+    sorted.tensors.push_back(std::move(out.tensors[i]));
+    sorted_ranges.push_back(ranges[i]);
+  }
+  return {std::move(sorted), std::move(sorted_ranges)};
+}
+
+// Reads the 8-byte header length and checks it against the file size.
+uint64_t header_length(const char* first8, uint64_t size, const std::string& path) {
+  auto fail = [&](const std::string& what) { return mq::Error(fmt::format("checkpoint {}: {}", path, what)); };
+  if (size < 8)
+    throw fail(fmt::format("file is {} bytes, shorter than the 8-byte header length: it is truncated or not a "
+                           "safetensors file; re-copy or re-save it", size));
+  uint64_t hlen = 0;
+  std::memcpy(&hlen, first8, 8);
+  if (hlen > size - 8 || hlen > kMaxHeader)
+    throw fail(fmt::format("header length {} is larger than the file ({} bytes) or than {} MiB: the file is "
+                           "truncated or not a safetensors file; re-copy or re-save it", hlen, size, kMaxHeader >> 20));
+  return hlen;
+}
+
+}  // namespace
+
+TensorFile read_safetensors(const std::string& path) {
+  auto fail = [&](const std::string& what) { return mq::Error(fmt::format("checkpoint {}: {}", path, what)); };
+  try {
+    mq::check_input_file(path);  // a FIFO or device must not block the open below
+  } catch (const mq::Error& e) {
+    throw fail(e.what());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw fail(fmt::format("cannot open the file: {}", mq::errno_reason(errno)));
+  in.seekg(0, std::ios::end);
+  const uint64_t size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  char first8[8] = {};
+  in.read(first8, std::min<uint64_t>(8, size));
+  const uint64_t hlen = header_length(first8, size, path);
+  std::string h(hlen, '\0');
+  in.read(h.data(), static_cast<std::streamsize>(hlen));
+  if (!in) throw fail("read of the header failed");
+  auto [out, ranges] = parse_header(h, size - 8 - hlen, path);
+  for (size_t i = 0; i < out.tensors.size(); ++i) {
+    NamedTensor& t = out.tensors[i];
+    t.bytes.resize(ranges[i].end - ranges[i].begin);  // within the file's size: checked above
+    if (t.bytes.empty()) continue;
+    in.seekg(static_cast<std::streamoff>(8 + hlen + ranges[i].begin));
     in.read(reinterpret_cast<char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
     if (!in) throw fail(fmt::format("read of tensor \"{}\" failed", t.name));
   }
+  return out;
+}
+
+TensorFile read_safetensors_buffer(std::string_view bytes, const std::string& name) {
+  const uint64_t hlen = header_length(bytes.data(), bytes.size(), name);
+  const std::string h(bytes.substr(8, hlen));
+  auto [out, ranges] = parse_header(h, bytes.size() - 8 - hlen, name);
+  const char* data = bytes.data() + 8 + hlen;
+  for (size_t i = 0; i < out.tensors.size(); ++i)
+    out.tensors[i].bytes.assign(data + ranges[i].begin, data + ranges[i].end);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minigpt {
@@ -36,6 +37,9 @@ void write_safetensors(const std::string& path, const TensorFile& f);
 
 // Validates everything (sizes, header JSON, dtypes, shapes vs byte ranges, offsets, overlap,
 // truncation) and throws mq::Error naming the file, the problem and what to do.
+// Zero-length tensors are legal anywhere in the data section.
 TensorFile read_safetensors(const std::string& path);
+// The same from a whole file already in memory (`name` is for messages); the fuzzer's entry point.
+TensorFile read_safetensors_buffer(std::string_view bytes, const std::string& name);
 
 }  // namespace minigpt

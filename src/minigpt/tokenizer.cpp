@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 
 namespace minigpt {
 
@@ -36,7 +37,7 @@ Tokenizer::Tokenizer(std::vector<std::string> vocab) : vocab_(std::move(vocab)) 
   for (size_t i = 0; i < vocab_.size(); ++i) {
     if (vocab_[i].empty()) throw mq::Error(fmt::format("tokenizer: vocabulary entry {} is empty", i));
     if (!index_.emplace(vocab_[i], static_cast<int32_t>(i)).second)
-      throw mq::Error(fmt::format("tokenizer: token '{}' appears twice in the vocabulary", vocab_[i]));
+      throw mq::Error(fmt::format("tokenizer: token '{}' appears twice in the vocabulary", mq::clip_text(vocab_[i])));
     for (unsigned char c : vocab_[i]) h = (h ^ c) * 0x100000001b3ULL;
     h = (h ^ 0u) * 0x100000001b3ULL;
   }
@@ -109,11 +110,11 @@ std::string Tokenizer::to_json() const {
 Tokenizer Tokenizer::from_json(const std::string& text) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw mq::Error(fmt::format("tokenizer: vocabulary JSON does not parse ({}); the checkpoint metadata is corrupt", e.what()));
+    j = mq::parse_json_checked(text, "vocabulary JSON");
+  } catch (const mq::Error& e) {
+    throw mq::Error(fmt::format("tokenizer: {}; the checkpoint metadata is corrupt", e.what()));
   }
-  if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("tokens") || !j["tokens"].is_array())
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != kFormat || !j.contains("tokens") || !j["tokens"].is_array())
     throw mq::Error(fmt::format("tokenizer: vocabulary JSON lacks format \"{}\" and a \"tokens\" array", kFormat));
   std::vector<std::string> vocab;
   for (const auto& t : j["tokens"]) {
@@ -121,7 +122,7 @@ Tokenizer Tokenizer::from_json(const std::string& text) {
     vocab.push_back(t.get<std::string>());
   }
   Tokenizer tok(std::move(vocab));
-  if (j.contains("hash") && j["hash"] != fmt::format("{:016x}", tok.hash()))
+  if (j.contains("hash") && (!j["hash"].is_string() || j["hash"] != fmt::format("{:016x}", tok.hash())))
     throw mq::Error("tokenizer: vocabulary JSON hash does not match its tokens; the metadata was edited or truncated");
   return tok;
 }

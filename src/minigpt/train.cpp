@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "minigpt/tensor_checks.h"
 
 namespace minigpt {
 
@@ -159,6 +160,7 @@ void Trainer::load(const std::string& path) {
       const NamedTensor* nt = f.find(prefix + t.name);
       if (!nt || nt->dtype != DType::F32 || nt->bytes.size() != t.size * sizeof(float))
         throw fail(fmt::format("optimizer tensor \"{}{}\" is missing or has the wrong size", prefix, t.name));
+      check_finite(*nt, path);  // a NaN moment would turn every later update into NaN
       std::memcpy(dst->data() + t.offset, nt->bytes.data(), nt->bytes.size());
     }
   }

@@ -1,14 +1,16 @@
 // TrainConfig JSON round trip, validation and the learning-rate schedule.
 #include "minigpt/train_config.h"
 
+#include <climits>
 #include <cmath>
-#include <fstream>
 #include <numbers>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
 
 namespace minigpt {
 
@@ -18,6 +20,8 @@ void validate(const TrainConfig& c) {
   };
   need(c.steps > 0, fmt::format("steps must be positive, got {}", c.steps));
   need(c.batch > 0, fmt::format("batch must be positive, got {}", c.batch));
+  // Activations scale with batch: refuse sizes that could only exhaust memory.
+  need(c.batch <= 65536, fmt::format("batch {} is above the limit 65536", c.batch));
   need(c.lr > 0, fmt::format("lr must be positive, got {}", c.lr));
   need(c.warmup >= 0, fmt::format("warmup must be >= 0, got {}", c.warmup));
   need(c.min_lr >= 0 && c.min_lr <= c.lr, fmt::format("min_lr must be in [0, lr], got {}", c.min_lr));
@@ -51,43 +55,57 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw mq::Error("train config: expected a JSON object");
   TrainConfig c;
   const nlohmann::json defaults = to_json(c);
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!defaults.contains(it.key())) throw mq::Error(fmt::format("train config: unknown field \"{}\"", it.key()));
-    const auto& d = defaults[it.key()];
-    const auto& v = it.value();
-    const bool ok = d.is_string() ? v.is_string() : d.is_number_integer() ? v.is_number_integer() : v.is_number();
-    if (!ok) throw mq::Error(fmt::format("train config: field \"{}\" has the wrong type: {}", it.key(), v.dump()));
-  }
-  auto get = [&](const char* k, auto& field) {
-    if (j.contains(k)) j.at(k).get_to(field);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!defaults.contains(it.key())) throw mq::Error(fmt::format("train config: unknown field \"{}\"", mq::clip_text(it.key())));
+  // Typed, range-checked reads: an out-of-range integer fails naming its key instead of wrapping.
+  auto what = [](const char* k) { return fmt::format("train config: field \"{}\"", k); };
+  auto get_int = [&](const char* k, int& field) {
+    if (j.contains(k)) field = static_cast<int>(mq::json_int(j.at(k), what(k), INT32_MIN, INT32_MAX));
   };
-  get("steps", c.steps);
-  get("batch", c.batch);
-  get("lr", c.lr);
-  get("warmup", c.warmup);
-  get("min_lr", c.min_lr);
-  get("weight_decay", c.weight_decay);
-  get("beta1", c.beta1);
-  get("beta2", c.beta2);
-  get("eps", c.eps);
-  get("clip", c.clip);
-  get("seed", c.seed);
-  get("eval_interval", c.eval_interval);
-  get("eval_batches", c.eval_batches);
-  get("checkpoint_interval", c.checkpoint_interval);
-  get("checkpoint_path", c.checkpoint_path);
-  get("resume_from", c.resume_from);
+  auto get_double = [&](const char* k, double& field) {
+    if (j.contains(k)) field = mq::json_finite(j.at(k), what(k));
+  };
+  auto get_string = [&](const char* k, std::string& field) {
+    if (j.contains(k)) field = mq::json_string(j.at(k), what(k));
+  };
+  get_int("steps", c.steps);
+  get_int("batch", c.batch);
+  get_double("lr", c.lr);
+  get_int("warmup", c.warmup);
+  get_double("min_lr", c.min_lr);
+  get_double("weight_decay", c.weight_decay);
+  get_double("beta1", c.beta1);
+  get_double("beta2", c.beta2);
+  get_double("eps", c.eps);
+  get_double("clip", c.clip);
+  if (j.contains("seed")) c.seed = mq::json_uint64(j.at("seed"), what("seed"));
+  get_int("eval_interval", c.eval_interval);
+  get_int("eval_batches", c.eval_batches);
+  get_int("checkpoint_interval", c.checkpoint_interval);
+  get_string("checkpoint_path", c.checkpoint_path);
+  get_string("resume_from", c.resume_from);
   validate(c);
   return c;
 }
 
+TrainConfig train_config_from_text(const std::string& text, const std::string& what) {
+  return train_config_from_json(mq::parse_json_checked(text, what));
+}
+
 TrainConfig load_train_config(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw mq::Error(fmt::format("train config: cannot open {}", path));
+  std::string text;
   try {
-    return train_config_from_json(nlohmann::json::parse(f));
-  } catch (const nlohmann::json::exception& e) {
-    throw mq::Error(fmt::format("train config: {} is not valid JSON: {}", path, e.what()));
+    text = mq::read_file(path);
+  } catch (const mq::Error& e) {
+    throw mq::Error(fmt::format("train config: {}", e.what()));
+  }
+  try {
+    return train_config_from_text(text, fmt::format("train config {}", path));
+  } catch (const mq::UsageError& e) {
+    throw mq::UsageError(fmt::format("{} (in {})", e.what(), path));
+  } catch (const mq::Error& e) {
+    const std::string w = e.what();
+    throw mq::Error(w.find(path) == std::string::npos ? fmt::format("{} (in {})", w, path) : w);
   }
 }
 

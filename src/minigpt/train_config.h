@@ -31,6 +31,8 @@ nlohmann::json to_json(const TrainConfig& c);
 // Unknown fields are errors (a typo must not silently keep the default); missing fields keep it.
 TrainConfig train_config_from_json(const nlohmann::json& j);
 TrainConfig load_train_config(const std::string& path);
+// Parses and checks config JSON text (`what` names its source in messages).
+TrainConfig train_config_from_text(const std::string& text, const std::string& what);
 
 // Learning rate of 0-based step s: linear warm-up to lr over `warmup` steps, then cosine to min_lr.
 double lr_at(const TrainConfig& c, int step);

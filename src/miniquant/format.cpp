@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "miniquant/util/checked.h"
 #include "miniquant/error.h"
 
 namespace mq {
@@ -22,7 +23,7 @@ int64_t Scheme::groups_per_row(int64_t cols) const {
 int64_t Scheme::scale_count(int64_t rows, int64_t cols) const {
   if (!is_integer()) return 0;
   if (group == kPerTensor) return 1;
-  return rows * groups_per_row(cols);
+  return checked_mul(rows, groups_per_row(cols), "scale count");
 }
 
 std::string Scheme::name() const {
@@ -123,10 +124,10 @@ void Scheme::check_shape(int64_t rows, int64_t cols) const {
 
 int64_t row_code_bytes(const Scheme& s, int64_t cols) {
   switch (s.kind) {
-    case Kind::fp32: return cols * 4;
+    case Kind::fp32: return checked_mul(cols, 4, "row bytes");
     case Kind::fp16:
-    case Kind::bf16: return cols * 2;
-    case Kind::integer: return (cols * s.bits + 7) / 8;
+    case Kind::bf16: return checked_mul(cols, 2, "row bytes");
+    case Kind::integer: return checked_mul(cols, s.bits, "row bytes") / 8 + (cols * s.bits % 8 != 0);
   }
   return 0;
 }
@@ -134,17 +135,17 @@ int64_t row_code_bytes(const Scheme& s, int64_t cols) {
 Storage storage_of(const Scheme& s, int64_t rows, int64_t cols) {
   s.check_shape(rows, cols);
   Storage st;
-  st.code_bytes = rows * row_code_bytes(s, cols);
+  st.code_bytes = checked_mul(rows, row_code_bytes(s, cols), "code bytes");
   if (s.is_integer()) {
     const int64_t n = (rows == 0 || cols == 0) ? 0 : s.scale_count(rows, cols);
-    st.scale_bytes = 2 * n;
-    if (!s.symmetric) st.zero_bytes = (n * s.bits + 7) / 8;
+    st.scale_bytes = checked_mul(2, n, "scale bytes");
+    if (!s.symmetric) st.zero_bytes = checked_mul(n, s.bits, "zero-point bits") / 8 + (n * s.bits % 8 != 0);
   }
   return st;
 }
 
 double bits_per_weight(const Scheme& s, int64_t rows, int64_t cols) {
-  const int64_t n = rows * cols;
+  const int64_t n = checked_mul(rows, cols, "matrix size");
   return n == 0 ? 0.0 : 8.0 * static_cast<double>(storage_of(s, rows, cols).total()) / static_cast<double>(n);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mq {
@@ -15,6 +16,8 @@ struct Matrix {
 // 1-D (read as one row) or 2-D. Anything else is an mq::Error saying what the file holds and
 // what is accepted.
 Matrix load_npy(const std::string& path);
+// The same from bytes already in memory (`name` is for messages); what load_npy and the fuzzer call.
+Matrix parse_npy(std::string_view bytes, const std::string& name);
 // Writes float32, C order, format 1.0 (atomically: temp file + rename).
 void save_npy(const std::string& path, const Matrix& m);
 

@@ -1,6 +1,7 @@
 // Whole-file reads and atomic writes.
 #include "miniquant/util/io.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -17,9 +19,62 @@
 
 namespace mq {
 
+std::string errno_reason(int err) {
+  switch (err) {
+    case EACCES:
+    case EPERM: return "permission denied";
+    case ENOENT: return "no such file or directory";
+    case ENOTDIR: return "a component of the path is not a folder";
+    case EISDIR: return "it is a folder";
+    case EROFS: return "read-only file system";
+    case ENOSPC: return "no space left on the device";
+    default: {
+      std::string s = std::strerror(err);
+      if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+      return s;
+    }
+  }
+}
+
+void check_input_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(fmt::format("cannot read '{}': {}", path, errno_reason(errno)));
+  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("cannot read '{}': it is a folder, not a file", path));
+  if (!S_ISREG(st.st_mode))
+    throw Error(fmt::format("cannot read '{}': not a regular file (a FIFO, socket or device); give a file", path));
+  if (::access(path.c_str(), R_OK) != 0) throw Error(fmt::format("cannot read '{}': {}", path, errno_reason(errno)));
+}
+
+void check_writable_output(const std::string& path) {
+  if (path.empty()) throw Error("output path is empty");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw Error(fmt::format("cannot write '{}': it is a folder; give a file name", path));
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (::stat(dir.c_str(), &st) != 0)
+    throw Error(fmt::format("cannot write '{}': folder '{}': {}", path, dir.string(), errno_reason(errno)));
+  if (!S_ISDIR(st.st_mode)) throw Error(fmt::format("cannot write '{}': '{}' is not a folder", path, dir.string()));
+  // A probe file tells permissions, read-only mounts and ACLs apart better than access(2).
+  std::string probe = (dir / ".mq-write-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) throw Error(fmt::format("cannot write '{}': folder '{}': {}", path, dir.string(), errno_reason(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void check_writable_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("cannot create the output folder '{}': {}", dir, errno_reason(ec.value())));
+  if (!std::filesystem::is_directory(dir, ec)) throw Error(fmt::format("output '{}' is not a folder", dir));
+  check_writable_output((std::filesystem::path(dir) / "probe").string());
+}
+
 std::string read_file(const std::string& path) {
+  check_input_file(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  if (!in) throw Error(fmt::format("cannot open '{}': {}", path, errno_reason(errno)));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw Error(fmt::format("error reading '{}'", path));
@@ -28,10 +83,11 @@ std::string read_file(const std::string& path) {
 
 void write_file_atomic(const std::string& path, std::span<const std::string_view> parts) {
   const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());  // a stale temp file (a killed writer's) is garbage; a fresh one is made below
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+  if (fd < 0) throw Error(fmt::format("cannot write '{}': {}", tmp, errno_reason(errno)));
   auto fail = [&](const char* what) {
-    const std::string why = std::strerror(errno);
+    const std::string why = errno_reason(errno);
     ::close(fd);
     ::unlink(tmp.c_str());
     throw Error(fmt::format("cannot {} '{}': {}", what, tmp, why));

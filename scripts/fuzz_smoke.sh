@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Fuzz smoke run: builds the libFuzzer targets (preset `fuzz`, clang + ASan + UBSan), writes the
+# seed corpora, and runs every loader's fuzzer for FUZZ_SECONDS (default 15) each. Fails on any
+# finding (crash, leak, UB, timeout, an exception other than mq::Error), printing its log.
+# Long runs: see fuzz/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-15}
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$(nproc)" >/dev/null
+build=build/fuzz
+rm -rf "${build}/seeds"
+"${build}/fuzz/make_fuzz_seeds" "${build}/seeds"
+for target in safetensors checkpoint model_config train_config npy; do
+  corpus="${build}/corpus/${target}"   # grows across runs; the seeds are regenerated each time
+  mkdir -p "${corpus}"
+  max_len=65536
+  [ "${target}" = checkpoint ] && max_len=262144
+  log="${build}/fuzz_${target}.log"
+  if ! "${build}/fuzz/fuzz_${target}" -max_total_time="${seconds}" -max_len="${max_len}" -timeout=10 \
+       -print_final_stats=1 -artifact_prefix="${build}/crash_${target}_" "${corpus}" "${build}/seeds/${target}" >"${log}" 2>&1; then
+    echo "fuzz_${target}: FINDING (log: ${log})" >&2
+    tail -n 60 "${log}" >&2
+    exit 1
+  fi
+  execs=$(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "${log}" | grep -o '[0-9]*$')
+  cov=$(grep -o 'cov: [0-9]*' "${log}" | tail -n 1 | grep -o '[0-9]*$')
+  echo "fuzz_${target}: ${execs} executions in ${seconds} s, coverage ${cov} edges, 0 crashes"
+done

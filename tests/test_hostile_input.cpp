@@ -1,0 +1,491 @@
+// Hostile and careless input (issue 14): one test per class of failure the bad-input probe found.
+// Every input is built here; every error is checked by its text and, through the CLI, its exit
+// code; nothing may be written when a command fails.
+#include <doctest/doctest.h>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "miniquant/util/checked.h"
+#include "miniquant/error.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
+#include "miniquant/npy.h"
+#include "miniquant/quantize.h"
+#include "minigpt/checkpoint.h"
+#include "minigpt/quant_plan.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/quantized_checkpoint.h"
+#include "minigpt/quantized_projection.h"
+#include "minigpt/safetensors.h"
+#include "minigpt/tokenizer.h"
+#include "minigpt/train_config.h"
+#include "experiments/workspace.h"
+
+namespace fs = std::filesystem;
+using namespace minigpt;
+
+namespace {
+
+std::string fresh_dir(const std::string& name) {
+  const std::string d = "hostile_input_tmp/" + name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string nested(int depth) { return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']'); }
+
+// A safetensors file from a raw header text and data bytes.
+std::string safetensors_bytes(const std::string& header, const std::string& data = "") {
+  const uint64_t n = header.size();
+  std::string out(reinterpret_cast<const char*>(&n), 8);
+  return out + header + data;
+}
+
+// A .npy (format 1.0) from a raw header dict text and data bytes.
+std::string npy_bytes(const std::string& dict, const std::string& data = "", int major = 1) {
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  const std::string h = dict + "\n";
+  if (major == 1) {
+    out += static_cast<char>(h.size() & 0xFF);
+    out += static_cast<char>((h.size() >> 8) & 0xFF);
+  } else {
+    for (int i = 0; i < 4; ++i) out += static_cast<char>((h.size() >> (8 * i)) & 0xFF);
+  }
+  return out + h + data;
+}
+
+std::string valid_train_json(int steps = 2) {
+  return "{\"steps\": " + std::to_string(steps) +
+         R"(, "batch": 2, "lr": 0.001, "warmup": 1, "min_lr": 0.0001, "eval_interval": 2, "eval_batches": 1})";
+}
+const char* kModelJson = R"({"vocab_size": 8, "n_ctx": 16, "d_model": 128, "n_layer": 1, "n_head": 2, "d_ff": 512})";
+
+ModelConfig tiny_config(int vocab) { return {.vocab_size = vocab, .n_ctx = 16, .d_model = 128, .n_layer = 1, .n_head = 2, .d_ff = 512}; }
+
+// A small made-up vocabulary: enough for `generate`, which does not need the corpus.
+Tokenizer toy_tokenizer() { return Tokenizer({"<unk>", "<sep>", "the", "dog", "walks", "walked"}); }
+
+CheckpointMeta meta_of(const Tokenizer& tok) { return {tok.to_json(), mqexp::hash_hex(tok.hash()), "{}"}; }
+
+// Writes a random fp32 checkpoint after `edit` changed its tensors or metadata; returns the path.
+std::string fp32_checkpoint(const std::string& path, const Tokenizer& tok,
+                            const std::function<void(TensorFile&)>& edit = {}) {
+  const Model m(tiny_config(tok.size()), 42);
+  TensorFile f = model_to_tensor_file(m, meta_of(tok));
+  if (edit) edit(f);
+  write_safetensors(path, f);
+  return path;
+}
+
+// Writes every Linear of a random model quantized in `s`, then lets `edit` change the file.
+std::string quantized_checkpoint(const std::string& path, const Tokenizer& tok, const mq::Scheme& s,
+                                 const std::function<void(TensorFile&)>& edit = {}) {
+  Model m(tiny_config(tok.size()), 42);
+  QuantPlan plan = QuantPlan::uniform(s.name());
+  plan.embedding = mq::Scheme::fp32();  // only the Linears change: the tests edit their tensors
+  quantize_model(m, plan);
+  save_quantized_model(path, m, plan, meta_of(tok));
+  if (edit) {
+    TensorFile f = read_safetensors(path);
+    edit(f);
+    write_safetensors(path, f);
+  }
+  return path;
+}
+
+NamedTensor& tensor(TensorFile& f, const std::string& name) {
+  for (auto& t : f.tensors)
+    if (t.name == name) return t;
+  FAIL("no tensor " << name);
+  throw 0;
+}
+
+// One line, ending in a newline, and nothing else: the CLI's error format.
+void check_one_line(const CliResult& r) {
+  INFO(r.out);
+  CHECK(!r.out.empty());
+  CHECK(r.out.find('\n') == r.out.size() - 1);
+  CHECK(r.out.size() < 600);
+  CHECK(r.out.find("json.exception") == std::string::npos);
+}
+
+void check_error(const CliResult& r, int code, std::initializer_list<const char*> needles) {
+  INFO(r.out);
+  CHECK(r.code == code);
+  for (const char* n : needles) CHECK_MESSAGE(r.out.find(n) != std::string::npos, "missing: " << n);
+  check_one_line(r);
+}
+
+long max_rss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+}  // namespace
+
+TEST_CASE("class 1, crashes: deep JSON, a long .npy field and overflowing size products give one clear line") {
+  const std::string dir = fresh_dir("crashes");
+  const std::string deep = nested(100000);
+
+  // (a) 100,000-deep nesting in a safetensors shape, a checkpoint's model_config, and both configs.
+  const std::string st = write_test_file(
+      dir, "deep_shape.safetensors",
+      safetensors_bytes(R"({"w": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 0]}})"));
+  check_error(run_cli("generate --model " + st), 1, {"deep_shape.safetensors", "nested deeper than 64"});
+
+  const std::string meta_deep =
+      nlohmann::json{{"__metadata__", {{"format", kCheckpointFormat}, {"model_config", deep}}}}.dump();
+  const std::string ck = write_test_file(dir, "deep_config.safetensors", safetensors_bytes(meta_deep));
+  check_error(run_cli("generate --model " + ck), 1, {"deep_config.safetensors", "model_config", "nested deeper"});
+
+  const std::string model_deep = write_test_file(dir, "model_deep.json", R"({"vocab_size": )" + deep + "}");
+  const std::string train_deep = write_test_file(dir, "train_deep.json", R"({"steps": )" + deep + "}");
+  const std::string model_ok = write_test_file(dir, "model.json", kModelJson);
+  const std::string train_ok = write_test_file(dir, "train.json", valid_train_json());
+  const std::string out = dir + "/m.safetensors";
+  check_error(run_cli("train --config " + model_deep + " --train-config " + train_ok + " --out " + out), 1,
+              {"model_deep.json", "nested deeper"});
+  check_error(run_cli("train --config " + model_ok + " --train-config " + train_deep + " --out " + out), 1,
+              {"train_deep.json", "nested deeper"});
+  CHECK(!fs::exists(out));
+  // The in-memory parser refuses at the limit, accepts just under it.
+  CHECK_THROWS_WITH_AS(mq::parse_json_checked(nested(65), "x"), doctest::Contains("nested deeper than 64"), mq::Error);
+  CHECK(mq::parse_json_checked(nested(64), "x").is_array());
+  // A summary of a huge value stays short.
+  CHECK(mq::json_summary(nlohmann::json(std::string(100000, 'a'))).size() < 80);
+
+  // Keys and strings from a file are clipped in messages, so the line stays short.
+  const std::string long_key = write_test_file(
+      dir, "long_key.safetensors",
+      safetensors_bytes(R"({")" + std::string(40000, 'k') + R"(": {"dtype": ")" + std::string(40000, 'F') +
+                            R"(", "shape": [1], "data_offsets": [0, 4]}})", "abcd"));
+  check_error(run_cli("generate --model " + long_key), 1, {"long_key.safetensors", "(40000 chars)", "unknown dtype \"FFFF"});
+  const std::string long_field = write_test_file(dir, "long_field.json", "{\"" + std::string(40000, 'x') + "\": 1}");
+  check_error(run_cli("train --config " + long_field + " --train-config " + train_ok + " --out " + out), 1,
+              {"unknown field", "(40000 chars)"});
+
+  // (b) A legal 40 KB descr: a clear "not supported", no stack overflow.
+  const std::string long_descr = write_test_file(
+      dir, "long_descr.npy", npy_bytes("{'descr': '" + std::string(40000, 'f') + "', 'fortran_order': False, 'shape': (1, 1), }", "", 2));
+  check_error(run_cli("quant-report --npy " + long_descr), 1, {"long_descr.npy", "is not supported", "40000 chars"});
+
+  // (c) Size products that overflow: a flag and a file.
+  check_error(run_cli("quant-report --shape 4294967296x4294967296"), 2, {"--shape", "elements"});
+  const std::string wrap = write_test_file(
+      dir, "wrap.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"));
+  check_error(run_cli("quant-report --npy " + wrap), 1, {"wrap.npy", "overflows"});
+  const std::string big_shape = write_test_file(
+      dir, "big_shape.safetensors",
+      safetensors_bytes(R"({"w": {"dtype": "F64", "shape": [4294967296, 4294967296], "data_offsets": [0, 0]}})"));
+  check_error(run_cli("generate --model " + big_shape), 1, {"big_shape.safetensors", "overflows"});
+  CHECK_THROWS_WITH_AS(mq::checked_mul(int64_t{1} << 40, int64_t{1} << 40, "t"), doctest::Contains("overflows"), mq::Error);
+  CHECK_THROWS_AS(mq::checked_product({3, -1}, "t"), mq::Error);
+  CHECK(mq::checked_product({3, 5, 7}, "t") == 105);
+}
+
+TEST_CASE("class 2, a file our tool writes is a file our tool reads: float schemes and zero-length tensors") {
+  const std::string dir = fresh_dir("round_trip");
+  // Zero-length tensors are legal anywhere, also at the same offset as a non-empty one.
+  TensorFile f;
+  const float one[2] = {1.0f, 2.0f};
+  f.add_f32("a", {2}, one);
+  f.add_f32("empty", {0}, nullptr);
+  f.add_f32("b", {1, 2}, one);
+  f.add_f32("empty2", {3, 0}, nullptr);
+  write_safetensors(dir + "/zero.safetensors", f);
+  const TensorFile g = read_safetensors(dir + "/zero.safetensors");
+  REQUIRE(g.tensors.size() == 4);
+  CHECK(g.find("empty")->bytes.empty());
+  CHECK(g.find("empty2")->shape == std::vector<int64_t>{3, 0});
+  CHECK(g.find("b")->bytes == f.find("b")->bytes);
+
+  // Every float scheme (the ones whose codes are the values) and one integer scheme round-trip
+  // bit-exactly: the loaded model runs exactly the stored codes (fp32 is the unmodified model).
+  const Tokenizer tok = toy_tokenizer();
+  for (const mq::Scheme& s : {mq::Scheme::fp16(), mq::Scheme::bf16(), mq::Scheme::fp32(), mq::Scheme::integer(4, 64, false)}) {
+    CAPTURE(s.name());
+    const std::string p = quantized_checkpoint(dir + "/q_" + s.name() + ".safetensors", tok, s);
+    const Model loaded = load_any_model(p);
+    const Model ref(tiny_config(tok.size()), 42);
+    for (const LinearInfo& li : ref.linears()) {
+      const std::vector<float> want = mq::dequantize(mq::quantize(li.weight, li.out, li.in, s, li.name));
+      const auto* qp = dynamic_cast<const QuantizedProjection*>(&loaded.projection(li.name));
+      const std::vector<float> got = qp ? mq::dequantize(qp->linear().weight())
+                                        : std::vector<float>(loaded.param(li.name + ".weight"),
+                                                             loaded.param(li.name + ".weight") + want.size());
+      REQUIRE(got.size() == want.size());
+      CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+    }
+    const CliResult r = run_cli("generate --model " + p + " --tokens 3 --temperature 0");
+    INFO(r.out);
+    CHECK(r.code == 0);
+  }
+
+  // Through the CLI, as the probe found it: quantize --scheme fp16 writes a file eval/generate load.
+  const mqexp::CorpusBundle c = mqexp::load_corpus(mqexp::kDefaultLexicon, 42);
+  const std::string fp32 = fp32_checkpoint(dir + "/corpus_vocab.safetensors", c.tok);
+  for (const char* scheme : {"fp16", "bf16", "fp32"}) {
+    CAPTURE(scheme);
+    const std::string q = dir + "/cli_" + scheme + ".safetensors";
+    const CliResult w = run_cli("quantize --model " + fp32 + " --scheme " + scheme + " --out " + q);
+    INFO(w.out);
+    REQUIRE(w.code == 0);
+    const CliResult r = run_cli("generate --model " + q + " --tokens 3 --temperature 0");
+    INFO(r.out);
+    CHECK(r.code == 0);
+  }
+}
+
+TEST_CASE("class 3, silent wrong numbers: out-of-range integers, duplicate keys, NaN/Inf values, scheme mismatches") {
+  const std::string dir = fresh_dir("wrong_numbers");
+  const std::string train_ok = write_test_file(dir, "train.json", valid_train_json());
+  const std::string model_ok = write_test_file(dir, "model.json", kModelJson);
+  const std::string out = dir + "/m.safetensors";
+
+  // (a) Integers outside int and duplicate keys: rejected naming the key, never truncated.
+  const std::string wide = write_test_file(
+      dir, "wide.json", R"({"vocab_size": 8, "n_ctx": 16, "d_model": 4294967552, "n_layer": 1, "n_head": 2, "d_ff": 512})");
+  check_error(run_cli("train --config " + wide + " --train-config " + train_ok + " --out " + out), 1,
+              {"\"d_model\"", "4294967552", "must be an integer in"});
+  const std::string steps = write_test_file(dir, "steps.json", R"({"steps": 5000000000})");
+  check_error(run_cli("train --config " + model_ok + " --train-config " + steps + " --out " + out), 1,
+              {"\"steps\"", "5000000000", "must be an integer in"});
+  const std::string dup = write_test_file(
+      dir, "dup.json", R"({"vocab_size": 8, "n_ctx": 16, "d_model": 128, "d_model": 256, "n_layer": 1, "n_head": 2, "d_ff": 512})");
+  check_error(run_cli("train --config " + dup + " --train-config " + train_ok + " --out " + out),
+              1, {"duplicate JSON key \"d_model\""});
+  const std::string lr_inf = write_test_file(dir, "lr.json", R"({"lr": 1e999})");
+  check_error(run_cli("train --config " + model_ok + " --train-config " + lr_inf + " --out " + out), 1,
+              {"lr.json", "number overflow"});
+  CHECK_THROWS_WITH_AS(train_config_from_text(R"({"lr": "fast"})", "t"), doctest::Contains("\"lr\" must be a finite number"), mq::Error);
+  CHECK(!fs::exists(out));
+  CHECK_THROWS_WITH_AS(train_config_from_text(R"({"seed": -1})", "t"), doctest::Contains("\"seed\""), mq::Error);
+
+  // (b) NaN or Inf weights, and NaN/Inf fp16 scales: rejected at load naming the tensor.
+  const Tokenizer tok = toy_tokenizer();
+  const std::string nan_w = fp32_checkpoint(dir + "/nan_weight.safetensors", tok, [](TensorFile& f) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(tensor(f, "h.0.mlp.c_fc.weight").bytes.data() + 4 * 7, &nan, 4);
+  });
+  check_error(run_cli("generate --model " + nan_w), 1, {"nan_weight.safetensors", "h.0.mlp.c_fc.weight", "NaN or Inf", "element 7"});
+  const std::string inf_w = fp32_checkpoint(dir + "/inf_weight.safetensors", tok, [](TensorFile& f) {
+    const float inf = std::numeric_limits<float>::infinity();
+    std::memcpy(tensor(f, "wte").bytes.data(), &inf, 4);
+  });
+  check_error(run_cli("generate --model " + inf_w), 1, {"\"wte\"", "NaN or Inf"});
+  for (uint16_t bad : {uint16_t{0x7E00}, uint16_t{0x7C00}, uint16_t{0xFC00}}) {  // NaN, +Inf, -Inf in fp16
+    const std::string p = quantized_checkpoint(dir + "/bad_scale.safetensors", tok, mq::Scheme::integer(8, mq::kPerChannel),
+                                               [&](TensorFile& f) {
+                                                 std::memcpy(tensor(f, "h.0.attn.c_proj.weight.scales").bytes.data() + 2 * 3, &bad, 2);
+                                               });
+    check_error(run_cli("generate --model " + p), 1, {"bad_scale.safetensors", "h.0.attn.c_proj.weight.scales", "element 3"});
+  }
+
+  // (c) Tensors checked against the scheme the metadata names: fp16 relabelled bf16, wrong dtypes and shapes.
+  const std::string relabel = quantized_checkpoint(dir + "/relabel.safetensors", tok, mq::Scheme::fp16(), [](TensorFile& f) {
+    nlohmann::json q = nlohmann::json::parse(f.metadata[kMetaQuantization]);
+    q["layers"]["h.0.mlp.c_fc"] = "bf16";
+    f.metadata[kMetaQuantization] = q.dump();
+  });
+  check_error(run_cli("generate --model " + relabel), 1,
+              {"relabel.safetensors", "h.0.mlp.c_fc.weight.codes is F16 [512, 128] but the scheme stores BF16 [512, 128]"});
+  const std::string shape = quantized_checkpoint(dir + "/shape.safetensors", tok, mq::Scheme::integer(4, 64), [](TensorFile& f) {
+    NamedTensor& s = tensor(f, "h.0.attn.c_attn.weight.scales");  // same bytes, 2-D shape
+    s.shape = {s.shape[0] / 2, 2};
+  });
+  check_error(run_cli("generate --model " + shape), 1, {"h.0.attn.c_attn.weight.scales is F16 [", "but the scheme stores F16 ["});
+  const std::string zeros = quantized_checkpoint(dir + "/zeros.safetensors", tok, mq::Scheme::integer(4, 64, false), [](TensorFile& f) {
+    nlohmann::json q = nlohmann::json::parse(f.metadata[kMetaQuantization]);
+    q["layers"]["h.0.mlp.c_proj"] = "int4-g64";  // symmetric: its zeros tensor is now foreign
+    f.metadata[kMetaQuantization] = q.dump();
+  });
+  check_error(run_cli("generate --model " + zeros), 1, {"h.0.mlp.c_proj.weight.zeros is present"});
+}
+
+TEST_CASE("class 4, absurd allocation: sizes are checked against limits and the file before allocating") {
+  const std::string dir = fresh_dir("allocation");
+  // A tiny file whose config asks for ~4 GB of parameters (n_ctx 60000 x d_model 16384 positions
+  // alone): refused on the missing tensors, with no allocation of that size.
+  auto tiny_file = [&](int n_ctx, int d_model) {
+    nlohmann::json cfg = {{"vocab_size", 8}, {"n_ctx", n_ctx}, {"d_model", d_model}, {"n_layer", 1}, {"n_head", 2}, {"d_ff", 4 * d_model}};
+    TensorFile f;
+    f.metadata[kMetaFormat] = kCheckpointFormat;
+    f.metadata[kMetaConfig] = cfg.dump();
+    return f;
+  };
+  const long before = max_rss_kb();
+  CHECK_THROWS_WITH_AS(model_from_tensor_file(tiny_file(60000, 8192), "tiny"), doctest::Contains("is missing"), mq::Error);
+  CHECK(max_rss_kb() - before < 200 * 1024);  // the model would need ~2 GB
+  write_safetensors(dir + "/n_ctx.safetensors", tiny_file(200000, 128));
+  CHECK(fs::file_size(dir + "/n_ctx.safetensors") < 400);
+  check_error(run_cli("generate --model " + dir + "/n_ctx.safetensors"), 1, {"n_ctx = 200000 is above the limit"});
+  write_safetensors(dir + "/missing.safetensors", tiny_file(60000, 8192));
+  check_error(run_cli("generate --model " + dir + "/missing.safetensors"), 1, {"tensor \"wte\" is missing"});
+  // The same through the quantized loader, which used to build a whole model just for the shapes.
+  TensorFile q = tiny_file(60000, 8192);
+  q.metadata[kMetaQuantization] = R"({"layers": {"h.0.attn.c_attn": "int8-per-channel"}, "embedding": "fp32",
+      "plan": {"config_id": "qkv8", "default": "fp32", "tensors": [{"match": "qkv", "quant": "int8-per-channel"}]}})";
+  write_safetensors(dir + "/q_missing.safetensors", q);
+  check_error(run_cli("generate --model " + dir + "/q_missing.safetensors"), 1, {"c_attn.weight.codes is missing"});
+  // Configs from a user: limits named with the field.
+  const std::string huge = write_test_file(
+      dir, "huge.json", R"({"vocab_size": 8, "n_ctx": 16, "d_model": 1048576, "n_layer": 1, "n_head": 2, "d_ff": 4194304})");
+  const std::string train = write_test_file(dir, "train.json", valid_train_json());
+  check_error(run_cli("train --config " + huge + " --train-config " + train + " --out " + dir + "/m.safetensors"), 2,
+              {"d_model = 1048576 is above the limit"});
+  CHECK(!fs::exists(dir + "/m.safetensors"));
+  const std::string batch = write_test_file(dir, "batch.json", R"({"batch": 2000000000})");
+  check_error(run_cli("train --config " + write_test_file(dir, "model.json", kModelJson) + " --train-config " + batch + " --out " +
+                      dir + "/m.safetensors"),
+              2, {"batch 2000000000 is above the limit"});
+  // A .npy whose shape asks for far more than its bytes: refused before allocating.
+  const std::string npy = write_test_file(
+      dir, "claims.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }", std::string(16, '\0')));
+  check_error(run_cli("quant-report --npy " + npy), 1, {"truncated data", "4000000000000 bytes"});
+
+  // The KV cache grows with the positions used, not n_ctx up front.
+  ModelConfig big_ctx = tiny_config(8);
+  big_ctx.n_ctx = 4096;
+  Model m(big_ctx, 1);
+  KVCache cache = m.make_cache();
+  CHECK(cache.k.size() == 1);
+  CHECK(cache.k[0].empty());
+  std::vector<float> logits(3 * 8);
+  const int32_t toks[3] = {1, 2, 3};
+  m.forward(cache, toks, 3, logits.data());
+  CHECK(cache.k[0].size() == 3 * 128);
+  CHECK(cache.v[0].size() == 3 * 128);
+  // Decoding on: the cache still agrees with a fresh whole-sequence pass.
+  std::vector<float> last(8);
+  const int32_t next = 4;
+  m.forward(cache, &next, 1, last.data());
+  const std::vector<float> whole = m.logits({1, 2, 3, 4});
+  for (int j = 0; j < 8; ++j) CHECK(last[j] == doctest::Approx(whole[3 * 8 + j]).epsilon(1e-5));
+}
+
+TEST_CASE("class 5, unclear errors and wrong exit codes: one clear line with the documented code") {
+  const std::string dir = fresh_dir("errors");
+  const Tokenizer tok = toy_tokenizer();
+  // A corrupt scheme name inside a file is the file's fault: exit 1, naming the file.
+  const std::string bad_scheme = quantized_checkpoint(dir + "/bad_scheme.safetensors", tok, mq::Scheme::integer(8, mq::kPerChannel),
+                                                      [](TensorFile& f) {
+                                                        nlohmann::json q = nlohmann::json::parse(f.metadata[kMetaQuantization]);
+                                                        q["layers"]["h.0.attn.c_attn"] = "int9-bogus";
+                                                        f.metadata[kMetaQuantization] = q.dump();
+                                                      });
+  check_error(run_cli("generate --model " + bad_scheme), 1, {"bad_scheme.safetensors", "h.0.attn.c_attn", "unknown scheme \"int9-bogus\""});
+  // Values of the wrong JSON type: our message, not the library's.
+  const std::string typed = quantized_checkpoint(dir + "/typed.safetensors", tok, mq::Scheme::integer(8, mq::kPerChannel),
+                                                 [](TensorFile& f) {
+                                                   nlohmann::json q = nlohmann::json::parse(f.metadata[kMetaQuantization]);
+                                                   q["layers"]["h.0.attn.c_attn"] = 7;
+                                                   f.metadata[kMetaQuantization] = q.dump();
+                                                 });
+  check_error(run_cli("generate --model " + typed), 1, {"scheme must be a string, got 7"});
+  const std::string vocab = fp32_checkpoint(dir + "/vocab.safetensors", tok, [](TensorFile& f) {
+    f.metadata[kMetaVocab] = R"({"format": 5, "tokens": ["<unk>", "<sep>"]})";
+  });
+  check_error(run_cli("generate --model " + vocab), 1, {"vocabulary JSON lacks format"});
+  const std::string long_dim = write_test_file(
+      dir, "long_dim.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }"));
+  check_error(run_cli("quant-report --npy " + long_dim), 1, {"does not fit in 64 bits"});
+  const std::string negative = write_test_file(
+      dir, "negative.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-3, 4), }"));
+  check_error(run_cli("quant-report --npy " + negative), 1, {"negative.npy", "negative dimension"});
+
+  // Permission errors say so (root reads everything, so the CLI part needs another user).
+  CHECK(mq::errno_reason(EACCES) == "permission denied");
+  const std::string locked = fp32_checkpoint(dir + "/locked.safetensors", tok);
+  ::chmod(locked.c_str(), 0);
+  if (::geteuid() != 0) check_error(run_cli("generate --model " + locked), 1, {"locked.safetensors", "permission denied"});
+  ::chmod(locked.c_str(), 0644);
+
+  // A FIFO as --model: refused at once instead of blocking on open (timeout turns a hang into 124).
+  const std::string fifo = dir + "/fifo.safetensors";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const mq::CommandOutput ff = mq::run_command("timeout 20 " + std::string(MQ_CLI_PATH) + " generate --model " + fifo + " 2>&1");
+  check_error({ff.code, ff.out}, 1, {"fifo.safetensors", "not a regular file"});
+  const mq::CommandOutput fq = mq::run_command("timeout 20 " + std::string(MQ_CLI_PATH) + " quant-report --npy " + fifo + " 2>&1");
+  check_error({fq.code, fq.out}, 1, {"not a regular file"});
+
+  // Flag ranges: readable bounds, NaN and Inf refused.
+  check_error(run_cli("generate --tokens=-5"), 2, {"--tokens", "must be a positive number"});
+  check_error(run_cli("generate --temperature nan"), 2, {"--temperature", "not a finite number"});
+  check_error(run_cli("generate --temperature inf"), 2, {"not a finite number"});
+  check_error(run_cli("generate --temperature=-1"), 2, {"must be a number >= 0"});
+  check_error(run_cli("eval --window 0"), 2, {"--window"});
+
+  // Scheme lists take commas and spaces everywhere.
+  for (const char* list : {"\"fp16, int8-per-channel\"", "fp16,int8-per-channel", "fp16 int8-per-channel"}) {
+    CAPTURE(list);
+    const CliResult r = run_cli(std::string("quant-report --shape 4x128 --json --schemes ") + list);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    REQUIRE(j["schemes"].size() == 2);
+    CHECK(j["schemes"][1]["scheme"] == "int8-per-channel");
+  }
+  for (const char* list : {"fp16,bogus", "\"fp16 bogus\"", "fp16 bogus"}) {
+    CAPTURE(list);
+    check_error(run_cli(std::string("sweep --schemes ") + list), 2, {"unknown scheme 'bogus'"});
+  }
+  check_error(run_cli("sweep --add-scheme \"int8-per-channel, nope\""), 2, {"'nope'"});
+
+  // An unknown subcommand is named.
+  check_error(run_cli("frobnicate --x 1"), 2, {"unknown subcommand 'frobnicate'"});
+  CHECK(run_cli("").code == 2);
+}
+
+TEST_CASE("class 6, work lost to a bad output path: outputs are checked before the work, writes leave no .tmp") {
+  const std::string dir = fresh_dir("output_path");
+  const std::string model = write_test_file(dir, "model.json", kModelJson);
+  const std::string train = write_test_file(dir, "train.json", valid_train_json(50));
+  // train checks --out (and --log, and the config's checkpoint_path) before generating the corpus.
+  const CliResult t = run_cli("train --config " + model + " --train-config " + train + " --out " + dir + "/missing/m.safetensors");
+  check_error(t, 1, {"cannot write", "missing/m.safetensors", "no such file or directory"});
+  CHECK(t.out.find("corpus:") == std::string::npos);
+  check_error(run_cli("train --config " + model + " --train-config " + train + " --out " + dir), 1, {"it is a folder"});
+  check_error(run_cli("train --config " + model + " --train-config " + train + " --out " + dir + "/m.safetensors --log " + dir +
+                      "/nope/train.log"),
+              1, {"nope/train.log"});
+  CHECK(!fs::exists(dir + "/m.safetensors"));
+
+  // quantize checks --out before loading and GPTQ.
+  const std::string ck = fp32_checkpoint(dir + "/fp32.safetensors", toy_tokenizer());
+  const CliResult q = run_cli("quantize --model " + ck + " --scheme int4-g64-gptq --out " + dir + "/missing/q.safetensors");
+  check_error(q, 1, {"cannot write", "missing/q.safetensors"});
+  // Folder outputs: a path under a regular file cannot be created.
+  check_error(run_cli("roofline --no-plot --out " + ck + "/sub"), 1, {"cannot create the output folder"});
+  check_error(run_cli("sweep --no-plot --out " + ck + "/sub"), 1, {"cannot create the output folder"});
+
+  // Atomic writes: a stale .tmp is replaced, a failed write removes its .tmp and leaves the target alone.
+  const std::string target = dir + "/atomic.bin";
+  write_test_file(dir, "atomic.bin.tmp", "stale half-written data");
+  mq::write_file_atomic(target, "new");
+  CHECK(mq::read_file(target) == "new");
+  CHECK(!fs::exists(target + ".tmp"));
+  fs::create_directories(dir + "/is_a_dir");
+  CHECK_THROWS_AS(mq::write_file_atomic(dir + "/is_a_dir", "x"), mq::Error);
+  CHECK(!fs::exists(dir + "/is_a_dir.tmp"));
+  CHECK(fs::is_directory(dir + "/is_a_dir"));
+  CHECK_THROWS_WITH_AS(mq::check_writable_output(dir + "/missing/x"), doctest::Contains("no such file or directory"), mq::Error);
+  CHECK_NOTHROW(mq::check_writable_output(dir + "/fine.bin"));
+  CHECK(!fs::exists(dir + "/fine.bin"));
+  for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".mq-write-probe") == std::string::npos);
+}
