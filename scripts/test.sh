@@ -12,7 +12,12 @@ for preset in release debug; do
   cmake --build --preset "${preset}" -j "${jobs}"
 done
 for preset in debug release; do
-  echo "== ${preset}: ctest"
+  if [ "${preset}" = debug ]; then
+    slow=$(ctest --test-dir build/release -N -L slow 2>/dev/null | grep -o 'test_[a-z0-9_]*' | tr '\n' ' ' || true)
+    echo "== debug: ctest (ASan + UBSan), skipping the tests labelled slow (the release run has them): ${slow}"
+  else
+    echo "== release: ctest (every test, slow ones included)"
+  fi
   ctest --preset "${preset}" -j "${jobs}"
 done
 echo "== fuzz: smoke run of every loader's fuzzer"
