@@ -47,6 +47,11 @@ TEST_CASE("train writes a checkpoint and a log that eval and generate read") {
   REQUIRE(g1.code == 0);
   CHECK(g1.out.rfind("yesterday, the dog", 0) == 0);
   CHECK(g1.out == g2.out);  // seeded
+  CHECK(g1.out.find("warning") == std::string::npos);  // every word known: no warning
+  // Words outside the vocabulary are named, not silently turned into <unk>.
+  const CliResult g3 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the zorblax qwerty\" --tokens 4 --seed 42");
+  REQUIRE(g3.code == 0);
+  CHECK(g3.out.find("generate: warning: not in the model's vocabulary, read as <unk>: zorblax, qwerty") != std::string::npos);
 }
 
 TEST_CASE("broken and mismatched checkpoints give one clear error") {

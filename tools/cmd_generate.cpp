@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "validators.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/random.h"
 #include "experiments/workspace.h"
 
@@ -38,7 +39,15 @@ int32_t sample(const std::vector<float>& logits, double temperature, mq::Rng& rn
 void run(const GenerateOptions& o) {
   mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model);
   std::vector<int32_t> ids{minigpt::Tokenizer::kSepId};  // a story starts after a separator
-  const std::vector<int32_t> prompt = lm.tok.encode_text(o.prompt);
+  const std::vector<std::string> words = minigpt::Tokenizer::split_text(o.prompt);
+  const std::vector<int32_t> prompt = lm.tok.encode(words);
+  // A word outside the vocabulary becomes <unk>: say which, instead of generating from it silently.
+  std::string unknown;
+  for (size_t i = 0; i < words.size(); ++i)
+    if (prompt[i] == minigpt::Tokenizer::kUnkId && words[i] != lm.tok.token(minigpt::Tokenizer::kUnkId))
+      unknown += (unknown.empty() ? "" : ", ") + mq::clip_text(words[i]);
+  if (!unknown.empty())
+    fmt::print(stderr, "generate: warning: not in the model's vocabulary, read as <unk>: {}\n", unknown);
   ids.insert(ids.end(), prompt.begin(), prompt.end());
   const int n_ctx = lm.model.config().n_ctx;
   if (static_cast<int>(ids.size()) >= n_ctx)

@@ -75,7 +75,8 @@ void run(const Options& o) {
 
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) {
-    fmt::print("quant-report: {}x{} {} (seed {})\n", m.rows, m.cols, o.npy.empty() ? "Gaussian N(0,1)" : o.npy, o.seed);
+    fmt::print("quant-report: {}x{} {}\n", m.rows, m.cols,
+               o.npy.empty() ? fmt::format("Gaussian N(0,1) (seed {})", o.seed) : o.npy);  // a file has no seed
     fmt::print("{:<22} {:>8} {:>13} {:>11} {:>9} {:>9} {:>11} {:>11} {:>9} {:>9}\n", "scheme", "bits/w", "bytes",
                "codes", "scales", "zeros", "max |err|", "rms err", "SQNR dB", "quant ms");
   }
