@@ -114,9 +114,11 @@ T field(const nlohmann::json& o, const char* key, const std::string& where) {
 
 void only_keys(const nlohmann::json& o, std::initializer_list<const char*> keys, const std::string& where) {
   if (!o.is_object()) throw mq::UsageError(fmt::format("{}: expected a JSON object", where));
-  for (const auto& [k, v] : o.items())
+  for (const auto& item : o.items()) {
+    const std::string& k = item.key();  // a plain reference: clang 14 cannot capture a structured binding
     if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
       throw mq::UsageError(fmt::format("{}: unknown key \"{}\" (known: {})", where, k, fmt::join(keys, ", ")));
+  }
 }
 
 LinearRecipe recipe_named(const std::string& name, const std::string& where) {
