@@ -52,10 +52,7 @@ TEST_CASE("export of the shipped model: read back, every tensor equals what the 
     const QuantPlan plan = QuantPlan::uniform(scheme);
     const bool fp32 = plan.is_identity();
     quantize_model(lm.model, plan);
-    std::vector<std::pair<std::string, mq::QTensor>> layers;  // what the model runs, to compare with
-    for (const LinearInfo& li : lm.model.linears())
-      if (const auto* qp = dynamic_cast<const QuantizedProjection*>(&lm.model.projection(li.name)))
-        layers.emplace_back(li.name, qp->linear().weight());
+    const std::vector<std::pair<std::string, mq::QTensor>> layers = stored_weights(lm.model);  // what the model runs, to compare with
     GgufExportOptions eo;
     eo.embedding = fp32 ? TensorType::F32 : TensorType::F16;
     const std::string bytes = mq::gguf::serialize(to_gguf(lm.model, lm.tok, eo));

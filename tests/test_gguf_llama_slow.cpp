@@ -310,10 +310,7 @@ TEST_CASE("llama.cpp runs the exported MiniGPT and agrees with miniquant" * doct
     const QuantPlan plan = QuantPlan::uniform(c.scheme);
     const bool fp32 = plan.is_identity();
     quantize_model(lm.model, plan, t.calibration);
-    std::vector<std::pair<std::string, mq::QTensor>> layers;  // the stored weights, to rerun them with +a8
-    for (const LinearInfo& li : lm.model.linears())
-      if (const auto* qp = dynamic_cast<const QuantizedProjection*>(&lm.model.projection(li.name)))
-        layers.emplace_back(li.name, qp->linear().weight());
+    const std::vector<std::pair<std::string, mq::QTensor>> layers = stored_weights(lm.model);  // the stored weights, to rerun them with +a8
     GgufExportOptions eo;
     eo.embedding = fp32 ? TensorType::F32 : TensorType::F16;
     eo.scheme_label = c.scheme;

@@ -9,7 +9,7 @@
 #include "miniquant/gguf/convert.h"
 #include "minigpt/ops.h"
 #include "minigpt/embedding.h"
-#include "minigpt/quantized_projection.h"
+#include "minigpt/quantize_model.h"
 
 namespace minigpt {
 
@@ -64,11 +64,10 @@ mq::gguf::File to_gguf(const Model& m, const Tokenizer& tok, const GgufExportOpt
     throw mq::UsageError("gguf export: the embedding is stored as F32, F16 or BF16");
   // The stored weights of the quantized Linears, by parameter name.
   std::map<std::string, mq::QTensor> q;
-  for (const LinearInfo& li : m.linears())
-    if (const auto* p = dynamic_cast<const QuantizedProjection*>(&m.projection(li.name))) {
-      mq::gguf::type_for(p->linear().scheme());  // an unexportable scheme fails before any work
-      q[li.name + ".weight"] = p->linear().weight();
-    }
+  for (auto& [name, t] : stored_weights(m)) {
+    mq::gguf::type_for(t.scheme);  // an unexportable scheme fails before any work
+    q[name + ".weight"] = std::move(t);
+  }
 
   mq::gguf::File f;
   f.set(mq::gguf::kAlignmentKey, Value::u32(mq::gguf::kDefaultAlignment));

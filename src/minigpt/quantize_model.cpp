@@ -75,4 +75,12 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
   return rep;
 }
 
+std::vector<std::pair<std::string, mq::QTensor>> stored_weights(const Model& m) {
+  std::vector<std::pair<std::string, mq::QTensor>> out;
+  for (const LinearInfo& li : m.linears())
+    if (const auto* qp = dynamic_cast<const QuantizedProjection*>(&m.projection(li.name)))
+      out.emplace_back(li.name, qp->linear().weight());
+  return out;
+}
+
 }  // namespace minigpt

@@ -3,10 +3,12 @@
 // windows, layer by layer in order (later layers calibrated on the outputs of the quantized ones).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "miniquant/hessian.h"
 #include "miniquant/format.h"
+#include "miniquant/quantize.h"
 #include "minigpt/model.h"
 #include "minigpt/quant_plan.h"
 
@@ -38,5 +40,9 @@ struct ModelQuantReport {
 // fit the model, GPTQ without calibration, or a model without fp32 master weights (loaded from a
 // quantized checkpoint).
 ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration = {});
+
+// The stored weight of every Linear that runs quantized (Linear name -> its QTensor), in model order:
+// what a checkpoint or an export writes of the model as quantize_model (or a quantized checkpoint) left it.
+std::vector<std::pair<std::string, mq::QTensor>> stored_weights(const Model& m);
 
 }  // namespace minigpt

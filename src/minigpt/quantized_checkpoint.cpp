@@ -9,6 +9,7 @@
 #include "miniquant/error.h"
 #include "miniquant/util/json_checked.h"
 #include "minigpt/embedding.h"
+#include "minigpt/quantize_model.h"
 #include "minigpt/quantized_projection.h"
 #include "minigpt/tensor_checks.h"
 
@@ -64,12 +65,9 @@ void save_quantized_model(const std::string& path, const Model& m, const QuantPl
                           const nlohmann::json& info) {
   TensorFile f = model_to_tensor_file(m, meta);
   nlohmann::json schemes = nlohmann::json::object();
-  for (const LinearInfo& li : m.linears()) {
-    const auto* qp = dynamic_cast<const QuantizedProjection*>(&m.projection(li.name));
-    if (!qp) continue;  // fp32: its master weight is already in f
-    const mq::QTensor q = qp->linear().weight();
-    put_quantized(f, li.name + ".weight", q);
-    schemes[li.name] = q.scheme.name();
+  for (const auto& [name, q] : stored_weights(m)) {  // fp32 Linears: their master weight is already in f
+    put_quantized(f, name + ".weight", q);
+    schemes[name] = q.scheme.name();
   }
   if (const auto* he = dynamic_cast<const HalfEmbedding*>(&m.embedding())) {
     const mq::QTensor t = he->table().weight();
