@@ -8,6 +8,9 @@
 #include <map>
 #include <string>
 
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
 #include "cli_run.h"
 #include "miniquant/error.h"
 #include "miniquant/gguf/convert.h"
@@ -146,7 +149,7 @@ TEST_CASE("export-gguf: output, errors and exit codes") {
   fails("--model " + kModel + " --scheme int3-g64 --out " + dir + "/a.gguf", 2, "exportable");
   fails("--model " + kModel + " --scheme int8-per-tensor --out " + dir + "/a.gguf", 2, "exportable");
   fails("--model " + kModel + " --scheme int4-g64+a8 --out " + dir + "/a.gguf", 2, "+a8");
-  fails("--model " + kModel + " --out " + dir + "/a.gguf", 2, "--scheme is required");
+  fails("--model " + kModel + " --out " + dir + "/a.gguf", 2, "--scheme or --quant-map is required");
   fails("--model " + kModel + " --scheme int4-g64", 2, "--out");
   fails("--model " + kModel + " --scheme fp32 --embedding fp8 --out " + dir + "/a.gguf", 2, "--embedding");
   fails("--model " + kModel + " --scheme fp32 --out " + dir + "/no/such/a.gguf", 1, "does not exist");
@@ -175,5 +178,78 @@ TEST_CASE("export-gguf: output, errors and exit codes") {
   REQUIRE(want.size() == got.size());
   CHECK(same_bits(want.data(), got.data(), got.size()));
   fails("--model " + qckpt + " --scheme int4-g64 --out " + dir + "/b.gguf", 2, "already quantized");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export-gguf and quantize --quant-map: per-layer GGUF types, and the map's errors") {
+  const std::string dir = std::filesystem::temp_directory_path() / "mq_export_gguf_map_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // Layer 0 in Q8_0, layers 1-3 in Q4_0, every MLP down projection Q4_1 (a tensor kind beats a group).
+  const std::string map = write_test_file(dir, "map.json", R"({"config_id": "protect-early",
+      "default": "int4-g64", "layer_groups": [{"layers": [0], "quant": "int8-per-channel"}],
+      "tensors": [{"match": "mlp_down", "quant": "int4-g128-asym"}]})");
+  CliResult r = run_cli("export-gguf --model " + kModel + " --quant-map " + map + " --out " + dir + "/m.gguf");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("protect-early") != std::string::npos);
+  const mq::gguf::File f = mq::gguf::read(dir + "/m.gguf");
+  CHECK(f.tensor("blk.0.attn_qkv.weight")->type == TensorType::Q8_0);
+  CHECK(f.tensor("blk.0.ffn_up.weight")->type == TensorType::Q8_0);
+  CHECK(f.tensor("blk.1.attn_qkv.weight")->type == TensorType::Q4_0);
+  CHECK(f.tensor("blk.3.attn_output.weight")->type == TensorType::Q4_0);
+  for (int l = 0; l < 4; ++l) CHECK(f.tensor(fmt::format("blk.{}.ffn_down.weight", l))->type == TensorType::Q4_1);
+  CHECK(f.tensor("token_embd.weight")->type == TensorType::F16);
+
+  // The same map through the library: the exported blocks dequantize to exactly what the model runs.
+  mqexp::LoadedModel lm = mqexp::load_checkpoint(kModel);
+  const QuantPlan plan = QuantPlan::from_json(nlohmann::json::parse(mq::read_file(map)), "map");
+  quantize_model(lm.model, plan);
+  for (const auto& [name, t] : stored_weights(lm.model)) {
+    if (!t.scheme.symmetric) continue;  // Q4_1's fp16 minimum rounds: bounded in the test above
+    CAPTURE(name);
+    const mq::gguf::Tensor* g = f.tensor(gguf_tensor_name(name + ".weight"));
+    REQUIRE(g != nullptr);
+    const std::vector<float> ours = mq::dequantize(t), got = mq::gguf::dequantize(*g);
+    REQUIRE(ours.size() == got.size());
+    CHECK(same_bits(ours.data(), got.data(), got.size()));
+  }
+
+  auto fails = [&](const std::string& args, int code, const std::string& says) {
+    const CliResult e = run_cli(args);
+    INFO(args, "\n", e.out);
+    CHECK(e.code == code);
+    CHECK(e.out.find(says) != std::string::npos);
+    CHECK(std::count(e.out.begin(), e.out.end(), '\n') == 1);
+  };
+  const std::string int3 = write_test_file(dir, "int3.json", R"({"config_id": "x", "default": "int4-g64",
+      "layer_groups": [{"layers": [2], "quant": "int3-g64"}]})");
+  fails("export-gguf --model " + kModel + " --quant-map " + int3 + " --out " + dir + "/b.gguf", 2, "exportable");
+  const std::string a8 = write_test_file(dir, "a8.json", R"({"config_id": "x", "default": "int4-g64+a8"})");
+  fails("export-gguf --model " + kModel + " --quant-map " + a8 + " --out " + dir + "/b.gguf", 2, "+a8");
+  const std::string range = write_test_file(dir, "range.json", R"({"config_id": "x", "default": "int4-g64",
+      "layer_groups": [{"layers": [7], "quant": "int8-per-channel"}]})");
+  fails("export-gguf --model " + kModel + " --quant-map " + range + " --out " + dir + "/b.gguf", 2, "7");
+  const std::string kind = write_test_file(dir, "kind.json", R"({"config_id": "x", "default": "int4-g64",
+      "tensors": [{"match": "mlp_sideways", "quant": "int8-per-channel"}]})");
+  fails("export-gguf --model " + kModel + " --quant-map " + kind + " --out " + dir + "/b.gguf", 2, "mlp_sideways");
+  const std::string dup = write_test_file(dir, "dup.json", R"({"config_id": "x", "default": "int4-g64", "default": "fp32"})");
+  // Not valid JSON for a map (a key twice) is a corrupt file, exit 1; a bad value in a valid map is exit 2 like the flag.
+  fails("export-gguf --model " + kModel + " --quant-map " + dup + " --out " + dir + "/b.gguf", 1, "duplicate JSON key");
+  fails("export-gguf --model " + kModel + " --scheme int4-g64 --quant-map " + map + " --out " + dir + "/b.gguf", 2, "not both");
+  fails("quantize --model " + kModel + " --scheme int4-g64 --quant-map " + map, 2, "not both");
+  fails("quantize --model " + kModel + " --quant-map " + map + " --percdamp 0.1", 2, "gptq");
+  fails("quantize --model " + kModel + " --quant-map " + dir + "/missing.json", 2, "missing.json");
+  CHECK_FALSE(std::filesystem::exists(dir + "/b.gguf"));
+
+  // quantize --quant-map stores the mixed plan; export-gguf of that checkpoint gives the same types.
+  r = run_cli("quantize --model " + kModel + " --quant-map " + map + " --out " + dir + "/q.safetensors");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("protect-early") != std::string::npos);
+  r = run_cli("export-gguf --model " + dir + "/q.safetensors --out " + dir + "/q.gguf");
+  REQUIRE(r.code == 0);
+  const mq::gguf::File qf = mq::gguf::read(dir + "/q.gguf");
+  for (const auto& t : f.tensors) CHECK(qf.tensor(t.name)->type == t.type);
   std::filesystem::remove_all(dir);
 }

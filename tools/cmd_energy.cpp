@@ -91,6 +91,9 @@ void run(EnergyCli& cli) {
       {"options", summary["options"]},
       {"durations_s", {{"total", elapsed()}}},
   };
+  // The machine and the run's length travel with the numbers, so the README can say where they came from.
+  summary["machine"] = manifest.at("machine");
+  summary["seconds"] = elapsed();
   mqexp::write_json_atomic(cli.out + "/summary.json", summary);
   mqexp::write_json_atomic(cli.out + "/manifest.json", manifest);
   if (o.calibrate) {

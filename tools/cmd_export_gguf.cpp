@@ -17,6 +17,7 @@
 #include "minigpt/quantized_checkpoint.h"
 #include "minigpt/tokenizer.h"
 #include "minigpt/quant_plan.h"
+#include "quant_map.h"
 #include "experiments/workspace.h"
 
 namespace mqcli {
@@ -24,7 +25,8 @@ namespace {
 
 struct ExportOptions {
   std::string model = mqexp::kDefaultModel;
-  std::string scheme;  // "" only for an already quantized checkpoint
+  std::string scheme;     // "" only for an already quantized checkpoint or with a quant map
+  std::string quant_map;  // per-Linear schemes (quant_plan.h's JSON) instead of one --scheme
   std::string out;
   std::string embedding;  // "" = fp32 for an fp32 export, fp16 otherwise
   std::string lexicon = mqexp::kDefaultLexicon;
@@ -52,14 +54,14 @@ mq::gguf::TensorType embedding_type(const std::string& name) {
 }
 
 void run(const ExportOptions& o) {
-  minigpt::QuantPlan plan;  // the sweep's plan for the scheme: what `miniquant quantize` would store
-  if (!o.scheme.empty()) {
-    plan = minigpt::QuantPlan::uniform(o.scheme);
-    if (plan.base.act != mq::ActMode::weight_only)
-      throw mq::UsageError(fmt::format("export-gguf --scheme {}: '+a8' is how miniquant's kernels run the weights, not how "
-                                       "they are stored (llama.cpp picks its own activation format); drop it",
-                                       o.scheme));
-    mq::gguf::type_for(plan.base.scheme);  // a scheme without a GGUF type fails before loading anything
+  // The sweep's plan for the scheme (what `miniquant quantize` would store), or a quant map.
+  minigpt::QuantPlan plan;
+  const bool requested = !o.scheme.empty() || !o.quant_map.empty();
+  if (requested) {
+    plan = plan_from_options(o.scheme, o.quant_map, "export-gguf");
+    require_weight_only(plan, "export-gguf");
+    // A scheme without a GGUF type fails before loading anything, not after minutes of GPTQ.
+    for (const auto& r : plan_recipes(plan)) mq::gguf::type_for(r.scheme);
   }
   const mq::gguf::TensorType emb_given = o.embedding.empty() ? mq::gguf::TensorType::F32 : embedding_type(o.embedding);
   check_output_path(o.out);
@@ -70,12 +72,12 @@ void run(const ExportOptions& o) {
   if (meta.vocab_json.empty()) throw mq::Error(fmt::format("checkpoint '{}' carries no vocabulary", o.model));
   const minigpt::Tokenizer tok = minigpt::Tokenizer::from_json(meta.vocab_json);
   const bool stored = !stored_plan.is_identity();
-  if (stored && !o.scheme.empty())
-    throw mq::UsageError(fmt::format("export-gguf: {} is already quantized; drop --scheme to export its stored weights, or "
+  if (stored && requested)
+    throw mq::UsageError(fmt::format("export-gguf: {} is already quantized; drop --scheme / --quant-map to export its stored weights, or "
                                      "give its fp32 checkpoint",
                                      o.model));
-  if (!stored && o.scheme.empty())
-    throw mq::UsageError(fmt::format("export-gguf: {} is an fp32 checkpoint; --scheme is required", o.model));
+  if (!stored && !requested)
+    throw mq::UsageError(fmt::format("export-gguf: {} is an fp32 checkpoint; --scheme or --quant-map is required", o.model));
 
   if (!stored) {
     std::vector<std::vector<int32_t>> calib;
@@ -83,9 +85,11 @@ void run(const ExportOptions& o) {
       const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
       if (c.tok.hash() != tok.hash())
         throw mq::Error(fmt::format("export-gguf: {} was trained on another vocabulary than the corpus of seed {}", o.model, o.seed));
-      calib = minigpt::calibration_windows(minigpt::encode_split(tok, c.corpus.val), o.calib, model.config().n_ctx);
+      const int windows = o.quant_map.empty() ? o.calib : plan.gptq.calibration_windows;
+      calib = minigpt::calibration_windows(minigpt::encode_split(tok, c.corpus.val), windows, model.config().n_ctx);
     }
-    plan.gptq.calibration_windows = o.calib;
+    if (o.quant_map.empty()) plan.gptq.calibration_windows = o.calib;
+    plan.validate(model.config());
     minigpt::quantize_model(model, plan, calib);
   }
   const minigpt::QuantPlan& used = stored ? stored_plan : plan;
@@ -93,13 +97,13 @@ void run(const ExportOptions& o) {
   eo.embedding = !o.embedding.empty()                          ? emb_given
                  : used.embedding.kind == mq::Kind::fp16 ? mq::gguf::TensorType::F16
                                                          : mq::gguf::TensorType::F32;
-  eo.scheme_label = stored ? "stored: " + used.to_json().dump() : o.scheme;
+  eo.scheme_label = stored ? "stored: " + used.to_json().dump() : !o.quant_map.empty() ? "quant map: " + used.to_json().dump() : o.scheme;
   const mq::gguf::File f = minigpt::to_gguf(model, tok, eo);
   mq::gguf::write(o.out, f);
   int64_t bytes = 0;
   for (const auto& t : f.tensors) bytes += static_cast<int64_t>(t.data.size());
   fmt::print("{} -> {} ({}, token_embd {}): {} tensors, {} bytes of tensor data\n", o.model, o.out,
-             stored ? "stored quantization" : o.scheme, mq::gguf::tensor_type_name(eo.embedding), f.tensors.size(), bytes);
+             stored ? "stored quantization" : !o.quant_map.empty() ? "quant map " + plan.id : o.scheme, mq::gguf::tensor_type_name(eo.embedding), f.tensors.size(), bytes);
 }
 
 }  // namespace
@@ -111,6 +115,9 @@ void register_export_gguf(CLI::App& app) {
   cmd->add_option("--scheme", o->scheme,
                   "fp32, fp16, bf16, int8-per-channel, int8-g{32,64,128}, int4-g{32,64,128}[-asym], int4-per-channel; "
                   "-gptq appended for GPTQ; required for an fp32 checkpoint");
+  cmd->add_option("--quant-map", o->quant_map, "a quant map (JSON: default, layer_groups, tensors, gptq) instead of --scheme: "
+                                              "per-Linear GGUF types")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "GGUF file to write")->required();
   cmd->add_option("--embedding", o->embedding, "token embedding / tied head storage: fp32, fp16, bf16 (default: fp32 for "
                                                "--scheme fp32, else fp16 as the quantized models use)");

@@ -11,6 +11,7 @@
 #include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/quant_plan.h"
+#include "quant_map.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_checkpoint.h"
 #include "experiments/workspace.h"
@@ -30,28 +31,34 @@ struct QuantizeOptions {
   bool act_order = false;
   bool no_sequential = false;
   bool json = false;
+  std::string quant_map;  // a quant map instead of --scheme
 };
 
-void run(const QuantizeOptions& o) {
-  // The same plan the sweep builds for a scheme name: "<scheme>[-gptq]", embedding fp16.
-  minigpt::QuantPlan plan = minigpt::QuantPlan::uniform(o.scheme);
-  if (plan.base.act != mq::ActMode::weight_only)
-    throw mq::UsageError(fmt::format("quantize --scheme {}: '+a8' is how the kernels run the weights, not how they are "
-                                     "stored; quantize without it (miniquant sweep takes it)",
-                                     o.scheme));
+void run(const QuantizeOptions& o, bool gptq_flags_given) {
+  // The same plan the sweep builds for a scheme name ("<scheme>[-gptq]", embedding fp16), or a quant map.
+  minigpt::QuantPlan plan = plan_from_options(o.quant_map.empty() ? o.scheme : "", o.quant_map, "quantize");
+  require_weight_only(plan, "quantize");
+  if (o.quant_map.empty()) {
+    plan.gptq.sequential = !o.no_sequential;
+    plan.gptq.calibration_windows = o.calib;
+    plan.gptq.options.percdamp = o.percdamp;
+    plan.gptq.options.block = o.block;
+    plan.gptq.options.act_order = o.act_order;
+  } else if (gptq_flags_given) {
+    throw mq::UsageError(fmt::format("quantize --quant-map {}: the GPTQ settings come from the map's \"gptq\" object; drop "
+                                     "--calibration / --percdamp / --block / --act-order / --no-sequential",
+                                     o.quant_map));
+  }
   const bool gptq = plan.any_gptq();
-  plan.gptq.sequential = !o.no_sequential;
-  plan.gptq.calibration_windows = o.calib;
-  plan.gptq.options.percdamp = o.percdamp;
-  plan.gptq.options.block = o.block;
-  plan.gptq.options.act_order = o.act_order;
+  const std::string label = o.quant_map.empty() ? o.scheme : plan.id;
 
   if (!o.out.empty()) mq::check_writable_output(o.out);  // before GPTQ, not after it
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   std::vector<std::vector<int32_t>> calib;
   if (gptq)
-    calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), o.calib, lm.model.config().n_ctx);
+    calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), plan.gptq.calibration_windows, lm.model.config().n_ctx);
+  plan.validate(lm.model.config());
   const minigpt::ModelQuantReport rep = minigpt::quantize_model(lm.model, plan, calib);
 
   nlohmann::json per_layer = nlohmann::json::array();
@@ -71,8 +78,8 @@ void run(const QuantizeOptions& o) {
     }
     per_layer.push_back(j);
   }
-  nlohmann::json info = {{"scheme", o.scheme},
-                         {"storage_scheme", plan.base.scheme.name()},
+  nlohmann::json info = {{"scheme", label},
+                         {"storage_scheme", plan.rules.empty() ? plan.base.scheme.name() : std::string("mixed (see plan)")},
                          {"method", gptq ? "gptq" : "rtn"},
                          {"seed", o.seed}};
   if (!o.out.empty()) minigpt::save_quantized_model(o.out, lm.model, plan, lm.meta, info);
@@ -86,7 +93,7 @@ void run(const QuantizeOptions& o) {
     return;
   }
   fmt::print("{} -> {} ({}), Linear bytes {}, {:.2f} s (calibration {:.2f} s)\n", o.model, o.out.empty() ? "(not saved)" : o.out,
-             o.scheme, bytes, rep.total_seconds, rep.calibration_seconds);
+             label, bytes, rep.total_seconds, rep.calibration_seconds);
   for (const auto& l : per_layer) {
     fmt::print("  {:<20} {:>5}x{:<5} {:>9} B {:6.2f} s", l["name"].get<std::string>(), l["out"].get<int>(), l["in"].get<int>(),
                l["bytes"].get<long long>(), l["seconds"].get<double>());
@@ -106,6 +113,8 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--model", o->model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--scheme", o->scheme, "a scheme of the format table, with -gptq for GPTQ (e.g. int4-g64-gptq)")
       ->capture_default_str();
+  cmd->add_option("--quant-map", o->quant_map, "a quant map (JSON: default, layer_groups, tensors, gptq) instead of --scheme")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "where to write the quantized checkpoint");
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
@@ -117,7 +126,13 @@ void register_quantize(CLI::App& app) {
   cmd->add_flag("--act-order", o->act_order, "GPTQ: columns by decreasing diag(H), static groups");
   cmd->add_flag("--no-sequential", o->no_sequential, "GPTQ: calibrate every Linear on the fp32 model");
   cmd->add_flag("--json", o->json, "print the report as JSON");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, cmd] {
+    const bool gptq_flags = cmd->count("--calibration") + cmd->count("--percdamp") + cmd->count("--block") +
+                                cmd->count("--act-order") + cmd->count("--no-sequential") > 0;
+    if (!o->quant_map.empty() && cmd->count("--scheme") > 0)
+      throw mq::UsageError("quantize: give --scheme or --quant-map, not both");
+    run(*o, gptq_flags);
+  });
 }
 
 }  // namespace mqcli

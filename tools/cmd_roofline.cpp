@@ -28,6 +28,11 @@ std::string readme_block(const nlohmann::json& j) {
   std::string s = fmt::format("Measured by `{}` on {} ({} logical CPUs), {}.\n\n", j.at("command").get<std::string>(),
                               j.at("machine").at("cpu_model").get<std::string>(),
                               j.at("machine").at("logical_cpus").get<int>(), j.at("date").get<std::string>());
+  s += fmt::format("The measurement took {:.0f} s on that machine (family {}, model {}, stepping {}); load average {:.2f} "
+                   "when it started.\n\n",
+                   j.at("seconds").get<double>(), j.at("machine").value("cpu_family", -1),
+                   j.at("machine").value("cpu_model_number", -1), j.at("machine").value("cpu_stepping", -1),
+                   j.at("machine").value("load_average", nlohmann::json::object()).value("one", 0.0));
   s += "| ceiling | threads | median | low .. high | working set |\n|---|---:|---:|---:|---:|\n";
   for (const auto& c : j.at("ceilings")) {
     const std::string ws = c.contains("working_set_bytes")
@@ -39,12 +44,30 @@ std::string readme_block(const nlohmann::json& j) {
   }
   s += "\nMedian of 7 timed repetitions after a warm-up, each repetition lasting at least 20 ms; low .. high "
        "are the slowest and fastest repetitions.\n";
+  if (j.contains("compared_with_previous")) {
+    const nlohmann::json& c = j.at("compared_with_previous");
+    const std::string w = mqexp::ceilings_warning(c);
+    s += w.empty() ? fmt::format("\nWithin {:.0f}% of the ceilings this folder held before (measured {} on {}).\n",
+                                 100 * c.at("tolerance").get<double>(), c.at("reference_date").get<std::string>(),
+                                 c.at("reference_cpu").get<std::string>())
+                   : "\n**Warning: " + w + ".**\n";
+  }
   return s;
 }
 
 void run(const RooflineOptions& o, const std::string& command) {
   const std::vector<int> threads = o.threads.empty() ? mqexp::default_ceiling_threads() : o.threads;
   mq::check_writable_dir(o.out);  // before the measurements, not after them
+  // The ceilings this folder holds now (on a fresh clone: the committed run's), to compare with.
+  const std::string json_path = o.out + "/ceilings.json";
+  nlohmann::json previous;
+  if (std::filesystem::exists(json_path)) {
+    try {
+      previous = mqexp::read_json(json_path);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "roofline: not comparing with the previous ceilings: {}\n", e.what());
+    }
+  }
   const auto t0 = std::chrono::steady_clock::now();
   mqexp::Progress progress(1);
   const nlohmann::json measured = mqexp::measure_ceilings(threads, [&](int done, int total, const std::string& what) {
@@ -56,7 +79,11 @@ void run(const RooflineOptions& o, const std::string& command) {
   j["machine"] = mqexp::machine_json();
   j["build"] = mqexp::build_json();
   j["seconds"] = mq::seconds_since(t0);
-  const std::string json_path = o.out + "/ceilings.json";
+  if (previous.is_object() && previous.contains("ceilings")) {
+    j["compared_with_previous"] = mqexp::compare_ceilings(j, previous);
+    const std::string w = mqexp::ceilings_warning(j["compared_with_previous"]);
+    if (!w.empty()) fmt::print(stderr, "roofline: warning: {}\n", w);
+  }
   mqexp::write_json_atomic(json_path, j);
   fmt::print("wrote {}\n", json_path);
   if (o.plot) {

@@ -102,6 +102,7 @@ void run(SweepCli& cli) {
       {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
                    {"gpt2_shaped", o.gpt2_shaped}}},
       {"ceilings_file", results.ceilings_file},
+      {"ceilings_compared", o.ceilings.value("compared_with_previous", nlohmann::json())},
       {"durations_s", durations},
   };
   mqexp::write_json_atomic(cli.out + "/results.json", mqexp::to_json(results));
@@ -124,6 +125,8 @@ void run(SweepCli& cli) {
                r.speed->decode_tokens_per_s.median, r.speed->prefill_tokens_per_s.median,
                r.on_pareto_frontier ? "pareto" : "", r.speed->busy ? " busy" : "");
   }
+  const std::string ceil_warning = mqexp::ceilings_warning(manifest.at("ceilings_compared"));
+  if (!ceil_warning.empty()) fmt::print(stderr, "sweep: warning: {}\n", ceil_warning);
   if (busy > 0)
     fmt::print(stderr, "sweep: warning: the machine was busy (load average above its cores) while {} rows were timed; "
                        "their speeds are not results\n", busy);

@@ -41,31 +41,38 @@ def ceilings_for(ceil, threads):
     return [c for c in rows if c["kind"] == "compute"], [c for c in rows if c["kind"] == "bandwidth"]
 
 
-def draw_ceilings(ax, ceil, threads, xlim=(1e-2, 1e3), label=True, alpha=1.0):
-    """Roofline ceilings on a log-log axis: FLOP/s flat lines, bandwidth diagonals (GFLOP/s =
-    intensity x GB/s) capped at the highest compute peak."""
+def draw_ceilings(ax, ceil, threads, xlim=(1e-2, 1e3), alpha=1.0):
+    """Roofline ceilings on a log-log axis: peak arithmetic as flat dashed lines, read bandwidth per
+    level as diagonals (GFLOP/s = intensity x GB/s). A diagonal is solid up to the fp32 FMA peak (the
+    roof of every weight-only kernel, which widens weights to fp32) and dotted above it, where only
+    integer (or bf16) arithmetic goes. Every line is named in the legend, in words, so no label sits on
+    the plot to collide with another. Returns the legend handles."""
     import numpy as np
 
     compute, bandwidth = ceilings_for(ceil, threads)
     top = max(c["median"] for c in compute)
-    x = np.logspace(np.log10(xlim[0]), np.log10(xlim[1]), 200)
+    fp32 = [c["median"] for c in compute if c.get("datatype") == "fp32"]
+    knee = fp32[0] if fp32 else top
+    x = np.logspace(np.log10(xlim[0]), np.log10(xlim[1]), 400)
     colors = plt.cm.viridis(np.linspace(0.0, 0.85, max(1, len(bandwidth))))
-    for i, (c, col) in enumerate(zip(bandwidth, colors)):
-        y = np.minimum(x * c["median"], top)
-        ax.plot(x, y, color=col, lw=1.4, alpha=alpha)
-        if label:  # staggered up the diagonal so neighbouring levels' labels do not overlap, inside the axes
-            xi = max(xlim[0] * 1.5 * 2.2 ** i, 2.0 * 2.5 ** i / c["median"])
-            xi = min(xi, top / c["median"] / 2)
-            ax.text(xi * 1.15, xi * c["median"], f'{c["level"]} read {c["median"]:.0f} GB/s', color=col, fontsize=7,
-                    ha="left", va="top")
-    for i, c in enumerate(sorted(compute, key=lambda c: c["median"])):
-        ax.axhline(c["median"], color="0.35", ls="--", lw=1.0, alpha=alpha)
-        if label:  # alternate right / middle: two peaks can be almost equal
-            ax.text(xlim[1] if i % 2 == 0 else xlim[1] / 40, c["median"] * 1.03, f'{c["name"]} {c["median"]:.0f} {c["unit"]}',
-                    fontsize=7, ha="right", va="bottom", color="0.25")
+    handles = []
+    for c, col in zip(bandwidth, colors):
+        y = x * c["median"]
+        lo = y <= knee
+        h, = ax.plot(x[lo], y[lo], color=col, lw=1.4, alpha=alpha, label=f'{c["level"]} read bandwidth {c["median"]:.0f} GB/s')
+        hi = (y >= knee) & (y <= top)
+        ax.plot(x[hi], y[hi], color=col, lw=1.2, ls=":", alpha=alpha)
+        handles.append(h)
+    greys = ["0.0", "0.3", "0.5", "0.65"]
+    styles = ["--", "-.", (0, (5, 1.5)), (0, (1, 1.5, 4, 1.5))]
+    for i, c in enumerate(sorted(compute, key=lambda c: -c["median"])):
+        h = ax.axhline(c["median"], color=greys[i % 4], ls=styles[i % 4], lw=1.0, alpha=alpha,
+                       label=f'{c["name"]} peak {c["median"]:.0f} {c["unit"]}')
+        handles.append(h)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*xlim)
-    ax.set_xlabel("arithmetic intensity (FLOP or OP per byte)")
-    ax.set_ylabel("GFLOP/s (GOP/s for int8)")
+    ax.set_xlabel("arithmetic intensity (FLOP or integer op per byte moved)")
+    ax.set_ylabel("GFLOP/s (GOP/s for int8 arithmetic)")
     ax.grid(True, which="both", alpha=0.2)
+    return handles

@@ -129,4 +129,47 @@ Bound roofline_bound(const nlohmann::json& ceilings, double intensity, double wo
   return b;
 }
 
+nlohmann::json compare_ceilings(const nlohmann::json& now, const nlohmann::json& reference, double tolerance) {
+  const auto cpu = [](const nlohmann::json& j) {
+    const nlohmann::json m = j.value("machine", nlohmann::json::object());
+    return fmt::format("{} (family {}, model {})", m.value("cpu_model", std::string("unknown CPU")),
+                       m.value("cpu_family", -1), m.value("cpu_model_number", -1));
+  };
+  const bool same_cpu = cpu(now) == cpu(reference);
+  nlohmann::json ratios = nlohmann::json::array();
+  std::string summary;
+  bool differs = !same_cpu;
+  for (const auto& c : now.at("ceilings")) {
+    for (const auto& r : reference.value("ceilings", nlohmann::json::array())) {
+      if (r.value("name", "") != c.at("name") || r.value("threads", -1) != c.at("threads")) continue;
+      const double ref = r.value("median", 0.0);
+      if (!(ref > 0)) continue;
+      const double ratio = c.at("median").get<double>() / ref;
+      ratios.push_back({{"name", c.at("name")}, {"threads", c.at("threads")}, {"ratio", ratio}});
+      if (ratio > 1 + tolerance || ratio < 1 / (1 + tolerance)) {
+        differs = true;
+        summary += fmt::format("{}{} x{} {:.2f}x", summary.empty() ? "" : ", ", c.at("name").get<std::string>(),
+                               c.at("threads").get<int>(), ratio);
+      }
+    }
+  }
+  if (ratios.empty()) differs = true;  // nothing in common: nothing can be compared
+  return {{"reference_date", reference.value("date", std::string("unknown date"))},
+          {"reference_cpu", cpu(reference)},
+          {"cpu", cpu(now)},
+          {"same_cpu", same_cpu},
+          {"tolerance", tolerance},
+          {"ratios", ratios},
+          {"differs", differs},
+          {"summary", summary}};
+}
+
+std::string ceilings_warning(const nlohmann::json& cmp) {
+  if (!cmp.is_object() || !cmp.value("differs", false)) return "";
+  std::string s = fmt::format("this machine's ceilings differ from the reference run's ({} on {}; now {})",
+                              cmp.value("reference_date", ""), cmp.value("reference_cpu", ""), cmp.value("cpu", ""));
+  if (!cmp.value("summary", std::string()).empty()) s += ": " + cmp.at("summary").get<std::string>();
+  return s + "; speeds measured here are not comparable with the committed ones";
+}
+
 }  // namespace mqexp

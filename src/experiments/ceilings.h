@@ -33,4 +33,14 @@ struct Bound {
 Bound roofline_bound(const nlohmann::json& ceilings, double intensity, double working_set_bytes, int threads,
                      const std::string& compute = "fp32");
 
+// How a fresh set of ceilings compares with a reference set (the ones the output folder held before the
+// run: on a fresh clone, the committed run's). Two machines sold under the same CPU name have been 2x
+// apart, so speeds from different runs are only comparable when this says so. Returns
+// {"reference_date", "reference_cpu", "same_cpu", "ratios": [{"name","threads","ratio"}], "differs",
+// "summary"}: `differs` when the CPU family / model differ or any common ceiling's median moved by more
+// than `tolerance` (ratio outside [1 / (1 + tolerance), 1 + tolerance]).
+nlohmann::json compare_ceilings(const nlohmann::json& now, const nlohmann::json& reference, double tolerance = 0.25);
+// One sentence for terminals and READMEs when `cmp` (from compare_ceilings) differs; "" otherwise.
+std::string ceilings_warning(const nlohmann::json& cmp);
+
 }  // namespace mqexp

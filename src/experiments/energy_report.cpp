@@ -117,6 +117,14 @@ std::string energy_readme_block(const json& s) {
   std::string t;
   const bool measured = s.at("measured").get<bool>();
   t += fmt::format("**{}.**\n\n", source_line(s));
+  if (s.contains("machine") && s.contains("seconds")) {
+    const json& m = s.at("machine");
+    t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min "
+                     "there.\n\n",
+                     m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
+                     m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),
+                     s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60);
+  }
   if (!measured)
     t += "Every joule below is an estimate from the model, labelled `model:` in every file; no hardware counter was readable on the "
          "machine that ran this (see `hardware.meters` in summary.json for why).\n\n";

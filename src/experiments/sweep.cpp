@@ -103,6 +103,23 @@ Footprint describe(const minigpt::Model& m, int context) {
   return f;
 }
 
+// The arithmetic a scheme's decode runs, as named in ceilings.json's "datatype": `+a8` rows multiply
+// int8 codes by int8 activations (vpdpbusd, 512-bit where the machine has it), everything else
+// widens its weights to fp32 and runs FMAs. A dot is judged against the peak of what it executes.
+static std::string arithmetic_of(const std::string& scheme, const nlohmann::json& ceilings) {
+  bool a8 = false;
+  try {
+    a8 = minigpt::LinearRecipe::parse(scheme).act == mq::ActMode::dynamic_int8;
+  } catch (const std::exception&) {
+    return "fp32";  // not a single recipe (a quant map's rows): their Linears run fp32 FMAs or a mix
+  }
+  if (!a8) return "fp32";
+  for (const char* dt : {"int8", "int8-ymm"})
+    for (const auto& c : ceilings.at("ceilings"))
+      if (c.at("kind") == "compute" && c.value("datatype", "") == dt) return dt;
+  return "fp32";  // no VNNI probe ran on this machine: the kernel's portable path widens to fp32 too
+}
+
 // Decode and prefill speed of several configured models, timed in interleaved rounds (one repetition of
 // each model per round, after one warm-up each in the first), so a slow spell of a shared machine
 // spreads over all of them instead of penalising whichever ran then.
@@ -141,7 +158,7 @@ void time_models(const std::vector<minigpt::Model*>& models, std::vector<SchemeR
     s.load_after = after.one;
     s.busy = mq::machine_busy(before, limit) || mq::machine_busy(after, limit);
     if (!o.ceilings.is_null()) {
-      const Bound b = roofline_bound(o.ceilings, t.flops / t.total, t.total, threads);
+      const Bound b = roofline_bound(o.ceilings, t.flops / t.total, t.total, threads, arithmetic_of(rows[i].scheme, o.ceilings));
       s.roofline = RooflinePoint{b.ceiling, b.level, b.attainable / 1e9, t.flops * tps / b.attainable, b.bandwidth / 1e9};
     }
     rows[i].speed = s;

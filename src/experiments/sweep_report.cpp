@@ -1,5 +1,7 @@
 #include "experiments/sweep_report.h"
 
+#include "experiments/ceilings.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -127,6 +129,11 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
       manifest.at("threads").get<int>(), manifest.at("date").get<std::string>(),
       commit.is_string() ? commit.get<std::string>().substr(0, 12) : std::string("unknown"),
       base && base->quality ? base->quality->test_tokens : 0LL, res.seed);
+  if (manifest.contains("durations_s"))
+    s += fmt::format("The whole sweep took {:.1f} min on that machine; on another, or with other work running, it takes "
+                     "longer or shorter.\n\n", manifest.at("durations_s").value("total", 0.0) / 60);
+  const std::string ceil_warning = ceilings_warning(manifest.value("ceilings_compared", json()));
+  if (!ceil_warning.empty()) s += "**Warning: " + ceil_warning + ".**\n\n";
   std::vector<std::string> busy;
   for (const auto* list : {&res.schemes, &res.gpt2_schemes})
     for (const auto& r : *list)

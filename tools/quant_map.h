@@ -1,0 +1,50 @@
+// `--quant-map FILE` for the commands that quantize (quantize, export-gguf): the quant-map JSON of
+// src/minigpt/quant_plan.h read with the checked parser, and the choice between it and --scheme.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
+#include "minigpt/quant_plan.h"
+
+namespace mqcli {
+
+// A quant map is a few hundred bytes; a megabyte is a wrong file, not a map.
+inline constexpr size_t kMaxQuantMapBytes = size_t{1} << 20;
+
+inline minigpt::QuantPlan read_quant_map(const std::string& path) {
+  mq::check_input_file(path);
+  const std::string text = mq::read_file(path);
+  if (text.size() > kMaxQuantMapBytes)
+    throw mq::UsageError(fmt::format("--quant-map {}: {} bytes is not a quant map (at most {})", path, text.size(), kMaxQuantMapBytes));
+  return minigpt::QuantPlan::from_json(mq::parse_json_checked(text, "--quant-map " + path), "--quant-map " + path);
+}
+
+// Every recipe a plan can hand a Linear: its default and each rule's.
+inline std::vector<minigpt::LinearRecipe> plan_recipes(const minigpt::QuantPlan& p) {
+  std::vector<minigpt::LinearRecipe> r = {p.base};
+  for (const auto& rule : p.rules) r.push_back(rule.recipe);
+  return r;
+}
+
+// Exactly one of --scheme / --quant-map; `command` names the subcommand in the message.
+inline minigpt::QuantPlan plan_from_options(const std::string& scheme, const std::string& quant_map, const std::string& command) {
+  if (!scheme.empty() && !quant_map.empty())
+    throw mq::UsageError(fmt::format("{}: give --scheme or --quant-map, not both", command));
+  return quant_map.empty() ? minigpt::QuantPlan::uniform(scheme) : read_quant_map(quant_map);
+}
+
+// Storage commands store weights; `+a8` is how miniquant's kernels run them, so it has no meaning here.
+inline void require_weight_only(const minigpt::QuantPlan& p, const std::string& command) {
+  for (const auto& r : plan_recipes(p))
+    if (r.act != mq::ActMode::weight_only)
+      throw mq::UsageError(fmt::format("{}: '{}' : '+a8' is how miniquant's kernels run the weights, not how they are stored; "
+                                       "drop it (miniquant sweep takes it)",
+                                       command, r.name()));
+}
+
+}  // namespace mqcli
