@@ -75,6 +75,42 @@ TEST_CASE("roofline bound: the level the working set fits in, and the lower of b
   b = mqexp::roofline_bound(c, 1.0, 80e3, 3);  // 3 threads: the closest measured count is 2, L1 at 2 threads
   CHECK(b.level == "L1");
   CHECK_THROWS(mqexp::roofline_bound(c, 1.0, 30e3, 1));  // no L1 figure for 1 thread
+
+  // An int8-activation dot is bounded by the int8 peak, not the fp32 one.
+  nlohmann::json ci = c;
+  ci["ceilings"].push_back({{"kind", "compute"}, {"datatype", "int8"}, {"threads", 2}, {"median", 800.0}});
+  b = mqexp::roofline_bound(ci, 100.0, 16e6, 2, "int8");  // L3: 4000 > 800
+  CHECK(b.attainable == doctest::Approx(800e9));
+  CHECK(b.ceiling.find("int8") != std::string::npos);
+  CHECK(mqexp::roofline_bound(ci, 100.0, 16e6, 2).attainable == doctest::Approx(200e9));
+}
+
+TEST_CASE("ceilings compared with a reference run: same CPU within tolerance, or a warning naming what moved") {
+  auto run = [](int model, double fma, double dram) {
+    return nlohmann::json{{"date", "2026-11-20"},
+                          {"machine", {{"cpu_model", "AMD EPYC"}, {"cpu_family", 25}, {"cpu_model_number", model}}},
+                          {"ceilings", {{{"name", "fp32 FMA"}, {"threads", 1}, {"median", fma}},
+                                        {{"name", "DRAM read"}, {"threads", 1}, {"median", dram}}}}};
+  };
+  nlohmann::json cmp = mqexp::compare_ceilings(run(17, 125, 20), run(17, 120, 21));
+  CHECK(cmp["same_cpu"] == true);
+  CHECK(cmp["differs"] == false);
+  CHECK(cmp["ratios"].size() == 2);
+  CHECK(mqexp::ceilings_warning(cmp).empty());
+
+  cmp = mqexp::compare_ceilings(run(17, 250, 20), run(17, 120, 21));  // 2.08x on one ceiling
+  CHECK(cmp["differs"] == true);
+  CHECK(cmp["summary"].get<std::string>().find("fp32 FMA") != std::string::npos);
+  CHECK(cmp["summary"].get<std::string>().find("DRAM") == std::string::npos);
+  CHECK_FALSE(mqexp::ceilings_warning(cmp).empty());
+
+  cmp = mqexp::compare_ceilings(run(68, 125, 20), run(17, 125, 20));  // same numbers, another CPU model
+  CHECK(cmp["same_cpu"] == false);
+  CHECK(cmp["differs"] == true);
+  CHECK(mqexp::ceilings_warning(cmp).find("model 68") != std::string::npos);
+
+  cmp = mqexp::compare_ceilings(run(17, 125, 20), nlohmann::json::object());  // nothing to compare with
+  CHECK(cmp["differs"] == true);
 }
 
 TEST_CASE("README generated block: replaced between markers, appended when missing") {
