@@ -30,7 +30,10 @@ for name, rows, marker in models:
         bound = r.get("roofline", {})
         if bound:
             label += f', {100 * bound["fraction_of_bound"]:.0f}% of {bound["ceiling"]}'
-        h = ax.scatter(x, y, marker=marker, s=60, color=wanted[r["scheme"]], edgecolor="k", zorder=4, label=label)
+        # Squares larger and beneath circles: a MiniGPT dot that lands on a GPT-2-shaped one stays visible.
+        big = marker == "s"
+        h = ax.scatter(x, y, marker=marker, s=120 if big else 45, color=wanted[r["scheme"]], edgecolor="k",
+                       zorder=3 if big else 5, label=label)
         dot_handles.append(h)
 ax.set_ylim(0.5, 4 * max(c["median"] for c in common.ceilings_for(ceil, t)[0]))
 first = ax.legend(handles=ceiling_handles, loc="upper left", fontsize=7, title="ceilings", title_fontsize=7,
