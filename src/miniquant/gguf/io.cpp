@@ -232,13 +232,17 @@ File parse(std::span<const uint8_t> bytes) {
     const uint32_t n_dims = in.get<uint32_t>("dimension count");
     if (n_dims < 1 || n_dims > static_cast<uint32_t>(kMaxDims))
       in.fail(fmt::format("tensor \"{}\" has {} dimensions (1 to {})", t.name, n_dims, kMaxDims));
-    uint64_t elements = 1;
+    // Bound every product by the buffer size: no real tensor has more elements than the file has bits.
+    // The product of the non-zero dimensions is bounded too: a zero dimension makes the tensor empty,
+    // but {0, 2^21, 2^21, 2^21} would still overflow rows() (an int64 product of ne[1..]).
+    const uint64_t bound = bytes.size() * 8ULL + 64;
+    uint64_t elements = 1, nonzero = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
       const uint64_t n = in.get<uint64_t>("dimension");
-      // Bound every product by the buffer size: no real tensor has more elements than the file has bits.
-      if (n > bytes.size() * 8ULL + 64 || (n && elements > (bytes.size() * 8ULL + 64) / n))
+      if (n > bound || (n && nonzero > bound / n))
         in.fail(fmt::format("tensor \"{}\" dimension {} = {} is larger than the file can hold", t.name, d, n));
       elements *= n;
+      if (n) nonzero *= n;
       t.ne.push_back(static_cast<int64_t>(n));
     }
     const uint32_t type = in.get<uint32_t>("tensor type");
