@@ -201,7 +201,7 @@ TEST_CASE("class 1, crashes: deep JSON, a long .npy field and overflowing size p
 }
 
 TEST_CASE("class 1, crashes: a GGUF tensor with a zero dimension cannot hide an overflowing product of the others") {
-  // Found by fuzz_gguf: {0, 2^21, 2^21, 2^21} has 0 elements, so the old per-product bound passed it,
+  // Found reading the GGUF reader for fuzz_gguf: {0, 2^21, 2^21, 2^21} has 0 elements, so the old per-product bound passed it,
   // and Tensor::rows() (the int64 product of ne[1..]) overflowed. A 300 KB buffer allows dimensions
   // up to 8 x 300000 + 64, so each dimension alone is in bounds; their product is not.
   std::string b("GGUF", 4);
@@ -350,7 +350,7 @@ TEST_CASE("class 3, silent wrong numbers: out-of-range integers, duplicate keys,
 
 TEST_CASE("class 3, silent wrong numbers: a quant map's layer numbers and GPTQ settings are range-checked, never truncated") {
   // get<int> used to read layer 4294967296 as layer 0 and 2.5 as 2 (and 1e300 was undefined behaviour,
-  // found by fuzz_quant_map); percdamp 1e999 (inf) passed the "> 0" check.
+  // found reading from_json for fuzz_quant_map); percdamp 1e999 (inf) passed the "> 0" check.
   const auto plan = [](const std::string& text) { return QuantPlan::from_json(mq::parse_json_checked(text, "map.json"), "map.json"); };
   const std::string head = R"({"config_id": "x", "default": "int4-g64", )";
   CHECK_THROWS_WITH_AS(plan(head + R"("layer_groups": [{"layers": [4294967296], "quant": "fp16"}]})"),
