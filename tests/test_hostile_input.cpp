@@ -201,9 +201,8 @@ TEST_CASE("class 1, crashes: deep JSON, a long .npy field and overflowing size p
 }
 
 TEST_CASE("class 1, crashes: a GGUF tensor with a zero dimension cannot hide an overflowing product of the others") {
-  // Found reading the GGUF reader for fuzz_gguf: {0, 2^21, 2^21, 2^21} has 0 elements, so the old per-product bound passed it,
-  // and Tensor::rows() (the int64 product of ne[1..]) overflowed. A 300 KB buffer allows dimensions
-  // up to 8 x 300000 + 64, so each dimension alone is in bounds; their product is not.
+  // Found reading the GGUF reader for fuzz_gguf: {0, 2^21, 2^21, 2^21} has 0 elements, so the old
+  // per-product bound passed it, and Tensor::rows() (the int64 product of ne[1..]) overflowed.
   std::string b("GGUF", 4);
   auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
   put(uint32_t{3});
@@ -217,7 +216,7 @@ TEST_CASE("class 1, crashes: a GGUF tensor with a zero dimension cannot hide an 
   put(uint64_t{0});  // offset
   b.resize(300000, '\0');
   CHECK_THROWS_WITH_AS(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(b.data()), b.size())),
-                       "gguf: tensor \"t\" dimension 2 = 2097152 is larger than the file can hold (at byte 61 of 300000)", mq::Error);
+                       "gguf: tensor \"t\" dimension 3 = 2097152 makes its shape overflow 64 bits (at byte 69 of 300000)", mq::Error);
   // An empty tensor whose other dimensions fit is still a legal GGUF tensor.
   const uint64_t one = 1;
   b.replace(53, 8, reinterpret_cast<const char*>(&one), 8);  // ne[2] (ne[0] is at byte 37)
@@ -227,6 +226,38 @@ TEST_CASE("class 1, crashes: a GGUF tensor with a zero dimension cannot hide an 
   CHECK(f.tensors[0].ne == std::vector<int64_t>{0, 1 << 21, 1, 1});
   CHECK(f.tensors[0].rows() == int64_t{1} << 21);
   CHECK(f.tensors[0].data.empty());
+  // Found by the long fuzz_gguf run: an empty tensor {0, 1, 1131, 0} passed in a 137-byte file (each
+  // dimension was bounded by 8 x the file size) but not in the 96 bytes the writer makes of it: the
+  // reader refused a file the writer wrote. Empty tensors' dimensions no longer depend on the file size.
+  std::string e("GGUF", 4);
+  auto put_e = [&](auto v) { e.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put_e(uint32_t{3});
+  put_e(uint64_t{1});
+  put_e(uint64_t{0});
+  put_e(uint64_t{1});
+  e += "k";
+  put_e(uint32_t{4});
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{1131}, uint64_t{0}}) put_e(n);
+  put_e(uint32_t{0});
+  put_e(uint64_t{0});
+  e.resize(137, '\0');
+  const mq::gguf::File g = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e.data()), e.size()));
+  const std::string again = mq::gguf::serialize(g);
+  CHECK(again.size() == 96);
+  const mq::gguf::File h = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(again.data()), again.size()));
+  REQUIRE(h.tensors.size() == 1);
+  CHECK(h.tensors[0].ne == std::vector<int64_t>{0, 1, 1131, 0});
+  // The largest empty shapes: fine; one past them overflows.
+  const uint64_t big = uint64_t{1} << 62;
+  std::string z = e;
+  const uint64_t one_dim = 1;
+  std::memcpy(z.data() + 53, &one_dim, 8);  // {2^62, 1, 1, 0}: the non-zero product fits int64
+  std::memcpy(z.data() + 37, &big, 8);      // ne[0] = 2^62 (F32), rows 0
+  CHECK(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(z.data()), z.size())).tensors[0].ne[0] == int64_t{1} << 62);
+  const uint64_t too_big = uint64_t{1} << 63;
+  std::memcpy(z.data() + 37, &too_big, 8);
+  CHECK_THROWS_WITH_AS(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(z.data()), z.size())),
+                       doctest::Contains("dimension 0 = 9223372036854775808 makes its shape overflow 64 bits"), mq::Error);
 }
 
 TEST_CASE("class 2, a file our tool writes is a file our tool reads: float schemes and zero-length tensors") {
