@@ -1,8 +1,10 @@
 // Writes the fuzzers' seed corpora into <out>/<target>/: small valid files made with the project's
 // own writers (so mutations start from inputs that reach deep into the loaders), plus
 // structure-aware hostile cases random mutation reaches slowly: deep nesting, long fields,
-// overflowing size products, negative and huge dimensions, duplicate keys, NaN values.
+// overflowing size products, negative and huge dimensions, duplicate keys, NaN values, GGUF counts
+// and string lengths beyond the file, overlapping / misaligned / out-of-range tensor offsets.
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -11,10 +13,14 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "miniquant/gguf/convert.h"
+#include "miniquant/gguf/io.h"
 #include "miniquant/util/io.h"
 #include "miniquant/npy.h"
 #include "miniquant/quantize.h"
+#include "miniquant/random.h"
 #include "minigpt/checkpoint.h"
+#include "minigpt/gguf_export.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_checkpoint.h"
@@ -136,6 +142,163 @@ void npy_seeds() {
   put("npy", "many_dims.npy", npy_raw("{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }"));
 }
 
+
+// ---- GGUF -----------------------------------------------------------------------------------------
+
+// Raw GGUF bytes, for headers the writer refuses to produce.
+struct GgufRaw {
+  std::string b = std::string("GGUF", 4);
+  template <class T>
+  GgufRaw& put(T v) {
+    b.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    return *this;
+  }
+  GgufRaw& str(const std::string& s) {
+    put<uint64_t>(s.size());
+    b += s;
+    return *this;
+  }
+  // A tensor info: name, dims, ggml type, offset.
+  GgufRaw& tensor(const std::string& name, std::initializer_list<uint64_t> ne, uint32_t type, uint64_t offset) {
+    str(name);
+    put<uint32_t>(static_cast<uint32_t>(ne.size()));
+    for (uint64_t n : ne) put<uint64_t>(n);
+    put<uint32_t>(type);
+    return put<uint64_t>(offset);
+  }
+  // Zero padding to 32 and `data` bytes of data.
+  std::string with_data(size_t data) const {
+    std::string out = b;
+    out.resize((out.size() + 31) / 32 * 32, '\0');
+    return out + std::string(data, '\x3c');
+  }
+};
+
+GgufRaw gguf_header(uint64_t n_tensors, uint64_t n_kv) {
+  GgufRaw r;
+  r.put<uint32_t>(3).put<uint64_t>(n_tensors).put<uint64_t>(n_kv);
+  return r;
+}
+
+// Every tensor type the project reads, on a few small rows, and every metadata value type.
+mq::gguf::File gguf_small(uint32_t alignment) {
+  using namespace mq::gguf;
+  File f;
+  if (alignment) f.set(kAlignmentKey, Value::u32(alignment));
+  f.set("general.architecture", Value::string("gpt2"));
+  f.set("a.u64", Value::u64(1ULL << 40));
+  f.set("a.i32", Value::i32(-5));
+  f.set("a.f32", Value::f32(1e-5f));
+  f.set("a.bool", Value::boolean(true));
+  f.set("a.strings", Value::strings({"<unk>", "\xe2\x96\x81the", ""}));
+  f.set("a.i32s", Value::i32s({3, -1, 7}));
+  f.set("a.f32s", Value::f32s({0.5f, -2.0f}));
+  const std::vector<float> w = mq::gaussian_matrix(2, 64, 42);
+  f.tensors.push_back(from_floats(w.data(), 2, 64, TensorType::F32, "w.f32"));
+  f.tensors.push_back(from_floats(w.data(), 1, 5, TensorType::F16, "v.f16", true));  // 10 bytes: padding follows
+  f.tensors.push_back(from_floats(w.data(), 2, 32, TensorType::BF16, "w.bf16"));
+  f.tensors.push_back(from_qtensor(mq::quantize(w.data(), 2, 64, mq::Scheme::integer(8, 32)), "w.q8_0"));
+  f.tensors.push_back(from_qtensor(mq::quantize(w.data(), 2, 64, mq::Scheme::integer(4, 32)), "w.q4_0"));
+  f.tensors.push_back(from_qtensor(mq::quantize(w.data(), 2, 64, mq::Scheme::integer(4, 64, false)), "w.q4_1"));
+  return f;
+}
+
+// The exporter's output for the smallest MiniGPT quantized with `scheme`.
+std::string gguf_model(const std::string& scheme) {
+  Model m(smallest(), 42);
+  const QuantPlan plan = QuantPlan::uniform(scheme);
+  quantize_model(m, plan);
+  const Tokenizer tok({"<unk>", "<sep>"});
+  GgufExportOptions o;
+  o.embedding = plan.is_identity() ? mq::gguf::TensorType::F32 : mq::gguf::TensorType::F16;
+  o.scheme_label = scheme;
+  return mq::gguf::serialize(to_gguf(m, tok, o));
+}
+
+void gguf_seeds() {
+  using mq::gguf::serialize;
+  put("gguf", "small.gguf", serialize(gguf_small(0)));
+  put("gguf", "small_align64.gguf", serialize(gguf_small(64)));
+  put("gguf", "empty.gguf", serialize(mq::gguf::File{}));
+  // The smallest MiniGPT as export-gguf writes it: Q8_0, Q4_0, Q4_1 Linears; F16 / F32 embedding.
+  put("gguf", "model_int8.gguf", gguf_model("int8-per-channel"));
+  put("gguf", "model_int4_g32.gguf", gguf_model("int4-g32"));
+  put("gguf", "model_int4_g64_asym.gguf", gguf_model("int4-g64-asym"));
+  const std::string small = serialize(gguf_small(0));
+  put("gguf", "truncated.gguf", small.substr(0, small.size() - 7));
+  // Counts that claim more than any file holds.
+  put("gguf", "huge_tensor_count", gguf_header(UINT64_MAX, 0).b);
+  put("gguf", "huge_kv_count", gguf_header(0, uint64_t{1} << 62).b);
+  // Absurd string lengths: a key, a value, a tensor name.
+  put("gguf", "huge_key_length", gguf_header(0, 1).put<uint64_t>(UINT64_MAX - 3).b + "abc");
+  put("gguf", "huge_string_value", gguf_header(0, 1).str("k").put<uint32_t>(8).put<uint64_t>(uint64_t{1} << 40).b + "abc");
+  put("gguf", "huge_string_array", gguf_header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(8).put<uint64_t>(UINT64_MAX).b);
+  put("gguf", "huge_number_array", gguf_header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(12).put<uint64_t>(uint64_t{1} << 61).b);
+  put("gguf", "nested_array", gguf_header(0, 1).str("k").put<uint32_t>(9).put<uint32_t>(9).put<uint64_t>(1).b);
+  put("gguf", "long_key", gguf_header(0, 1).str(std::string(40000, 'k')).put<uint32_t>(4).put<uint32_t>(7).b);
+  put("gguf", "bad_bool", gguf_header(0, 1).str("k").put<uint32_t>(7).put<uint8_t>(2).b);
+  put("gguf", "duplicate_key", gguf_header(0, 2).str("k").put<uint32_t>(4).put<uint32_t>(1).str("k").put<uint32_t>(4).put<uint32_t>(2).b);
+  put("gguf", "long_tensor_name", gguf_header(1, 0).tensor(std::string(40000, 'n'), {32}, 0, 0).with_data(128));
+  // Alignment: zero, not a power of two, the largest u32 power of two, the wrong type.
+  for (uint32_t a : {0u, 3u, 0x80000000u})
+    put("gguf", fmt::format("alignment_{}", a),
+        gguf_header(1, 1).str("general.alignment").put<uint32_t>(4).put<uint32_t>(a).tensor("t", {32}, 0, 0).with_data(128));
+  put("gguf", "alignment_u64", gguf_header(0, 1).str("general.alignment").put<uint32_t>(10).put<uint64_t>(32).b);
+  // Shapes: a product that overflows 64 bits, too many dimensions, a zero dimension, rows not a
+  // multiple of the block, an unknown ggml type.
+  put("gguf", "overflow_shape", gguf_header(1, 0).tensor("t", {uint64_t{1} << 32, uint64_t{1} << 32, 16}, 0, 0).with_data(64));
+  put("gguf", "five_dims", gguf_header(1, 0).tensor("t", {1, 1, 1, 1, 1}, 0, 0).with_data(64));
+  put("gguf", "zero_dim", gguf_header(1, 0).tensor("t", {0, UINT64_MAX}, 0, 0).with_data(0));
+  put("gguf", "q4_0_ragged_row", gguf_header(1, 0).tensor("t", {33, 2}, 2, 0).with_data(64));
+  put("gguf", "unknown_type", gguf_header(1, 0).tensor("t", {32}, 99, 0).with_data(128));
+  // Offsets: out of range, overlapping (both at 0), misaligned, past the end, and a data section cut short.
+  put("gguf", "offset_out_of_range", gguf_header(1, 0).tensor("t", {32}, 0, UINT64_MAX - 16).with_data(128));
+  put("gguf", "offsets_overlap", gguf_header(2, 0).tensor("a", {32}, 0, 0).tensor("b", {32}, 0, 0).with_data(256));
+  put("gguf", "offset_misaligned", gguf_header(2, 0).tensor("a", {8}, 0, 0).tensor("b", {8}, 0, 33).with_data(128));
+  put("gguf", "offset_past_end", gguf_header(1, 0).tensor("t", {32, 4}, 8, 0).with_data(34));
+  put("gguf", "duplicate_tensor", gguf_header(2, 0).tensor("a", {32}, 0, 0).tensor("a", {32}, 0, 128).with_data(256));
+  put("gguf", "version_2", GgufRaw().put<uint32_t>(2).put<uint64_t>(0).put<uint64_t>(0).b);
+}
+
+// ---- quant maps ------------------------------------------------------------------------------------
+
+void quant_map_seeds() {
+  put("quant_map", "uniform.json", R"({"config_id": "int4-g64", "default": "int4-g64"})");
+  put("quant_map", "fp32.json", R"({"config_id": "fp32", "default": "fp32", "embedding": "fp32"})");
+  put("quant_map", "layer_groups.json", R"({"config_id": "mixed", "default": "int4-g64",
+    "layer_groups": [{"layers": [0, 3], "quant": "int8-per-channel+a8"}, {"layers": [1], "quant": "int3-g64"}]})");
+  put("quant_map", "tensors.json", R"({"config_id": "t", "default": "int4-g128-asym",
+    "tensors": [{"match": "mlp_down", "quant": "int8-g32"}, {"match": "qkv", "layers": [2], "quant": "fp16"}],
+    "embedding": "fp16"})");
+  put("quant_map", "gptq.json", R"({"config_id": "g", "default": "int4-g64-gptq",
+    "layer_groups": [{"layers": [0], "quant": "int2-g64-asym-gptq"}],
+    "tensors": [{"match": "attn_out", "quant": "int4-per-channel-gptq+a8"}],
+    "gptq": {"calibration_windows": 64, "percdamp": 0.01, "block": 128, "act_order": true, "sequential": false}})");
+  // The JSON form of a plan, as a quantized checkpoint records it.
+  put("quant_map", "to_json.json", QuantPlan::uniform("int4-g64-gptq+a8").to_json().dump());
+  // Hostile: nesting, huge / negative / fractional layer numbers, overlapping groups, unknown kinds,
+  // schemes and keys, duplicate keys, long strings, non-finite and out-of-int GPTQ settings.
+  put("quant_map", "deep_70.json", R"({"config_id": "d", "default": "fp32", "layer_groups": )" + nested(70) + "}");
+  put("quant_map", "deep_10000.json", R"({"config_id": "d", "default": )" + nested(10000) + "}");
+  put("quant_map", "huge_layer.json", R"({"config_id": "h", "default": "int4-g64", "layer_groups": [{"layers": [4294967296], "quant": "fp16"}]})");
+  put("quant_map", "float_layer.json", R"({"config_id": "h", "default": "int4-g64", "tensors": [{"match": "qkv", "layers": [1e300, 2.5], "quant": "fp16"}]})");
+  put("quant_map", "negative_layer.json", R"({"config_id": "h", "default": "int4-g64", "layer_groups": [{"layers": [-1], "quant": "fp16"}]})");
+  put("quant_map", "overlapping_groups.json", R"({"config_id": "o", "default": "int4-g64",
+    "layer_groups": [{"layers": [0, 1], "quant": "fp16"}, {"layers": [1, 2], "quant": "int8-per-channel"}]})");
+  put("quant_map", "unknown_kind.json", R"({"config_id": "u", "default": "int4-g64", "tensors": [{"match": "mlp_sideways", "quant": "fp16"}]})");
+  put("quant_map", "unknown_scheme.json", R"({"config_id": "u", "default": "int5-g7-gptq+a8"})");
+  put("quant_map", "gptq_float.json", R"({"config_id": "u", "default": "fp16-gptq"})");
+  put("quant_map", "a8_int2.json", R"({"config_id": "u", "default": "int2-g64+a8"})");
+  put("quant_map", "no_fit.json", R"({"config_id": "u", "default": "int4-g96"})");
+  put("quant_map", "unknown_key.json", R"({"config_id": "u", "default": "int4-g64", "colour": "blue"})");
+  put("quant_map", "duplicate_key.json", R"({"config_id": "u", "default": "int4-g64", "default": "fp16"})");
+  put("quant_map", "long_scheme.json", R"({"config_id": "u", "default": "int4-g)" + std::string(40000, '6') + "\"}");
+  put("quant_map", "long_id.json", R"({"config_id": ")" + std::string(40000, 'i') + R"(", "default": "int4-g96"})");
+  put("quant_map", "gptq_extremes.json", R"({"config_id": "g", "default": "int4-g64-gptq",
+    "gptq": {"calibration_windows": 5000000000, "percdamp": 1e999, "block": -3}})");
+  put("quant_map", "types.json", R"({"config_id": 7, "default": ["int4-g64"], "layer_groups": {"layers": 1}})");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,5 +312,7 @@ int main(int argc, char** argv) {
   checkpoint_seeds();
   config_seeds();
   npy_seeds();
+  gguf_seeds();
+  quant_map_seeds();
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "miniquant/gguf/io.h"
 #include "miniquant/util/checked.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
@@ -199,6 +200,66 @@ TEST_CASE("class 1, crashes: deep JSON, a long .npy field and overflowing size p
   CHECK(mq::checked_product({3, 5, 7}, "t") == 105);
 }
 
+TEST_CASE("class 1, crashes: a GGUF tensor with a zero dimension cannot hide an overflowing product of the others") {
+  // Found reading the GGUF reader for fuzz_gguf: {0, 2^21, 2^21, 2^21} has 0 elements, so the old
+  // per-product bound passed it, and Tensor::rows() (the int64 product of ne[1..]) overflowed.
+  std::string b("GGUF", 4);
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(uint32_t{3});
+  put(uint64_t{1});  // tensors
+  put(uint64_t{0});  // metadata
+  put(uint64_t{1});
+  b += "t";
+  put(uint32_t{4});
+  for (uint64_t n : {uint64_t{0}, uint64_t{1} << 21, uint64_t{1} << 21, uint64_t{1} << 21}) put(n);
+  put(uint32_t{0});  // F32
+  put(uint64_t{0});  // offset
+  b.resize(300000, '\0');
+  CHECK_THROWS_WITH_AS(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(b.data()), b.size())),
+                       "gguf: tensor \"t\" dimension 3 = 2097152 makes its shape overflow 64 bits (at byte 69 of 300000)", mq::Error);
+  // An empty tensor whose other dimensions fit is still a legal GGUF tensor.
+  const uint64_t one = 1;
+  b.replace(53, 8, reinterpret_cast<const char*>(&one), 8);  // ne[2] (ne[0] is at byte 37)
+  b.replace(61, 8, reinterpret_cast<const char*>(&one), 8);  // ne[3]
+  const mq::gguf::File f = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(b.data()), b.size()));
+  REQUIRE(f.tensors.size() == 1);
+  CHECK(f.tensors[0].ne == std::vector<int64_t>{0, 1 << 21, 1, 1});
+  CHECK(f.tensors[0].rows() == int64_t{1} << 21);
+  CHECK(f.tensors[0].data.empty());
+  // Found by the long fuzz_gguf run: an empty tensor {0, 1, 1131, 0} passed in a 137-byte file (each
+  // dimension was bounded by 8 x the file size) but not in the 96 bytes the writer makes of it: the
+  // reader refused a file the writer wrote. Empty tensors' dimensions no longer depend on the file size.
+  std::string e("GGUF", 4);
+  auto put_e = [&](auto v) { e.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put_e(uint32_t{3});
+  put_e(uint64_t{1});
+  put_e(uint64_t{0});
+  put_e(uint64_t{1});
+  e += "k";
+  put_e(uint32_t{4});
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{1131}, uint64_t{0}}) put_e(n);
+  put_e(uint32_t{0});
+  put_e(uint64_t{0});
+  e.resize(137, '\0');
+  const mq::gguf::File g = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e.data()), e.size()));
+  const std::string again = mq::gguf::serialize(g);
+  CHECK(again.size() == 96);
+  const mq::gguf::File h = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(again.data()), again.size()));
+  REQUIRE(h.tensors.size() == 1);
+  CHECK(h.tensors[0].ne == std::vector<int64_t>{0, 1, 1131, 0});
+  // The largest empty shapes: fine; one past them overflows.
+  const uint64_t big = uint64_t{1} << 62;
+  std::string z = e;
+  const uint64_t one_dim = 1;
+  std::memcpy(z.data() + 53, &one_dim, 8);  // {2^62, 1, 1, 0}: the non-zero product fits int64
+  std::memcpy(z.data() + 37, &big, 8);      // ne[0] = 2^62 (F32), rows 0
+  CHECK(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(z.data()), z.size())).tensors[0].ne[0] == int64_t{1} << 62);
+  const uint64_t too_big = uint64_t{1} << 63;
+  std::memcpy(z.data() + 37, &too_big, 8);
+  CHECK_THROWS_WITH_AS(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(z.data()), z.size())),
+                       doctest::Contains("dimension 0 = 9223372036854775808 makes its shape overflow 64 bits"), mq::Error);
+}
+
 TEST_CASE("class 2, a file our tool writes is a file our tool reads: float schemes and zero-length tensors") {
   const std::string dir = fresh_dir("round_trip");
   // Zero-length tensors are legal anywhere, also at the same offset as a non-empty one.
@@ -316,6 +377,70 @@ TEST_CASE("class 3, silent wrong numbers: out-of-range integers, duplicate keys,
     f.metadata[kMetaQuantization] = q.dump();
   });
   check_error(run_cli("generate --model " + zeros), 1, {"h.0.mlp.c_proj.weight.zeros is present"});
+}
+
+TEST_CASE("class 3, silent wrong numbers: a quant map's layer numbers and GPTQ settings are range-checked, never truncated") {
+  // get<int> used to read layer 4294967296 as layer 0 and 2.5 as 2 (and 1e300 was undefined behaviour,
+  // found reading from_json for fuzz_quant_map); percdamp 1e999 (inf) passed the "> 0" check.
+  const auto plan = [](const std::string& text) { return QuantPlan::from_json(mq::parse_json_checked(text, "map.json"), "map.json"); };
+  const std::string head = R"({"config_id": "x", "default": "int4-g64", )";
+  CHECK_THROWS_WITH_AS(plan(head + R"("layer_groups": [{"layers": [4294967296], "quant": "fp16"}]})"),
+                       "map.json layer_groups[0]: layers[0] must be an integer in [0, 1023], got 4294967296", mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("tensors": [{"match": "qkv", "layers": [1, 2.5], "quant": "fp16"}]})"),
+                       "map.json tensors[0]: layers[1] must be an integer in [0, 1023], got 2.5", mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("tensors": [{"match": "qkv", "layers": [1e300], "quant": "fp16"}]})"),
+                       doctest::Contains("layers[0] must be an integer in [0, 1023], got 1e+300"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("layer_groups": [{"layers": [-1], "quant": "fp16"}]})"),
+                       doctest::Contains("layers[0] must be an integer in [0, 1023], got -1"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("layer_groups": [{"layers": 1, "quant": "fp16"}]})"),
+                       doctest::Contains("\"layers\" is missing or is not an array"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("gptq": {"calibration_windows": 5000000000}})"),
+                       "map.json gptq: calibration_windows must be an integer in [1, 2147483647], got 5000000000", mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("gptq": {"block": 0}})"), doctest::Contains("block must be an integer in [1, 2147483647], got 0"),
+                       mq::UsageError);
+  CHECK_THROWS_WITH_AS(QuantPlan::from_json({{"config_id", "x"}, {"default", "int4-g64"}, {"gptq", {{"percdamp", INFINITY}}}}),
+                       doctest::Contains("percdamp must be a finite positive number"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(head + R"("gptq": {"percdamp": 0}})"), doctest::Contains("percdamp must be a finite positive number, got 0"),
+                       mq::UsageError);
+  CHECK_THROWS_WITH_AS(plan(R"({"config_id": "x", "default": "int4-g64", "default": "fp16"})"),
+                       doctest::Contains("duplicate JSON key \"default\""), mq::Error);
+  // Legal values still read exactly.
+  const QuantPlan ok = plan(head + R"("layer_groups": [{"layers": [0, 1023], "quant": "fp16"}],
+      "gptq": {"calibration_windows": 2147483647, "percdamp": 0.5, "block": 64}})");
+  CHECK(ok.rules.at(0).layers == std::vector<int>{0, 1023});
+  CHECK(ok.gptq.calibration_windows == 2147483647);
+  CHECK(ok.gptq.options.percdamp == 0.5);
+  CHECK(ok.gptq.options.block == 64);
+  // A 40 KB scheme, kind or key is cut short in the message: one readable line.
+  for (const std::string& text : {head + "\"" + std::string(40000, '7') + "\": 1}",
+                                  R"({"config_id": "x", "default": "int4-g)" + std::string(40000, '6') + "\"}",
+                                  head + R"("tensors": [{"match": ")" + std::string(40000, 'q') + R"(", "quant": "fp16"}]})"}) {
+    try {
+      plan(text);
+      FAIL("accepted");
+    } catch (const mq::UsageError& e) {
+      CHECK(std::string(e.what()).size() < 600);
+    }
+  }
+
+  try {
+    plan(R"({"config_id": ")" + std::string(40000, 'i') + R"(", "default": "int4-g96"})").validate(tiny_config(8));
+    FAIL("validated");
+  } catch (const mq::UsageError& e) {
+    CHECK(std::string(e.what()).size() < 600);
+    CHECK(std::string(e.what()).find("int4-g96") != std::string::npos);
+  }
+
+  // Through the CLI: a quantized checkpoint whose recorded plan names layer 4294967296 is a bad file (exit 1).
+  const std::string dir = fresh_dir("plan_numbers");
+  const std::string p = quantized_checkpoint(dir + "/plan.safetensors", toy_tokenizer(), mq::Scheme::integer(8, mq::kPerChannel),
+                                             [](TensorFile& f) {
+                                               nlohmann::json q = nlohmann::json::parse(f.metadata[kMetaQuantization]);
+                                               q["plan"]["layer_groups"] = nlohmann::json::parse(R"([{"layers": [4294967296], "quant": "int8-per-channel"}])");
+                                               f.metadata[kMetaQuantization] = q.dump();
+                                             });
+  check_error(run_cli("generate --model " + p), 1,
+              {"plan.safetensors", "its recorded plan is not valid", "layers[0] must be an integer in [0, 1023], got 4294967296"});
 }
 
 TEST_CASE("class 4, absurd allocation: sizes are checked against limits and the file before allocating") {

@@ -2,12 +2,15 @@
 #include "minigpt/quant_plan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 
 namespace minigpt {
 
@@ -61,6 +64,7 @@ bool QuantPlan::is_identity() const {
 }
 
 void QuantPlan::validate(const ModelConfig& c) const {
+  const std::string id = mq::clip_text(this->id);  // a config_id from a file can be 40 KB long
   if (embedding.kind != mq::Kind::fp32 && embedding.kind != mq::Kind::fp16)
     throw mq::UsageError(fmt::format("plan {}: the embedding is stored in fp32 or fp16, not {}", id, embedding.name()));
   for (const PlanRule& r : rules)
@@ -112,12 +116,36 @@ T field(const nlohmann::json& o, const char* key, const std::string& where) {
   }
 }
 
+// An integer in [lo, hi], or mq::UsageError naming where it is. Not get<int>(): it truncates
+// 4294967296 to layer 0 and 2.5 to 2 without a word, and a float beyond int is undefined behaviour.
+int64_t int_field(const nlohmann::json& v, const std::string& what, int64_t lo, int64_t hi) {
+  try {
+    return mq::json_int(v, what, lo, hi);
+  } catch (const mq::UsageError&) {
+    throw;
+  } catch (const mq::Error& e) {
+    throw mq::UsageError(e.what());
+  }
+}
+
+// "layers": a non-empty array of layer numbers (the model's range is checked by validate()).
+std::vector<int> layers_field(const nlohmann::json& o, const std::string& where) {
+  const auto it = o.find("layers");
+  if (it == o.end() || !it->is_array()) throw mq::UsageError(fmt::format("{}: \"layers\" is missing or is not an array", where));
+  if (it->empty()) throw mq::UsageError(fmt::format("{}: \"layers\" is empty", where));
+  std::vector<int> out;
+  out.reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i)
+    out.push_back(static_cast<int>(int_field((*it)[i], fmt::format("{}: layers[{}]", where, i), 0, kMaxLayers - 1)));
+  return out;
+}
+
 void only_keys(const nlohmann::json& o, std::initializer_list<const char*> keys, const std::string& where) {
   if (!o.is_object()) throw mq::UsageError(fmt::format("{}: expected a JSON object", where));
   for (const auto& item : o.items()) {
     const std::string& k = item.key();  // a plain reference: clang 14 cannot capture a structured binding
     if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; }))
-      throw mq::UsageError(fmt::format("{}: unknown key \"{}\" (known: {})", where, k, fmt::join(keys, ", ")));
+      throw mq::UsageError(fmt::format("{}: unknown key \"{}\" (known: {})", where, mq::clip_text(k), fmt::join(keys, ", ")));
   }
 }
 
@@ -144,8 +172,7 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
       const std::string w = fmt::format("{} layer_groups[{}]", where, i);
       only_keys(groups[i], {"layers", "quant"}, w);
       PlanRule r;
-      r.layers = field<std::vector<int>>(groups[i], "layers", w);
-      if (r.layers.empty()) throw mq::UsageError(fmt::format("{}: \"layers\" is empty", w));
+      r.layers = layers_field(groups[i], w);
       for (int l : r.layers)
         if (!grouped.insert(l).second) throw mq::UsageError(fmt::format("{}: layer {} is already in an earlier group", w, l));
       r.recipe = recipe_named(field<std::string>(groups[i], "quant", w), w);
@@ -162,15 +189,15 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
       PlanRule r;
       const std::string kind = field<std::string>(tensors[i], "match", w);
       r.kind = parse_linear_kind(kind);
-      if (!r.kind) throw mq::UsageError(fmt::format("{}: unknown tensor kind \"{}\" (known: qkv, attn_out, mlp_up, mlp_down)", w, kind));
-      if (tensors[i].contains("layers")) r.layers = field<std::vector<int>>(tensors[i], "layers", w);
+      if (!r.kind) throw mq::UsageError(fmt::format("{}: unknown tensor kind \"{}\" (known: qkv, attn_out, mlp_up, mlp_down)", w, mq::clip_text(kind)));
+      if (tensors[i].contains("layers")) r.layers = layers_field(tensors[i], w);
       r.recipe = recipe_named(field<std::string>(tensors[i], "quant", w), w);
       p.rules.push_back(std::move(r));
     }
   }
   if (j.contains("embedding")) {
     const std::string e = field<std::string>(j, "embedding", where);
-    if (e != "fp32" && e != "fp16") throw mq::UsageError(fmt::format("{}: \"embedding\" is fp32 or fp16, not \"{}\"", where, e));
+    if (e != "fp32" && e != "fp16") throw mq::UsageError(fmt::format("{}: \"embedding\" is fp32 or fp16, not \"{}\"", where, mq::clip_text(e)));
     p.embedding = mq::Scheme::parse(e);
   } else {
     p.embedding = p.is_identity() ? mq::Scheme::fp32() : mq::Scheme::fp16();
@@ -179,13 +206,19 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
     const std::string w = where + " gptq";
     const auto& g = j.at("gptq");
     only_keys(g, {"calibration_windows", "percdamp", "block", "act_order", "sequential"}, w);
-    if (g.contains("calibration_windows")) p.gptq.calibration_windows = field<int>(g, "calibration_windows", w);
-    if (g.contains("percdamp")) p.gptq.options.percdamp = field<double>(g, "percdamp", w);
-    if (g.contains("block")) p.gptq.options.block = field<int64_t>(g, "block", w);
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+    if (g.contains("calibration_windows"))
+      p.gptq.calibration_windows = static_cast<int>(int_field(g["calibration_windows"], w + ": calibration_windows", 1, kIntMax));
+    if (g.contains("percdamp")) {
+      // 1e999 parses to inf: a damping that turns every Hessian into inf.
+      const nlohmann::json& d = g["percdamp"];
+      if (!d.is_number() || !std::isfinite(d.get<double>()) || !(d.get<double>() > 0))
+        throw mq::UsageError(fmt::format("{}: percdamp must be a finite positive number, got {}", w, mq::json_summary(d)));
+      p.gptq.options.percdamp = d.get<double>();
+    }
+    if (g.contains("block")) p.gptq.options.block = int_field(g["block"], w + ": block", 1, kIntMax);
     if (g.contains("act_order")) p.gptq.options.act_order = field<bool>(g, "act_order", w);
     if (g.contains("sequential")) p.gptq.sequential = field<bool>(g, "sequential", w);
-    if (p.gptq.calibration_windows <= 0 || !(p.gptq.options.percdamp > 0) || p.gptq.options.block <= 0)
-      throw mq::UsageError(fmt::format("{}: calibration_windows, percdamp and block must be positive", w));
   }
   return p;
 }

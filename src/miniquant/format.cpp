@@ -7,6 +7,7 @@
 
 #include "miniquant/util/checked.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"  // clip_text
 
 namespace mq {
 
@@ -87,7 +88,7 @@ bool eat_int(std::string_view& s, int& out) {
 Scheme Scheme::parse(std::string_view name) {
   const std::string original(name);
   auto fail = [&](const std::string& why) -> Scheme {
-    throw UsageError(fmt::format("unknown scheme '{}'{}; valid: {}", original, why, valid_scheme_names()));
+    throw UsageError(fmt::format("unknown scheme '{}'{}; valid: {}", clip_text(original), why, valid_scheme_names()));
   };
   if (name == "fp32") return fp32();
   if (name == "fp16") return fp16();

@@ -232,15 +232,25 @@ File parse(std::span<const uint8_t> bytes) {
     const uint32_t n_dims = in.get<uint32_t>("dimension count");
     if (n_dims < 1 || n_dims > static_cast<uint32_t>(kMaxDims))
       in.fail(fmt::format("tensor \"{}\" has {} dimensions (1 to {})", t.name, n_dims, kMaxDims));
-    uint64_t elements = 1;
+    // Every dimension and the product of the non-zero ones fit int64 (Tensor::ne, rows()); the element
+    // count is bounded by the buffer (no real tensor has more elements than the file has bits). Not
+    // each dimension by the buffer: an empty tensor ({0, 1, 1131}) holds no data, and its legality
+    // must not depend on how many bytes happen to follow (the writer's output is shorter than a
+    // padded input, and the reader must read back what the writer wrote).
+    constexpr uint64_t kMaxDim = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    uint64_t nonzero = 1;
+    bool empty = false;
     for (uint32_t d = 0; d < n_dims; ++d) {
       const uint64_t n = in.get<uint64_t>("dimension");
-      // Bound every product by the buffer size: no real tensor has more elements than the file has bits.
-      if (n > bytes.size() * 8ULL + 64 || (n && elements > (bytes.size() * 8ULL + 64) / n))
-        in.fail(fmt::format("tensor \"{}\" dimension {} = {} is larger than the file can hold", t.name, d, n));
-      elements *= n;
+      if (n > kMaxDim || (n && nonzero > kMaxDim / n))
+        in.fail(fmt::format("tensor \"{}\" dimension {} = {} makes its shape overflow 64 bits", t.name, d, n));
+      if (n) nonzero *= n;
+      empty = empty || n == 0;
       t.ne.push_back(static_cast<int64_t>(n));
     }
+    const uint64_t elements = empty ? 0 : nonzero;
+    if (elements > bytes.size() * 8ULL + 64)
+      in.fail(fmt::format("tensor \"{}\" has {} elements, more than the file can hold", t.name, elements));
     const uint32_t type = in.get<uint32_t>("tensor type");
     const TypeTraits* tr = type_traits(type);
     if (!tr) in.fail(fmt::format("tensor \"{}\" has ggml type {}, not one of F32 F16 BF16 Q8_0 Q4_0 Q4_1", t.name, type));

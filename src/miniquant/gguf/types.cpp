@@ -61,7 +61,12 @@ const char* tensor_type_name(TensorType t) {
 int64_t tensor_bytes(TensorType t, int64_t ne0, int64_t rows) {
   const TypeTraits* tr = type_traits(static_cast<uint32_t>(t));
   if (!tr || ne0 % tr->block != 0) throw mq::Error(fmt::format("gguf: {} elements per row do not fill {} blocks", ne0, tensor_type_name(t)));
-  return ne0 / tr->block * tr->block_bytes * rows;
+  // Checked: an empty tensor may have a huge ne0 (rows 0), and in-memory tensors are anyone's.
+  int64_t blocks = 0, bytes = 0;
+  if (ne0 < 0 || rows < 0 || __builtin_mul_overflow(ne0 / tr->block, rows, &blocks) ||
+      __builtin_mul_overflow(blocks, tr->block_bytes, &bytes))
+    throw mq::Error(fmt::format("gguf: a {} tensor of {} x {} elements overflows 64 bits", tensor_type_name(t), ne0, rows));
+  return bytes;
 }
 
 namespace {
