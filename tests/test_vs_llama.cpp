@@ -165,8 +165,8 @@ TEST_CASE("miniquant vs-llama: bad options exit 2 with one line, before any work
 }
 
 TEST_CASE("prefill with Outputs::last: the last position's logits and the same cache as a full prefill") {
-  const minigpt::ModelConfig c{.vocab_size = 50, .n_ctx = 32, .d_model = 32, .n_layer = 2, .n_head = 2, .d_ff = 64};
-  for (const char* scheme : {"fp32", "int4-g32+a8"}) {
+  const minigpt::ModelConfig c{.vocab_size = 50, .n_ctx = 32, .d_model = 128, .n_layer = 2, .n_head = 2, .d_ff = 512};
+  for (const std::string scheme : {"fp32", "int4-g32+a8"}) {
     CAPTURE(scheme);
     minigpt::Model m(c, 42);
     minigpt::quantize_model(m, minigpt::QuantPlan::uniform(scheme));
