@@ -81,7 +81,7 @@ TEST_CASE("the README block: one row per side with median [min-max] and ratios")
         std::string::npos);
   CHECK(b.find("2 threads on both sides, a 64-token prompt then 32 tokens decoded") != std::string::npos);
   CHECK(b.find("3 interleaved rounds") != std::string::npos);
-  CHECK(b.find("llama.cpp b1234 (node-llama-cpp 3.22.1), K/V cache F32") != std::string::npos);
+  CHECK(b.find("llama.cpp as built by node-llama-cpp 3.22.1 (its binaries' release tag b1234), K/V cache F32") != std::string::npos);
   CHECK(b.find("MiniGPT: the shipped checkpoint minigpt.safetensors, d 256, 4 layers") != std::string::npos);
   CHECK(b.find("The run took 12 s") != std::string::npos);
   CHECK(b.find("Warning") == std::string::npos);

@@ -344,12 +344,13 @@ std::string vs_llama_readme_block(const nlohmann::json& r) {
                      la.at("before").get<double>(), la.at("after").get<double>(), la.at("limit").get<double>());
   const nlohmann::json& ll = r.at("llama_cpp");
   s += fmt::format("Measured {} by `miniquant vs-llama`: {} threads on both sides, a {}-token prompt then {} tokens decoded one "
-                   "at a time, {} interleaved round{}; llama.cpp {} (node-llama-cpp {}), K/V cache {}, no flash attention. "
+                   "at a time, {} interleaved round{}; llama.cpp as built by node-llama-cpp {} (its binaries' release tag {}), K/V cache "
+                   "{}, no flash attention. "
                    "Load average {:.2f} before, {:.2f} after.\n\n",
                    r.at("date").get<std::string>(), op.at("threads").get<int>(), op.at("prompt").get<int>(),
                    op.at("decode").get<int>(), op.at("rounds").get<int>(), op.at("rounds").get<int>() == 1 ? "" : "s",
-                   ll.at("release").is_string() ? ll.at("release").get<std::string>() : "?",
                    ll.at("node_llama_cpp").is_string() ? ll.at("node_llama_cpp").get<std::string>() : "?",
+                   ll.at("release").is_string() ? ll.at("release").get<std::string>() : "?",
                    op.at("kv_cache").get<std::string>(), la.at("before").get<double>(), la.at("after").get<double>());
   s += "Tokens/s: median [slowest-fastest round]. Ratio: miniquant's median / llama.cpp's on the same file "
        "(above 1: miniquant is faster).\n\n";

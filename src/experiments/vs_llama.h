@@ -19,7 +19,7 @@ namespace mqexp {
 
 struct VsLlamaOptions {
   int threads = 2;     // llama.cpp's threads and miniquant's OpenMP threads
-  int rounds = 5;      // interleaved rounds: llama.cpp, miniquant, llama.cpp, miniquant, ...
+  int rounds = 7;      // interleaved rounds (as many as the sweep's timing): llama.cpp, miniquant, llama.cpp, miniquant, ...
   int prompt = 64;     // prefill length (and the cache length decode starts from)
   int decode = 64;     // tokens decoded one at a time after the prompt
   std::vector<std::string> models = {"minigpt", "gpt2"};  // "minigpt": shipped; "gpt2": GPT-2-small shape, random
