@@ -135,15 +135,15 @@ TEST_CASE("option validation names the bad option") {
   // MiniGPT's context is 128 positions, the GPT-2-shaped body's 256.
   o = valid();
   o.prompt = 100;
-  o.decode = 29;
-  expect_usage(o, "exceed minigpt's context of 128");
   o.decode = 28;
+  expect_usage(o, "exceed minigpt's context of 128 positions less the one cell node-llama-cpp keeps free (127)");
+  o.decode = 27;
   CHECK_NOTHROW(validate(o));
   o.models = {"gpt2"};
   o.prompt = 200;
-  o.decode = 56;
+  o.decode = 55;
   CHECK_NOTHROW(validate(o));
-  o.decode = 57;
+  o.decode = 56;
   expect_usage(o, "exceed gpt2's context of 256");
 }
 
@@ -186,5 +186,8 @@ TEST_CASE("prefill with Outputs::last: the last position's logits and the same c
     }
     CHECK(diff <= 1e-4);
     CHECK(ndiff == 0);  // the cache is the same: every position's keys and values were computed
+    // A one-token prompt: its only row is the last.
+    const std::vector<float> one_all = m.prefill({5});
+    CHECK(m.prefill({5}, minigpt::Outputs::last) == one_all);
   }
 }

@@ -163,10 +163,13 @@ void validate(const VsLlamaOptions& o) {
     if (std::find(known.begin(), known.end(), m) == known.end())
       throw mq::UsageError(fmt::format("--models: unknown model '{}' (known: minigpt, gpt2)", m));
     if (!seen.insert(m).second) throw mq::UsageError(fmt::format("--models: '{}' given twice", m));
+    // node-llama-cpp keeps one cache cell free: at n_ctx tokens it would shift the context
+    // (evaluating again, which speed.mjs would catch as prompt work inside the decode).
     const long need = static_cast<long>(o.prompt) + o.decode;
-    if (need > context_of(m))
-      throw mq::UsageError(fmt::format("--prompt {} + --decode {} = {} exceed {}'s context of {} positions", o.prompt, o.decode,
-                                       need, m, context_of(m)));
+    if (need > context_of(m) - 1)
+      throw mq::UsageError(fmt::format("--prompt {} + --decode {} = {} exceed {}'s context of {} positions less the one cell "
+                                       "node-llama-cpp keeps free ({})",
+                                       o.prompt, o.decode, need, m, context_of(m), context_of(m) - 1));
   }
 }
 

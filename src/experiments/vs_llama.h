@@ -21,7 +21,7 @@ struct VsLlamaOptions {
   int threads = 2;     // llama.cpp's threads and miniquant's OpenMP threads
   int rounds = 7;      // interleaved rounds (as many as the sweep's timing): llama.cpp, miniquant, llama.cpp, miniquant, ...
   int prompt = 64;     // prefill length (and the cache length decode starts from)
-  int decode = 64;     // tokens decoded one at a time after the prompt
+  int decode = 48;     // tokens decoded one at a time after the prompt (prompt + decode < n_ctx: see validate)
   std::vector<std::string> models = {"minigpt", "gpt2"};  // "minigpt": shipped; "gpt2": GPT-2-small shape, random
   std::string checkpoint;  // the shipped MiniGPT (its vocabulary also serves the GPT-2-shaped body)
   uint64_t seed = 42;      // token ids, and the GPT-2-shaped body's random weights
@@ -39,7 +39,8 @@ struct VsLlamaFormat {
 const std::vector<VsLlamaFormat>& vs_llama_formats();
 
 // Throws mq::UsageError naming the bad option: threads, rounds >= 1; prompt >= 2 (llama.cpp counts a
-// one-token batch as decode); decode >= 1; prompt + decode within every chosen model's context; known,
+// one-token batch as decode); decode >= 1; prompt + decode <= n_ctx - 1 of every chosen model (node-llama-cpp
+// keeps one cache cell free and shifts the context at the last); known,
 // distinct, non-empty models.
 void validate(const VsLlamaOptions& o);
 

@@ -241,7 +241,7 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits,
     // of the others feeds nothing after it), so it moves to row 0 and the rest runs on one row.
     int m = n;
     if (last_only && l == c_.n_layer - 1) {
-      std::copy(x.data() + static_cast<size_t>(n - 1) * d, x.data() + static_cast<size_t>(n) * d, x.data());
+      if (n > 1) std::copy(x.data() + static_cast<size_t>(n - 1) * d, x.data() + static_cast<size_t>(n) * d, x.data());
       m = 1;
     }
     const size_t md = static_cast<size_t>(m) * d;
