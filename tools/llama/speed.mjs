@@ -61,8 +61,10 @@ const logger = (level, message) => {
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.info, logger, maxThreads: threads});
 const model = await llama.loadModel({modelPath, gpuLayers: 0, useMmap: true});
 const contextSize = model.trainContextSize;
-if (prompt.length + decode.length > contextSize)
-  throw new Error(`speed.mjs: prompt ${prompt.length} + decode ${decode.length} exceed the model's context ${contextSize}`);
+// node-llama-cpp keeps one cell free: at contextSize tokens it would shift the context (erase and
+// evaluate again), work that is neither prompt nor decode.
+if (prompt.length + decode.length > contextSize - 1)
+  throw new Error(`speed.mjs: prompt ${prompt.length} + decode ${decode.length} exceed the model's context ${contextSize} less one cell`);
 const kvType = req.kv_f32 ? "F32" : "F16";
 const context = await model.createContext({
   contextSize,
