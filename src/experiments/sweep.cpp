@@ -67,14 +67,11 @@ void fail(SchemeRow& r, const std::exception& e) {
   r.error = e.what();
 }
 
-// The GPT-2-small-shaped body: GPT-2-small's Linears (768 wide, 12 layers, 12 heads, 3072 MLP) with
-// random weights and MiniGPT's vocabulary (GPT-2's 50257-token tied head alone would be 77 MB of fp16
-// and dominate decode); its fp32 Linears (340 MB) fit in no cache.
+}  // namespace
+
 minigpt::ModelConfig gpt2_shape(int vocab_size) {
   return {.vocab_size = vocab_size, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
 }
-
-}  // namespace
 
 const std::vector<std::string>& default_sweep_schemes() {
   static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",

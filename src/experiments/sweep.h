@@ -46,6 +46,11 @@ struct SweepRun {
 // Throws mq::UsageError for names the format table does not know.
 SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress);
 
+// The GPT-2-small-shaped body: GPT-2-small's Linears (768 wide, 12 layers, 12 heads, 3072 MLP) with
+// random weights and MiniGPT's vocabulary (GPT-2's 50257-token tied head alone would be 77 MB of fp16
+// and dominate decode); its fp32 Linears (340 MB) fit in no cache. Also timed by vs_llama.h.
+minigpt::ModelConfig gpt2_shape(int vocab_size);
+
 // Bytes of a configured model and the traffic of one decode step at `context` cached positions.
 Footprint describe(const minigpt::Model& m, int context);
 

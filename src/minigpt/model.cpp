@@ -115,10 +115,11 @@ KVCache Model::make_cache() const {
 
 void Model::reset_cache() { cache_.length = 0; }
 
-std::vector<float> Model::prefill(const std::vector<int32_t>& tokens) {
+std::vector<float> Model::prefill(const std::vector<int32_t>& tokens, Outputs outputs) {
   reset_cache();
-  std::vector<float> out(tokens.size() * c_.vocab_size);
-  forward(cache_, tokens.data(), static_cast<int>(tokens.size()), out.data());
+  const size_t rows = outputs == Outputs::last ? std::min<size_t>(1, tokens.size()) : tokens.size();
+  std::vector<float> out(rows * c_.vocab_size);
+  forward(cache_, tokens.data(), static_cast<int>(tokens.size()), out.data(), outputs);
   return out;
 }
 
@@ -151,7 +152,7 @@ double Model::score(const std::vector<int32_t>& tokens, int a, int b) const {
   return total;
 }
 
-void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits) const {
+void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits, Outputs outputs) const {
   const int d = c_.d_model, f = c_.d_ff, V = c_.vocab_size, H = c_.n_head, hd = c_.head_dim();
   const int p0 = cache.length;
   if (n <= 0) throw mq::UsageError("forward: need at least one token");
@@ -190,21 +191,23 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
     const float* pe = p + layout_.wpe + static_cast<size_t>(p0 + i) * d;
     for (int j = 0; j < d; ++j) xi[j] += pe[j];
   }
-  auto project = [&](int idx, const float* in, int in_w, const float* bias, float* out) {
-    if (hook_) hook_(linear_names_[idx], in, n, in_w);
+  // `rows` input rows: n, or 1 in the last layer's MLP under Outputs::last.
+  auto project = [&](int idx, const float* in, int rows, int in_w, const float* bias, float* out) {
+    if (hook_) hook_(linear_names_[idx], in, rows, in_w);
     const Projection& pr = *proj_[idx];
-    pr.forward(in, n, out);
+    pr.forward(in, rows, out);
     const int ow = pr.out_features();
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < rows; ++i)
       for (int j = 0; j < ow; ++j) out[static_cast<size_t>(i) * ow + j] += bias[j];
   };
+  const bool last_only = outputs == Outputs::last && logits != nullptr;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int total = p0 + n;
 
   for (int l = 0; l < c_.n_layer; ++l) {
     const auto& L = layout_.layers[l];
     ops::layernorm_forward(x.data(), n, d, p + L.ln1_w, p + L.ln1_b, h.data(), mean.data(), rstd.data());
-    project(kLinearsPerLayer * l + 0, h.data(), d, p + L.attn_b, wide.data());
+    project(kLinearsPerLayer * l + 0, h.data(), n, d, p + L.attn_b, wide.data());
     float* K = cache.k[l].data();
     float* Vc = cache.v[l].data();
     for (int i = 0; i < n; ++i) {
@@ -232,18 +235,27 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits)
       }
       Strided(att.data() + hh * hd, n, hd, Eigen::OuterStride<>(d)).noalias() = S * Vh;
     }
-    project(kLinearsPerLayer * l + 1, att.data(), d, p + L.aproj_b, y.data());
+    project(kLinearsPerLayer * l + 1, att.data(), n, d, p + L.aproj_b, y.data());
     for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
-    ops::layernorm_forward(x.data(), n, d, p + L.ln2_w, p + L.ln2_b, h.data(), mean.data(), rstd.data());
-    project(kLinearsPerLayer * l + 2, h.data(), d, p + L.fc_b, wide.data());
-    ops::gelu_forward(wide.data(), static_cast<long>(n) * f, act.data());
-    project(kLinearsPerLayer * l + 3, act.data(), f, p + L.mproj_b, y.data());
-    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+    // Outputs::last: from here the last layer needs only the last position (the residual stream
+    // of the others feeds nothing after it), so it moves to row 0 and the rest runs on one row.
+    int m = n;
+    if (last_only && l == c_.n_layer - 1) {
+      if (n > 1) std::copy(x.data() + static_cast<size_t>(n - 1) * d, x.data() + static_cast<size_t>(n) * d, x.data());
+      m = 1;
+    }
+    const size_t md = static_cast<size_t>(m) * d;
+    ops::layernorm_forward(x.data(), m, d, p + L.ln2_w, p + L.ln2_b, h.data(), mean.data(), rstd.data());
+    project(kLinearsPerLayer * l + 2, h.data(), m, d, p + L.fc_b, wide.data());
+    ops::gelu_forward(wide.data(), static_cast<long>(m) * f, act.data());
+    project(kLinearsPerLayer * l + 3, act.data(), m, f, p + L.mproj_b, y.data());
+    for (size_t i = 0; i < md; ++i) x[i] += y[i];
   }
   cache.length = total;
   if (!logits) return;
-  ops::layernorm_forward(x.data(), n, d, p + layout_.lnf_w, p + layout_.lnf_b, h.data(), mean.data(), rstd.data());
-  embedding_->logits(h.data(), n, logits);
+  const int rows = last_only ? 1 : n;
+  ops::layernorm_forward(x.data(), rows, d, p + layout_.lnf_w, p + layout_.lnf_b, h.data(), mean.data(), rstd.data());
+  embedding_->logits(h.data(), rows, logits);
 }
 
 }  // namespace minigpt

@@ -39,6 +39,14 @@ struct LinearInfo {
 // calibration accumulates Hessians from it.
 using LinearHook = std::function<void(const std::string& name, const float* x, int n, int in)>;
 
+// Which positions a forward pass produces logits for.
+//   all:  every position (training-style evaluation, perplexity).
+//   last: the last position only, as llama.cpp computes a prompt whose last token alone asks for
+//         output: every layer's attention (with its output projection) still runs on all positions,
+//         whose keys and values fill the cache, but the last layer's MLP (with its LayerNorm and
+//         residual), the final LayerNorm and the LM head run on the last position only.
+enum class Outputs : uint8_t { all, last };
+
 // Keys and values of every position seen so far, per layer.
 struct KVCache {
   int length = 0;                     // positions filled
@@ -81,8 +89,9 @@ class Model {
   bool has_master(const std::string& name) const;
   void set_linear_hook(LinearHook hook) { hook_ = std::move(hook); }
 
-  // Logits (n, vocab) of every position of `tokens`; resets the model's cache and fills it.
-  std::vector<float> prefill(const std::vector<int32_t>& tokens);
+  // Logits (n, vocab) of every position of `tokens` (Outputs::last: (1, vocab) of the last one);
+  // resets the model's cache and fills it with every position either way.
+  std::vector<float> prefill(const std::vector<int32_t>& tokens, Outputs outputs = Outputs::all);
   // Logits (vocab) of the position after the cached ones, feeding `token`; extends the cache.
   std::vector<float> decode(int32_t token);
   void reset_cache();
@@ -94,8 +103,9 @@ class Model {
   double score(const std::vector<int32_t>& tokens, int a, int b) const;
 
   KVCache make_cache() const;
-  // Feeds n tokens after the cache's positions; writes logits (n, vocab) if `logits` not null.
-  void forward(KVCache& cache, const int32_t* tokens, int n, float* logits) const;
+  // Feeds n tokens after the cache's positions; writes logits (n, vocab) if `logits` not null
+  // (Outputs::last: (1, vocab), the last position's; see Outputs for the work that skips).
+  void forward(KVCache& cache, const int32_t* tokens, int n, float* logits, Outputs outputs = Outputs::all) const;
 
  private:
   int linear_index(const std::string& name) const;  // -1 if unknown

@@ -16,8 +16,7 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 
 }  // namespace
 
-Speed measure_speed(Model& m, const SpeedOptions& o) {
-  const ModelConfig& c = m.config();
+std::vector<int32_t> speed_tokens(const ModelConfig& c, const SpeedOptions& o) {
   const int decode = std::min(o.decode, c.n_ctx - o.prompt);
   if (o.prompt < 1 || decode < 1 || o.reps < 1)
     throw mq::UsageError(fmt::format("measure_speed: prompt {} and decode {} must be >= 1 and fit n_ctx {}, reps {} >= 1",
@@ -25,7 +24,14 @@ Speed measure_speed(Model& m, const SpeedOptions& o) {
   mq::Rng rng(o.seed);
   std::vector<int32_t> toks(static_cast<size_t>(o.prompt + decode));
   for (auto& t : toks) t = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.vocab_size)));
+  return toks;
+}
+
+Speed measure_speed(Model& m, const SpeedOptions& o) {
+  const std::vector<int32_t> toks = speed_tokens(m.config(), o);
+  const int decode = static_cast<int>(toks.size()) - o.prompt;
   const std::vector<int32_t> prompt(toks.begin(), toks.begin() + o.prompt);
+  const Outputs pre_out = o.prefill_last_only ? Outputs::last : Outputs::all;
 
   Speed s;
   s.prompt = o.prompt;
@@ -40,7 +46,7 @@ Speed measure_speed(Model& m, const SpeedOptions& o) {
   }
   for (int r = first; r < o.reps; ++r) {
     const double t0 = now_s();
-    m.prefill(prompt);
+    m.prefill(prompt, pre_out);
     if (r >= 0) pre.push_back(now_s() - t0);
   }
   m.reset_cache();

@@ -3,6 +3,7 @@
 // step, term by term, for the roofline.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "miniquant/roofline.h"
 #include "minigpt/model.h"
@@ -15,7 +16,14 @@ struct SpeedOptions {
   int reps = 5;        // timed repetitions
   bool warmup = true;  // one untimed repetition first (page faults, thread start, caches)
   uint64_t seed = 42;  // random prompt tokens
+  // Prefill computes logits for the last position only (Outputs::last), as llama.cpp does for a
+  // prompt; off (every position's logits), the sweep's prefill is unchanged.
+  bool prefill_last_only = false;
 };
+
+// The ids measure_speed feeds: `prompt` then `decode` (capped as measure_speed caps it) random ids
+// below `vocab` from `seed`, so another program can be timed on exactly the same tokens.
+std::vector<int32_t> speed_tokens(const ModelConfig& c, const SpeedOptions& o);
 
 struct Speed {
   mq::Timing decode;   // seconds per decoded token
@@ -26,7 +34,8 @@ struct Speed {
 };
 // Decode: each repetition prefills the prompt (untimed), then times `decode` single-token steps.
 // With warmup, one untimed repetition of each comes first.
-// Prefill: each repetition times one prefill of the prompt.
+// Prefill: each repetition times one prefill of the prompt (its logits: every position, or the
+// last only with prefill_last_only).
 Speed measure_speed(Model& m, const SpeedOptions& o = {});
 
 // One decode step at cache length `context`: FLOPs and bytes moved, by term.
