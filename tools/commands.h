@@ -17,6 +17,7 @@ void register_export_gguf(CLI::App& app);  // GGUF for llama.cpp (gpt2 architect
 void register_roofline(CLI::App& app);  // experiments/01-roofline
 void register_sweep(CLI::App& app);     // experiments/26-quant-curve
 void register_energy(CLI::App& app);    // experiments/28-energy
+void register_lab(CLI::App& app);       // the lab course: labs/, solutions/
 
 // The command line as typed, for manifests (set by main).
 inline std::string& command_line() {
