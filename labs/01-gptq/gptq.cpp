@@ -1,5 +1,7 @@
 // Lab 01 (see README.md next to this file): your Hessian and GPTQ. Replace each TODO body; keep the
 // signatures (lab01.h). Grade with `miniquant lab check 01`.
+// Call your own functions qualified (lab::encode(...)): with mq:: arguments an unqualified call also
+// finds the library's function of the same name by argument-dependent lookup and is ambiguous.
 #include "lab01.h"
 
 #include <algorithm>

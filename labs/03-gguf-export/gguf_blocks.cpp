@@ -1,5 +1,7 @@
 // Lab 03 (see README.md next to this file): miniquant's quantized storage as ggml blocks. Replace each
 // TODO body; keep the signatures (lab03.h). Grade with `miniquant lab check 03`.
+// Call your own functions qualified (lab::encode(...)): with mq:: arguments an unqualified call also
+// finds the library's function of the same name by argument-dependent lookup and is ambiguous.
 #include "lab03.h"
 
 #include <cstring>
