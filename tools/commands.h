@@ -18,6 +18,7 @@ void register_roofline(CLI::App& app);  // experiments/01-roofline
 void register_sweep(CLI::App& app);     // experiments/26-quant-curve
 void register_energy(CLI::App& app);    // experiments/28-energy
 void register_vs_llama(CLI::App& app);  // bench/vs_llama: tokens/s beside llama.cpp
+void register_lab(CLI::App& app);       // the lab course: labs/, solutions/
 
 // The command line as typed, for manifests (set by main).
 inline std::string& command_line() {

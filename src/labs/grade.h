@@ -1,0 +1,61 @@
+// The lab grader's frame: a lab is a list of blocks (A, B, ...), each a function of the learner's
+// file run through checks; a block passes when all its checks pass. The report prints every check
+// as passed or failed with what was expected and what came out, then the lab's numeric bars.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mqlab {
+
+struct Check {
+  std::string name;
+  bool passed = false;
+  std::string expected, got;
+  bool bar = false;  // one of the lab's numeric bars (the stop conditions of the handout)
+};
+
+// What a block's run function records its checks into.
+class Checks {
+ public:
+  // Records one check; returns `ok` so a caller can stop early when later checks need this one.
+  bool expect(bool ok, std::string name, std::string expected, std::string got);
+  bool bar(bool ok, std::string name, std::string expected, std::string got);
+  const std::vector<Check>& all() const { return checks_; }
+
+ private:
+  std::vector<Check> checks_;
+};
+
+struct Block {
+  std::string id;     // "A", "B", ...
+  std::string title;  // "symmetric_grid: the fp16 scale of a group"
+  std::function<void(Checks&)> run;
+  std::vector<std::string> bars;  // its numeric bars, listed as not measured when the block stops early
+};
+
+// Where the lab binary finds its inputs (set from the command line).
+struct LabOptions {
+  std::string root;          // the repository (data/, experiments/)
+  std::string sweep_dir;     // lab 02: the learner's `miniquant sweep --out` folder
+  std::string answers;       // lab 02: the learner's answers to the four questions
+  int64_t ppl_tokens = 8192; // perplexity checks score the test split's first tokens only
+};
+
+struct Lab {
+  std::string number;  // "00"
+  std::string title;   // "quantizers"
+  std::string file;    // the learner's file, relative to the repository
+  std::vector<Block> blocks;
+};
+
+// Parses the options, runs every block (an exception ends its block: failed, with its message),
+// prints the report and returns 0 when every block passed, 1 otherwise (2 for bad options).
+int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv);
+
+// Number formatting for expected / got columns.
+std::string num(double v, int digits = 6);
+std::string pct(double fraction, int digits = 2);
+
+}  // namespace mqlab

@@ -1,0 +1,141 @@
+// `miniquant lab`: the course. `check NN` runs lab NN's grader (built by the MQ_LABS option, on by
+// default in the release preset: build/<preset>/bin/labs/labNN on your file, labNN_ref on the
+// library's); `list` names the labs; `solutions` writes solutions/NN-topic-ref.md from the experiments'
+// JSON (`--check`: only compares).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "commands.h"
+#include "experiments/lab_solutions.h"
+#include "miniquant/error.h"
+#include "miniquant/util/io.h"
+
+extern char** environ;
+
+namespace mqcli {
+namespace {
+
+struct LabCheckOptions {
+  std::string lab;
+  bool reference = false;
+  std::string sweep_dir, answers;
+  int64_t ppl_tokens = 0;
+};
+
+// "0", "00", "3" -> "00", "03"; anything else is a usage error naming the labs.
+std::string lab_number(const std::string& s) {
+  for (const mqexp::LabInfo& l : mqexp::lab_list())
+    if (s == l.number || (s.size() == 1 && "0" + s == l.number)) return l.number;
+  std::string names;
+  for (const mqexp::LabInfo& l : mqexp::lab_list()) names += (names.empty() ? "" : ", ") + l.number + " (" + l.dir + ")";
+  throw mq::UsageError(fmt::format("lab {}: no such lab; labs: {}", s, names));
+}
+
+std::filesystem::path self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw mq::Error("cannot locate the miniquant binary (/proc/self/exe) to find the lab graders next to it");
+  return exe.parent_path();
+}
+
+// Runs `argv` with the terminal's stdout/stderr; returns its exit code.
+int spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
+    throw mq::Error(fmt::format("cannot run {}", args[0]));
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) throw mq::Error(fmt::format("lost {} while waiting for it", args[0]));
+  if (WIFSIGNALED(status)) throw mq::Error(fmt::format("{} died of signal {}", args[0], WTERMSIG(status)));
+  return WEXITSTATUS(status);
+}
+
+void check(const LabCheckOptions& o) {
+  const std::string nn = lab_number(o.lab);
+  const std::string root = MQ_SOURCE_DIR;
+  const auto exe = self_dir() / "labs" / ("lab" + nn + (o.reference ? "_ref" : ""));
+  if (!std::filesystem::exists(exe))
+    throw mq::Error(fmt::format("the lab {} grader {} is not built: configure with -DMQ_LABS=ON (the release preset does) "
+                                "and build", nn, exe.string()));
+  std::vector<std::string> args = {exe.string()};
+  std::string sweep = o.sweep_dir, answers = o.answers;
+  if (o.reference && sweep.empty()) sweep = root + "/experiments/26-quant-curve";  // the committed reference run
+  if (o.reference && answers.empty()) answers = root + "/solutions/02-pareto-curve-ref.md";
+  if (!sweep.empty()) args.insert(args.end(), {"--sweep-dir", sweep});
+  if (!answers.empty()) args.insert(args.end(), {"--answers", answers});
+  if (o.ppl_tokens > 0) args.insert(args.end(), {"--ppl-tokens", std::to_string(o.ppl_tokens)});
+  const int code = spawn(args);
+  if (code == 2) throw mq::UsageError(fmt::format("lab {}: the grader refused its options (above)", nn));
+  if (code != 0) throw mq::Error(fmt::format("lab {}: not every block passed (above)", nn));
+}
+
+void solutions(bool only_check, const std::string& out) {
+  const std::string root = MQ_SOURCE_DIR;
+  const auto files = mqexp::lab_solutions(root);
+  std::vector<std::string> stale;
+  for (const auto& [name, text] : files) {
+    const std::string path = out + "/" + name;
+    if (only_check) {
+      std::string have;
+      try {
+        have = mq::read_file(path);
+      } catch (const mq::Error&) {
+      }
+      if (have != text) stale.push_back(path);
+    } else {
+      mq::write_file_atomic(path, text);
+      fmt::print("wrote {}\n", path);
+    }
+  }
+  if (!stale.empty()) {
+    std::string list;
+    for (const auto& p : stale) list += (list.empty() ? "" : ", ") + p;
+    throw mq::Error(fmt::format("{} differ from what the experiments' JSON generates: {} (run `miniquant lab solutions`)",
+                                stale.size() == 1 ? "1 file" : std::to_string(stale.size()) + " files", list));
+  }
+  if (only_check) fmt::print("{} solution files match the experiments' JSON\n", files.size());
+}
+
+}  // namespace
+
+void register_lab(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("lab", "The lab course (labs/, solutions/): grade a lab, list them, write the solutions");
+  cmd->require_subcommand(1);
+
+  auto o = std::make_shared<LabCheckOptions>();
+  CLI::App* c = cmd->add_subcommand("check", "Grade lab NN: each TODO block of your file passed or failed, and the numeric bars");
+  c->add_option("lab", o->lab, "00, 01, 02 or 03")->required();
+  c->add_flag("--reference", o->reference, "grade the library's own implementation instead of your file");
+  c->add_option("--sweep-dir", o->sweep_dir, "lab 02: your `miniquant sweep --out` folder (default labs/02-pareto-curve/sweep)");
+  c->add_option("--answers", o->answers, "lab 02: your answers (default labs/02-pareto-curve/answers.md)");
+  c->add_option("--ppl-tokens", o->ppl_tokens, "perplexity checks score this many test-split tokens (default 8192)");
+  c->callback([o] { check(*o); });
+
+  CLI::App* l = cmd->add_subcommand("list", "The labs, their handouts and the files you write");
+  l->callback([] {
+    for (const mqexp::LabInfo& lab : mqexp::lab_list())
+      fmt::print("{}  {:<26} labs/{}/{}  ({})\n", lab.number, lab.title, lab.dir, lab.file, lab.solution);
+  });
+
+  auto only_check = std::make_shared<bool>(false);
+  auto out = std::make_shared<std::string>(std::string(MQ_SOURCE_DIR) + "/solutions");
+  CLI::App* s = cmd->add_subcommand("solutions", "Write solutions/NN-topic-ref.md from the committed experiments' JSON");
+  s->add_flag("--check", *only_check, "compare with the files instead of writing them (exit 1 when they differ)");
+  s->add_option("--out", *out, "folder to write into")->capture_default_str();
+  s->callback([only_check, out] { solutions(*only_check, *out); });
+}
+
+}  // namespace mqcli
