@@ -260,6 +260,32 @@ TEST_CASE("class 1, crashes: a GGUF tensor with a zero dimension cannot hide an 
                        doctest::Contains("dimension 0 = 9223372036854775808 makes its shape overflow 64 bits"), mq::Error);
 }
 
+TEST_CASE("class 4, absurd allocation: a GGUF alignment of 2^31 is refused, not padded to") {
+  // Found by the long fuzz_gguf run: an empty file with general.alignment 2^31 parsed, and writing it
+  // back padded the header to 2 GB.
+  mq::gguf::File f;
+  f.set(mq::gguf::kAlignmentKey, mq::gguf::Value::u32(0x80000000u));
+  CHECK_THROWS_WITH_AS(mq::gguf::serialize(f), "gguf: general.alignment 2147483648 is above the limit 1048576", mq::Error);
+  std::string b("GGUF", 4);
+  auto put = [&](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(uint32_t{3});
+  put(uint64_t{0});
+  put(uint64_t{1});
+  put(uint64_t{17});
+  b += mq::gguf::kAlignmentKey;
+  put(uint32_t{4});  // u32
+  put(uint32_t{0x80000000u});
+  const long before = max_rss_kb();
+  CHECK_THROWS_WITH_AS(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(b.data()), b.size())),
+                       doctest::Contains("general.alignment 2147483648 is above the limit 1048576"), mq::Error);
+  CHECK(max_rss_kb() - before < 100 * 1024);
+  // The largest accepted alignment round-trips.
+  f.set(mq::gguf::kAlignmentKey, mq::gguf::Value::u32(mq::gguf::kMaxAlignment));
+  const std::string s = mq::gguf::serialize(f);
+  CHECK(s.size() == mq::gguf::kMaxAlignment);
+  CHECK(mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size())).alignment() == mq::gguf::kMaxAlignment);
+}
+
 TEST_CASE("class 2, a file our tool writes is a file our tool reads: float schemes and zero-length tensors") {
   const std::string dir = fresh_dir("round_trip");
   // Zero-length tensors are legal anywhere, also at the same offset as a non-empty one.

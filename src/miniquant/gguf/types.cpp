@@ -184,6 +184,7 @@ uint32_t File::alignment() const {
   if (v->type != ValueType::u32) wrong(*v, "u32 (general.alignment)");
   const uint64_t a = v->bits;
   if (a == 0 || (a & (a - 1)) != 0) throw mq::Error(fmt::format("gguf: general.alignment {} is not a power of two", a));
+  if (a > kMaxAlignment) throw mq::Error(fmt::format("gguf: general.alignment {} is above the limit {}", a, kMaxAlignment));
   return static_cast<uint32_t>(a);
 }
 

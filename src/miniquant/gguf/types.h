@@ -21,6 +21,9 @@ namespace mq::gguf {
 
 inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kDefaultAlignment = 32;
+// Largest general.alignment accepted. GGUF allows any power of two, but 2^31 makes the writer pad
+// an empty file to 2 GB (found by the long fuzz_gguf run); real files use 32 (some 64 or 4096).
+inline constexpr uint32_t kMaxAlignment = 1u << 20;
 inline constexpr const char* kAlignmentKey = "general.alignment";
 inline constexpr int kMaxDims = 4;           // GGML_MAX_DIMS
 inline constexpr size_t kMaxNameBytes = 63;  // GGML_MAX_NAME (64) minus the terminator
