@@ -2,6 +2,7 @@
 // bookkeeping on a model whose answer is known.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -101,6 +102,61 @@ TEST_CASE("verb-tense accuracy: a uniform model picks the first candidate on eve
   CHECK(r.overall.total + r.skipped_unknown + r.skipped_long == max_slots);
   CHECK(r.overall.correct == expect_correct);
   for (int k = 0; k < kNumConstructions; ++k) CHECK(r.by_kind[k].total == expect_total[k]);
+  // Margins: every candidate sentence scores the same, so every scored slot's margin is exactly 0;
+  // skipped slots carry NaN; one entry per slot, with its construction.
+  REQUIRE(r.slot_margin.size() == static_cast<size_t>(max_slots));
+  REQUIRE(r.slot_kind.size() == static_cast<size_t>(max_slots));
+  int64_t nan_count = 0;
+  for (double mg : r.slot_margin) {
+    if (std::isnan(mg)) ++nan_count;
+    else CHECK(mg == 0.0);
+  }
+  CHECK(nan_count == r.skipped_unknown + r.skipped_long);
+}
+
+TEST_CASE("verb-tense margins: the true form's score minus the best wrong one, positive exactly when correct") {
+  const Corpus& corpus = small_corpus();
+  const Tokenizer tok = Tokenizer::build(corpus.train);
+  const Model m = random_model(tiny(tok.size(), 128));
+  const VerbTenseResult r = verb_tense_accuracy(m, tok, corpus.test, 60);
+  int64_t positive = 0, scored = 0;
+  for (double mg : r.slot_margin) {
+    if (std::isnan(mg)) continue;
+    ++scored;
+    positive += mg > 0;
+    CHECK(mg != 0.0);  // random weights: no exact ties
+  }
+  CHECK(scored == r.overall.total);
+  CHECK(positive == r.overall.correct);
+  CHECK(r.overall.correct > 0);                // random weights: some right,
+  CHECK(r.overall.correct < r.overall.total);  // some wrong
+
+  // The first scored slot by hand: the margin from slot_scores of the same sentence.
+  size_t idx = 0;
+  const Story* stp = nullptr;
+  const VerbSlot* slp = nullptr;
+  for (const Story& st : corpus.test) {
+    for (const VerbSlot& sl : st.slots) {
+      if (idx < r.slot_margin.size() && !std::isnan(r.slot_margin[idx])) {
+        stp = &st;
+        slp = &sl;
+        break;
+      }
+      ++idx;
+    }
+    if (slp) break;
+  }
+  REQUIRE(slp != nullptr);
+  const Story& st = *stp;
+  const VerbSlot& sl = *slp;
+  std::vector<int32_t> ids{Tokenizer::kSepId};
+  for (int32_t t = 0; t < sl.sent_end; ++t) ids.push_back(tok.id(st.tokens[static_cast<size_t>(t)]));
+  REQUIRE(ids.size() <= 129);
+  SlotSpan sp{.a = sl.sent_begin + 1, .s = sl.pos + 1, .b = sl.sent_end + 1, .forms = {}, .truth = sl.correct};
+  for (int c = 0; c < 3; ++c) sp.forms[static_cast<size_t>(c)] = tok.id(sl.forms[static_cast<size_t>(c)]);
+  const auto sc = slot_scores(m, ids, {sp});
+  const size_t t = static_cast<size_t>(sl.correct);
+  CHECK(r.slot_margin[idx] == doctest::Approx(sc[0][t] - std::max(sc[0][(t + 1) % 3], sc[0][(t + 2) % 3])).epsilon(1e-5));  // the story runs to its last slot there: float rounding
 }
 
 TEST_CASE("verb-tense accuracy skips slots whose forms the vocabulary lacks") {

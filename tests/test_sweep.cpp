@@ -151,3 +151,55 @@ TEST_CASE("the committed sweep README is the rendering of the committed results.
       CHECK(r[k].get<double>() > 0);
   }
 }
+
+TEST_CASE("results JSON: margins and the divergence against fp32 round-trip, accuracies carry Wilson intervals") {
+  SchemeRow r;
+  r.scheme = "int3-g64";
+  r.storage_scheme = "int3-g64";
+  r.method = "rtn";
+  r.ok = true;
+  Quality q;
+  q.ppl = 15.4;
+  q.ppl_floor = 14.9;
+  q.test_tokens = 1000;
+  q.verb_tense = {97, 100};
+  q.by_construction["adverb_cue"] = {50, 50};
+  q.margin = {100, 5.5, 2.4, 1.9};
+  q.margin_by_construction["adverb_cue"] = {50, 6.0, 3.0, 2.9};
+  Divergence d;
+  d.reference = "fp32";
+  d.tokens = 1000;
+  d.windows = 16;
+  d.kl_mean = 0.0043;
+  d.kl_low = 0.004;
+  d.kl_high = 0.0046;
+  d.kl_median = 0.002;
+  d.kl_p99 = 0.03;
+  d.kl_max = 0.2;
+  d.top1 = 0.97;
+  d.ppl_reference = 15.28;
+  d.dnll_mean = 0.0078;
+  d.dnll_low = 0.006;
+  d.dnll_high = 0.0096;
+  d.dppl = 0.12;
+  d.dppl_low = 0.09;
+  d.dppl_high = 0.15;
+  d.margin_slots = 100;
+  d.dmargin_mean = -0.1;
+  d.dmargin_low = -0.2;
+  d.dmargin_high = 0.0;
+  d.flipped_to_wrong = 3;
+  q.divergence = d;
+  r.quality = q;
+  const nlohmann::json j = to_json(r);
+  CHECK(j["divergence"]["kl"]["ci95"][1] == 0.0046);
+  CHECK(j["verb_tense"]["overall"]["ci95"][0].get<double>() == doctest::Approx(0.9155).epsilon(1e-3));  // Wilson 97/100
+  CHECK(j["verb_tense"]["margin"]["overall"]["p1"] == 2.4);
+  const SchemeRow back = scheme_row_from_json(j);
+  REQUIRE(back.quality);
+  REQUIRE(back.quality->divergence);
+  CHECK(back.quality->divergence->kl_mean == 0.0043);
+  CHECK(back.quality->divergence->flipped_to_wrong == 3);
+  CHECK(back.quality->margin_by_construction.at("adverb_cue").median == 6.0);
+  CHECK(to_json(back) == j);
+}

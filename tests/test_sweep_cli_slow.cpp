@@ -47,11 +47,12 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                               " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
-  CHECK(r.out.find("1 of 11 schemes failed") != std::string::npos);
+  CHECK(r.out.find("1 of 15 schemes failed") != std::string::npos);
 
   const nlohmann::json res = load(out + "/results.json");
   const std::vector<std::string> want = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128",
-                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-g64-asym", "int4-g256"};
+                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int3-g64", "int3-g64-gptq",
+                                         "int2-g64", "int2-g64-gptq", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     const auto& s = res["schemes"][i];
@@ -75,6 +76,27 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
     CHECK(t["intensity"].get<double>() == doctest::Approx(t["flops"].get<double>() / t["bytes"]["total"].get<double>()));
     CHECK(s["roofline"]["ceiling"].get<std::string>().find("(2 threads)") != std::string::npos);
     CHECK(s.contains("on_pareto_frontier"));
+    // Against the fp32 row: KLD and its interval, top-1, paired ΔPPL, margins, Wilson intervals.
+    const auto& d = s["divergence"];
+    CHECK(d["reference"] == "fp32");
+    CHECK(d["tokens"] == s["test_tokens"]);
+    CHECK(d["kl"]["mean"].get<double>() >= 0);
+    CHECK(d["kl"]["ci95"][0].get<double>() <= d["kl"]["mean"].get<double>());
+    CHECK(d["kl"]["mean"].get<double>() <= d["kl"]["max"].get<double>());
+    CHECK(d["top1_agreement"].get<double>() <= 1.0);
+    CHECK(d["ppl_reference"] == res["schemes"][0]["ppl"]);
+    CHECK(d["delta_ppl"]["value"].get<double>() ==
+          doctest::Approx(s["ppl"].get<double>() - res["schemes"][0]["ppl"].get<double>()).epsilon(1e-9));
+    CHECK(d["margin_change"]["slots"].get<long long>() > 0);
+    CHECK(s["verb_tense"]["overall"]["ci95"].size() == 2);
+    CHECK(s["verb_tense"]["margin"]["by_construction"].size() == 4);
+    if (want[i] == "fp32") {
+      CHECK(d["kl"]["max"] == 0.0);
+      CHECK(d["top1_agreement"] == 1.0);
+      CHECK(d["margin_change"]["mean"] == 0.0);
+    } else if (want[i] != "fp16") {
+      CHECK(d["kl"]["mean"].get<double>() > 0);
+    }
   }
   const auto& s = res["schemes"];
   // Bytes follow the formats: 1 layer of 128 wide -> Linear weights 4*128*128 + 2*128*512 = 196,608.
@@ -92,6 +114,10 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   CHECK(s[1]["bytes_embedding"] == 2 * 1963 * 128);
   CHECK(s[1]["ppl"].get<double>() == doctest::Approx(s[0]["ppl"].get<double>()).epsilon(1e-3));
   CHECK(s[0]["on_pareto_frontier"] == (s[0]["ppl"] < s[1]["ppl"]));  // fp32 is only on it when strictly better
+  // Fewer bits, further from fp32: int2 RTN diverges more than int3 RTN, than int4 RTN.
+  const auto kl = [&](size_t i) { return s[i]["divergence"]["kl"]["mean"].get<double>(); };
+  CHECK(kl(11) > kl(9));
+  CHECK(kl(9) > kl(4));
 
   const nlohmann::json man = load(out + "/manifest.json");
   for (const char* k : {"command", "date", "seed", "threads", "machine", "build", "checkpoint", "corpus", "durations_s"})
@@ -175,5 +201,16 @@ TEST_CASE("quantize then eval reproduces the sweep's rows exactly") {
     CHECK(got["nats_per_token"].get<double>() == row["nats_per_token"].get<double>());
     CHECK(got["verb_tense"] == row["verb_tense"]);
     CHECK(got["test_tokens"] == row["test_tokens"]);
+    // Against the fp32 checkpoint: the sweep's divergence numbers (its reference, the checkpoint
+    // unquantized, since this list has no fp32 row), bit for bit.
+    const CliResult er = run_cli("eval --model " + file + " --reference " + tiny_checkpoint() + limits + " --json");
+    INFO(er.out);
+    REQUIRE(er.code == 0);
+    const nlohmann::json gr = nlohmann::json::parse(er.out);
+    CHECK(gr["ppl"].get<double>() == row["ppl"].get<double>());
+    CHECK(gr["divergence"]["kl"] == row["divergence"]["kl"]);
+    CHECK(gr["divergence"]["top1_agreement"] == row["divergence"]["top1_agreement"]);
+    CHECK(gr["divergence"]["delta_ppl"] == row["divergence"]["delta_ppl"]);
+    CHECK(gr["divergence"]["margin_change"] == row["divergence"]["margin_change"]);
   }
 }

@@ -1,4 +1,5 @@
-// `miniquant eval`: test perplexity next to the corpus floor, and verb-tense accuracy.
+// `miniquant eval`: test perplexity next to the corpus floor, verb-tense accuracy and margins, and with
+// --reference the divergence measures against that (fp32) checkpoint.
 #include <string>
 
 #include <fmt/core.h>
@@ -6,6 +7,7 @@
 
 #include "commands.h"
 #include "experiments/evaluate.h"
+#include "experiments/intervals.h"
 #include "experiments/workspace.h"
 #include "miniquant/util/timer.h"
 #include "validators.h"
@@ -17,6 +19,7 @@ struct EvalOptions {
   std::string model = mqexp::kDefaultModel;
   std::string lexicon = mqexp::kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
+  std::string reference;  // fp32 checkpoint to measure KL divergence, top-1 agreement, ΔPPL, margin change against
   mqexp::EvalLimits limits;
   bool json = false;
 };
@@ -27,7 +30,16 @@ void run(const EvalOptions& o) {
   const mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   const double load_s = clock.seconds();
   // The very measurement the sweep makes of each of its rows.
-  const mqexp::Quality q = mqexp::evaluate_quality(lm.model, lm.tok, c.corpus.test, o.limits);
+  mqexp::EvalLimits limits = o.limits;
+  limits.perplexity = o.reference.empty();  // with a reference, the divergence pass yields the same perplexity
+  std::vector<double> margins;
+  mqexp::Quality q = mqexp::evaluate_quality(lm.model, lm.tok, c.corpus.test, limits, &margins);
+  if (!o.reference.empty()) {
+    const mqexp::LoadedModel ref = mqexp::load_checkpoint(o.reference, &c.tok);
+    std::vector<double> ref_margins;
+    (void)mqexp::evaluate_quality(ref.model, ref.tok, c.corpus.test, limits, &ref_margins);
+    mqexp::evaluate_divergence(ref.model, o.reference, ref_margins, {{&lm.model, &q, &margins}}, c.tok, c.corpus.test, limits);
+  }
 
   mqexp::SchemeRow row;
   row.scheme = lm.plan.id;
@@ -43,6 +55,7 @@ void run(const EvalOptions& o) {
   out["plan"] = lm.plan.to_json();
   out["ppl_over_floor"] = q.ppl / q.ppl_floor;
   out["timing_s"] = {{"corpus_and_load", load_s}, {"perplexity", q.perplexity_seconds}, {"verb_tense", q.verb_tense_seconds}};
+  if (q.divergence) out["timing_s"]["divergence"] = q.divergence->seconds;
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
     return;
@@ -52,8 +65,24 @@ void run(const EvalOptions& o) {
              q.ppl_floor, q.ppl / q.ppl_floor, q.test_tokens, q.window, q.stride, q.perplexity_seconds);
   fmt::print("verb-tense accuracy {:.4f} ({}/{})  [{:.1f} s]\n", q.verb_tense.accuracy(), q.verb_tense.correct,
              q.verb_tense.total, q.verb_tense_seconds);
-  for (const auto& [name, sc] : q.by_construction)
-    fmt::print("  {:<15} {:.4f} ({}/{})\n", name, sc.accuracy(), sc.correct, sc.total);
+  const auto wil = [](const mqexp::Score& s) { return mqexp::wilson(s.correct, s.total); };
+  fmt::print("  Wilson 95% [{:.4f}, {:.4f}]; slot margin median {:.2f}, 1st percentile {:.2f} nats\n", wil(q.verb_tense).low,
+             wil(q.verb_tense).high, q.margin.median, q.margin.p1);
+  for (const auto& [name, sc] : q.by_construction) {
+    const mqexp::MarginStats& m = q.margin_by_construction.at(name);
+    fmt::print("  {:<15} {:.4f} ({}/{}) [{:.4f}, {:.4f}]  margin median {:.2f} p1 {:.2f}\n", name, sc.accuracy(), sc.correct,
+               sc.total, wil(sc).low, wil(sc).high, m.median, m.p1);
+  }
+  if (const auto& d = q.divergence) {
+    fmt::print("against {} over {} tokens ({} windows)  [{:.1f} s]\n", d->reference, d->tokens, d->windows, d->seconds);
+    fmt::print("  KL(ref || model) mean {:.3g} [{:.3g}, {:.3g}], median {:.3g}, p99 {:.3g}, max {:.3g} nats\n", d->kl_mean,
+               d->kl_low, d->kl_high, d->kl_median, d->kl_p99, d->kl_max);
+    fmt::print("  top-1 agreement {:.4f}\n", d->top1);
+    fmt::print("  PPL {:.3f} vs reference {:.3f}: delta {:+.4f} [{:+.4f}, {:+.4f}] (paired per token, clustered by window)\n",
+               q.ppl, d->ppl_reference, d->dppl, d->dppl_low, d->dppl_high);
+    fmt::print("  slot margin change {:+.4f} [{:+.4f}, {:+.4f}] nats over {} slots; flipped {} to wrong, {} to right\n",
+               d->dmargin_mean, d->dmargin_low, d->dmargin_high, d->margin_slots, d->flipped_to_wrong, d->flipped_to_right);
+  }
   if (q.skipped_unknown_form + q.skipped_too_long > 0)
     fmt::print("  skipped: {} with a form outside the vocabulary, {} too long for the context\n", q.skipped_unknown_form,
                q.skipped_too_long);
@@ -65,6 +94,9 @@ void register_eval(CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand("eval", "Test perplexity (with the corpus floor) and verb-tense accuracy of a model");
   cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
+  cmd->add_option("--reference", o->reference,
+                  "fp32 checkpoint to compare with: KL divergence, top-1 agreement, delta PPL, slot margin change")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
   cmd->add_option("--window", o->limits.window, "perplexity context window (default: n_ctx)")->check(Positive);

@@ -1,5 +1,5 @@
 """verb_tense_accuracy.png from 26-quant-curve/results.json: accuracy bars per scheme, one bar per
-construction and one for all slots.
+construction and one for all slots, with their Wilson 95% intervals (ci95 in results.json) as error bars.
 
 usage: verb_tense_accuracy.py results.json verb_tense_accuracy.png
 """
@@ -16,10 +16,13 @@ w = 0.8 / max(1, len(series))
 x = np.arange(len(rows))
 lo = 1.0
 for i, k in enumerate(series):
-    vals = [r["verb_tense"]["overall"]["accuracy"] if k == "overall" else r["verb_tense"]["by_construction"][k]["accuracy"]
-            for r in rows]
-    lo = min([lo] + vals)
-    ax.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, label=k.replace("_", " "))
+    sc = [r["verb_tense"]["overall"] if k == "overall" else r["verb_tense"]["by_construction"][k] for r in rows]
+    vals = [s["accuracy"] for s in sc]
+    ci = [s.get("ci95", [s["accuracy"], s["accuracy"]]) for s in sc]
+    err = np.array([[v - c[0] for v, c in zip(vals, ci)], [c[1] - v for v, c in zip(vals, ci)]])
+    lo = min([lo] + [c[0] for c in ci])
+    ax.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, yerr=err, capsize=1.5, error_kw=dict(lw=0.6),
+           label=k.replace("_", " "))
 ax.set_xticks(x)
 ax.set_xticklabels([r["scheme"] for r in rows], rotation=20, ha="right", fontsize=8)
 ax.set_ylabel("verb-tense minimal-pair accuracy")

@@ -1,35 +1,95 @@
-// evaluate_quality(): perplexity against the split's entropy floor, and verb-tense accuracy.
+// evaluate_quality(): perplexity against the split's entropy floor, verb-tense accuracy and margins;
+// evaluate_divergence(): the same windows against a reference model.
 #include "experiments/evaluate.h"
 
+#include <cmath>
+
+#include "experiments/divergence.h"
+#include "experiments/intervals.h"
 #include "minigpt/eval.h"
 
 namespace mqexp {
+namespace {
 
-Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok, const std::vector<minigpt::Story>& test,
-                         const EvalLimits& limits) {
+std::vector<int32_t> test_stream(const minigpt::Tokenizer& tok, const std::vector<minigpt::Story>& test, const EvalLimits& limits) {
   std::vector<int32_t> stream = minigpt::encode_split(tok, test);
   if (limits.ppl_tokens > 0 && limits.ppl_tokens < static_cast<int64_t>(stream.size()))
     stream.resize(static_cast<size_t>(limits.ppl_tokens));
+  return stream;
+}
+
+MarginStats margin_stats(const std::vector<double>& m) {
+  MarginStats s;
+  s.slots = static_cast<long long>(m.size());
+  if (m.empty()) return s;
+  s.median = quantile(m, 0.5);
+  s.p1 = quantile(m, 0.01);
+  s.min = quantile(m, 0.0);
+  return s;
+}
+
+}  // namespace
+
+Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok, const std::vector<minigpt::Story>& test,
+                         const EvalLimits& limits, std::vector<double>* slot_margins) {
   const int window = limits.window > 0 ? limits.window : m.config().n_ctx;
   const int stride = limits.stride > 0 ? limits.stride : window / 2;
   Quality q;
-  const auto ppl = minigpt::perplexity(m, stream, window, stride);
-  q.ppl = ppl.ppl;
-  q.nats_per_token = ppl.nats_per_token;
   q.ppl_floor = minigpt::split_stats(test).floor_ppl;
-  q.test_tokens = ppl.tokens;
-  q.window = ppl.window;
-  q.stride = ppl.stride;
-  q.perplexity_seconds = ppl.seconds;
+  q.window = window;
+  q.stride = stride;
+  if (limits.perplexity) {
+    const auto ppl = minigpt::perplexity(m, test_stream(tok, test, limits), window, stride);
+    q.ppl = ppl.ppl;
+    q.nats_per_token = ppl.nats_per_token;
+    q.test_tokens = ppl.tokens;
+    q.perplexity_seconds = ppl.seconds;
+  }
   const auto vt = minigpt::verb_tense_accuracy(m, tok, test, limits.max_slots);
   q.verb_tense = {vt.overall.correct, vt.overall.total};
-  for (int k = 0; k < minigpt::kNumConstructions; ++k)
-    q.by_construction[minigpt::construction_name(static_cast<minigpt::Construction>(k))] = {vt.by_kind[k].correct,
-                                                                                          vt.by_kind[k].total};
+  std::vector<double> all;
+  std::vector<std::vector<double>> by(minigpt::kNumConstructions);
+  for (size_t i = 0; i < vt.slot_margin.size(); ++i) {
+    if (std::isnan(vt.slot_margin[i])) continue;
+    all.push_back(vt.slot_margin[i]);
+    by[static_cast<size_t>(vt.slot_kind[i])].push_back(vt.slot_margin[i]);
+  }
+  q.margin = margin_stats(all);
+  for (int k = 0; k < minigpt::kNumConstructions; ++k) {
+    const std::string name = minigpt::construction_name(static_cast<minigpt::Construction>(k));
+    q.by_construction[name] = {vt.by_kind[k].correct, vt.by_kind[k].total};
+    q.margin_by_construction[name] = margin_stats(by[static_cast<size_t>(k)]);
+  }
   q.skipped_unknown_form = vt.skipped_unknown;
   q.skipped_too_long = vt.skipped_long;
   q.verb_tense_seconds = vt.seconds;
+  if (slot_margins) *slot_margins = vt.slot_margin;
   return q;
+}
+
+void evaluate_divergence(const minigpt::Model& reference, const std::string& reference_name,
+                         const std::vector<double>& reference_margins, const std::vector<Evaluated>& models,
+                         const minigpt::Tokenizer& tok, const std::vector<minigpt::Story>& test, const EvalLimits& limits) {
+  if (models.empty()) return;
+  const int window = limits.window > 0 ? limits.window : reference.config().n_ctx;
+  const int stride = limits.stride > 0 ? limits.stride : window / 2;
+  std::vector<const minigpt::Model*> ms;
+  for (const auto& e : models) ms.push_back(e.model);
+  const std::vector<DivergencePass> passes = divergence_pass(reference, ms, test_stream(tok, test, limits), window, stride);
+  for (size_t k = 0; k < models.size(); ++k) {
+    const DivergencePass& p = passes[k];
+    Quality& q = *models[k].quality;
+    // The same sums perplexity() makes, in the same order: the same numbers.
+    q.test_tokens = static_cast<long long>(p.kl.size());
+    q.nats_per_token = q.test_tokens > 0 ? -p.logp_model / static_cast<double>(q.test_tokens) : 0.0;
+    q.ppl = std::exp(q.nats_per_token);
+    q.window = window;
+    q.stride = stride;
+    q.perplexity_seconds = p.seconds / static_cast<double>(models.size());  // the shared pass, split evenly
+    Divergence d = summarize_divergence(p, reference_name);
+    if (models[k].slot_margins) add_margin_change(d, reference_margins, *models[k].slot_margins);
+    q.divergence = d;
+  }
 }
 
 }  // namespace mqexp

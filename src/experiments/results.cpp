@@ -3,6 +3,7 @@
 
 #include <fmt/core.h>
 
+#include "experiments/intervals.h"
 #include "miniquant/error.h"
 
 namespace mqexp {
@@ -29,7 +30,11 @@ RateStat rate_from(const json& j) {
   return {j.at("median").get<double>(), j.at("low").get<double>(), j.at("high").get<double>(), j.at("reps").get<int>(),
           j.value("spread", 0.0)};
 }
-json score_json(const Score& s) { return {{"correct", s.correct}, {"total", s.total}, {"accuracy", s.accuracy()}}; }
+// ci95: the Wilson interval, derived from correct / total (written for readers; recomputed on read).
+json score_json(const Score& s) {
+  const Interval w = wilson(s.correct, s.total);
+  return {{"correct", s.correct}, {"total", s.total}, {"accuracy", s.accuracy()}, {"ci95", {w.low, w.high}}};
+}
 Score score_from(const json& j) { return {j.at("correct").get<long long>(), j.at("total").get<long long>()}; }
 
 json shape_json(const ModelShape& c) {
@@ -39,6 +44,57 @@ json shape_json(const ModelShape& c) {
 ModelShape shape_from(const json& j) {
   return {j.at("vocab_size").get<int>(), j.at("n_ctx").get<int>(), j.at("d_model").get<int>(),
           j.at("n_layer").get<int>(),    j.at("n_head").get<int>(), j.at("d_ff").get<int>()};
+}
+
+json margin_json(const MarginStats& m) { return {{"slots", m.slots}, {"median", m.median}, {"p1", m.p1}, {"min", m.min}}; }
+MarginStats margin_from(const json& j) {
+  return {j.at("slots").get<long long>(), j.at("median").get<double>(), j.at("p1").get<double>(), j.at("min").get<double>()};
+}
+
+json divergence_json(const Divergence& d) {
+  return {{"reference", d.reference},
+          {"tokens", d.tokens},
+          {"windows", d.windows},
+          {"kl", {{"mean", d.kl_mean}, {"ci95", {d.kl_low, d.kl_high}}, {"median", d.kl_median}, {"p99", d.kl_p99}, {"max", d.kl_max}}},
+          {"top1_agreement", d.top1},
+          {"ppl_reference", d.ppl_reference},
+          {"delta_nll", {{"mean", d.dnll_mean}, {"ci95", {d.dnll_low, d.dnll_high}}}},
+          {"delta_ppl", {{"value", d.dppl}, {"ci95", {d.dppl_low, d.dppl_high}}}},
+          {"margin_change", {{"slots", d.margin_slots}, {"mean", d.dmargin_mean}, {"ci95", {d.dmargin_low, d.dmargin_high}},
+                             {"flipped_to_wrong", d.flipped_to_wrong}, {"flipped_to_right", d.flipped_to_right}}},
+          {"seconds", d.seconds}};
+}
+Divergence divergence_from(const json& j) {
+  Divergence d;
+  d.reference = j.at("reference").get<std::string>();
+  d.tokens = j.at("tokens").get<long long>();
+  d.windows = j.at("windows").get<long long>();
+  const json& kl = j.at("kl");
+  d.kl_mean = kl.at("mean").get<double>();
+  d.kl_low = kl.at("ci95").at(0).get<double>();
+  d.kl_high = kl.at("ci95").at(1).get<double>();
+  d.kl_median = kl.at("median").get<double>();
+  d.kl_p99 = kl.at("p99").get<double>();
+  d.kl_max = kl.at("max").get<double>();
+  d.top1 = j.at("top1_agreement").get<double>();
+  d.ppl_reference = j.at("ppl_reference").get<double>();
+  const json& n = j.at("delta_nll");
+  d.dnll_mean = n.at("mean").get<double>();
+  d.dnll_low = n.at("ci95").at(0).get<double>();
+  d.dnll_high = n.at("ci95").at(1).get<double>();
+  const json& p = j.at("delta_ppl");
+  d.dppl = p.at("value").get<double>();
+  d.dppl_low = p.at("ci95").at(0).get<double>();
+  d.dppl_high = p.at("ci95").at(1).get<double>();
+  const json& m = j.at("margin_change");
+  d.margin_slots = m.at("slots").get<long long>();
+  d.dmargin_mean = m.at("mean").get<double>();
+  d.dmargin_low = m.at("ci95").at(0).get<double>();
+  d.dmargin_high = m.at("ci95").at(1).get<double>();
+  d.flipped_to_wrong = m.value("flipped_to_wrong", 0LL);
+  d.flipped_to_right = m.value("flipped_to_right", 0LL);
+  d.seconds = j.value("seconds", 0.0);
+  return d;
 }
 
 }  // namespace
@@ -73,6 +129,12 @@ json to_json(const SchemeRow& r) {
     j["verb_tense"] = {{"overall", score_json(q->verb_tense)}, {"by_construction", by},
                        {"skipped_unknown_form", q->skipped_unknown_form}, {"skipped_too_long", q->skipped_too_long}};
     j["verb_tense_seconds"] = q->verb_tense_seconds;
+    if (q->margin.slots > 0) {
+      json mb = json::object();
+      for (const auto& [k, m] : q->margin_by_construction) mb[k] = margin_json(m);
+      j["verb_tense"]["margin"] = {{"overall", margin_json(q->margin)}, {"by_construction", mb}};
+    }
+    if (q->divergence) j["divergence"] = divergence_json(*q->divergence);
   }
   const Footprint& f = r.footprint;
   const Traffic& t = f.decode;
@@ -143,6 +205,11 @@ SchemeRow scheme_row_from_json(const json& j) {
     q.skipped_unknown_form = vt.value("skipped_unknown_form", 0LL);
     q.skipped_too_long = vt.value("skipped_too_long", 0LL);
     q.verb_tense_seconds = j.value("verb_tense_seconds", 0.0);
+    if (vt.contains("margin")) {
+      q.margin = margin_from(vt.at("margin").at("overall"));
+      for (const auto& [k, v] : vt.at("margin").at("by_construction").items()) q.margin_by_construction[k] = margin_from(v);
+    }
+    if (j.contains("divergence")) q.divergence = divergence_from(j.at("divergence"));
     r.quality = q;
   }
   Footprint& f = r.footprint;

@@ -26,6 +26,31 @@ struct Score {
   double accuracy() const { return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total); }
 };
 
+// Verb-tense slot margins (log p of the sentence with the true form minus the best wrong form, nats).
+struct MarginStats {
+  long long slots = 0;
+  double median = 0, p1 = 0, min = 0;  // p1: the 1st percentile
+};
+
+// A quantized model against a reference (the fp32 model) on the same test windows, token by token
+// (experiments/divergence.h). KL(ref || q) per predicted token from the full next-token distributions;
+// the intervals are 95%, their variance clustered by perplexity window (tokens of one window are
+// correlated). Margins are paired by verb slot.
+struct Divergence {
+  std::string reference;       // the reference row's scheme, or its checkpoint path
+  long long tokens = 0, windows = 0;
+  double kl_mean = 0, kl_low = 0, kl_high = 0;  // nats per token
+  double kl_median = 0, kl_p99 = 0, kl_max = 0;
+  double top1 = 0;                              // fraction of tokens where both argmaxes agree
+  double ppl_reference = 0;
+  double dnll_mean = 0, dnll_low = 0, dnll_high = 0;  // mean of -log q(t) + log p(t), paired per token
+  double dppl = 0, dppl_low = 0, dppl_high = 0;       // PPL(q) - PPL(ref), interval from the dnll one
+  long long margin_slots = 0;                         // slots scored by both
+  double dmargin_mean = 0, dmargin_low = 0, dmargin_high = 0;  // mean of margin(q) - margin(ref)
+  long long flipped_to_wrong = 0, flipped_to_right = 0;        // slots whose correctness changed
+  double seconds = 0;
+};
+
 // Quality of one model on the test split: perplexity and verb-tense accuracy per construction.
 struct Quality {
   double ppl = 0, nats_per_token = 0, ppl_floor = 0;
@@ -35,6 +60,9 @@ struct Quality {
   std::map<std::string, Score> by_construction;
   long long skipped_unknown_form = 0, skipped_too_long = 0;
   double perplexity_seconds = 0, verb_tense_seconds = 0;
+  MarginStats margin;                                     // all constructions
+  std::map<std::string, MarginStats> margin_by_construction;
+  std::optional<Divergence> divergence;                   // against the reference model, when given
 };
 
 // Bytes one decode step moves, term by term, and its arithmetic (at `context` cached positions).

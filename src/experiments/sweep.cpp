@@ -76,7 +76,9 @@ minigpt::ModelConfig gpt2_shape(int vocab_size) {
 const std::vector<std::string>& default_sweep_schemes() {
   static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",
                                              "int4-g64", "int4-g128", "int4-g64-gptq",   "int8-per-channel+a8",
-                                             "int4-g64+a8"};
+                                             "int4-g64+a8",
+                                             // the breaking region: where perplexity, KLD and margins move
+                                             "int3-g64", "int3-g64-gptq", "int2-g64", "int2-g64-gptq"};
   return k;
 }
 
@@ -197,7 +199,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   const bool any_gptq = std::any_of(plans.begin(), plans.end(), [](const auto& p) { return p.any_gptq(); });
 
   const int stages_per = 2;  // quantize, evaluate
-  const int total = 1 + stages_per * static_cast<int>(plans.size()) + 1 + (o.gpt2_shaped ? 2 : 0);
+  const int total = 1 + stages_per * static_cast<int>(plans.size()) + 2 + (o.gpt2_shaped ? 2 : 0);
   int done = 0;
   const auto stage = [&](const std::string& what) { progress(done++, total, what); };
 
@@ -208,14 +210,17 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     const LoadedModel probe = load_checkpoint(o.model, &c.tok);
     calib = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, probe.model.config().n_ctx);
   }
-  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots};
+  // Perplexity comes from the divergence pass after the loop (the same numbers, one pass for all rows).
+  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false};
 
   SweepResults res;
   res.seed = o.seed;
   res.calibration_windows = o.calibration;
   // Evaluate: quantize every scheme, its quality and bytes. The configured models are kept for timing.
   std::vector<std::unique_ptr<LoadedModel>> kept;  // per row; null when it failed
+  std::vector<std::vector<double>> margins;        // per row: verb-tense slot margins, for pairing with fp32
   for (const minigpt::QuantPlan& plan : plans) {
+    margins.emplace_back();
     SchemeRow r = row_for(plan);
     const int base = done;
     try {
@@ -228,7 +233,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
         r.gptq = GptqRecord{plan.gptq.calibration_windows, plan.gptq.options.percdamp, plan.gptq.options.block,
                             plan.gptq.options.act_order, plan.gptq.sequential, rep.calibration_seconds};
       stage(plan.id + ": perplexity and verb tense");
-      r.quality = evaluate_quality(lm->model, lm->tok, c.corpus.test, limits);
+      r.quality = evaluate_quality(lm->model, lm->tok, c.corpus.test, limits, &margins.back());
       r.footprint = describe(lm->model, mean_context(lm->model.config()));
       r.ok = true;
       kept.push_back(std::move(lm));
@@ -238,6 +243,27 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
       kept.push_back(nullptr);
     }
     res.schemes.push_back(std::move(r));
+  }
+  // Divergence against fp32 (and every row's perplexity): the fp32 row is the reference when it ran,
+  // else the checkpoint unquantized; its logits are computed once per window for all rows.
+  stage("perplexity and divergence against fp32, all schemes in one pass");
+  {
+    const auto is_fp32 = [&](size_t i) { return kept[i] && res.schemes[i].method == "none"; };
+    size_t ref_row = kept.size();
+    for (size_t i = 0; i < kept.size() && ref_row == kept.size(); ++i)
+      if (is_fp32(i)) ref_row = i;
+    std::unique_ptr<LoadedModel> own_ref;
+    std::vector<double> own_margins;
+    if (ref_row == kept.size()) {
+      own_ref = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
+      (void)evaluate_quality(own_ref->model, own_ref->tok, c.corpus.test, limits, &own_margins);
+    }
+    const minigpt::Model& ref = own_ref ? own_ref->model : kept[ref_row]->model;
+    const std::vector<double>& ref_margins = own_ref ? own_margins : margins[ref_row];
+    std::vector<Evaluated> ev;
+    for (size_t i = 0; i < kept.size(); ++i)
+      if (kept[i]) ev.push_back({&kept[i]->model, &*res.schemes[i].quality, &margins[i]});
+    evaluate_divergence(ref, own_ref ? "fp32" : res.schemes[ref_row].scheme, ref_margins, ev, c.tok, c.corpus.test, limits);
   }
   // Time: every configured model in the same interleaved rounds.
   stage("decode / prefill speed, all schemes in interleaved rounds");

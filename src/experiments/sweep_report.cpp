@@ -8,6 +8,8 @@
 
 #include <fmt/core.h>
 
+#include "experiments/intervals.h"
+
 namespace mqexp {
 namespace {
 
@@ -79,6 +81,82 @@ std::string traffic_table(const std::vector<SchemeRow>& rows, const std::string&
                      t.flops / 1e6, mb(t.weights), mb(t.embedding), mb(t.kv_cache), mb(t.activations), mb(t.other_params),
                      mb(t.total), t.intensity, decode_tps(r), busy_mark(r), r.speed->decode_gflops, r.speed->decode_gbps,
                      b ? b->ceiling : std::string("-"), b ? fmt::format("{:.0f}%", 100 * b->fraction_of_bound) : std::string("-"));
+  }
+  return s;
+}
+
+// Every row against the fp32 reference: divergence, paired ΔPPL, accuracy with its Wilson interval, margins.
+std::string quality_table(const std::vector<SchemeRow>& rows) {
+  std::string s =
+      "| scheme | KLD mean [95% CI] | KLD p99 | KLD max | top-1 agree | PPL | ΔPPL [95% CI] | verb-tense acc. [Wilson 95%] | "
+      "margin median / p1 | Δmargin [95% CI] | flips |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  bool any = false;
+  for (const auto& r : rows) {
+    if (!r.ok || !r.quality || !r.quality->divergence) continue;
+    any = true;
+    const Quality& q = *r.quality;
+    const Divergence& d = *q.divergence;
+    const Interval w = wilson(q.verb_tense.correct, q.verb_tense.total);
+    s += fmt::format(
+        "| {} | {:.3g} [{:.3g}, {:.3g}] | {:.3g} | {:.3g} | {:.4f} | {:.3f} | {:+.4f} [{:+.4f}, {:+.4f}] | {:.4f} [{:.4f}, {:.4f}] | "
+        "{:.2f} / {:.2f} | {:+.4f} [{:+.4f}, {:+.4f}] | {} |\n",
+        r.scheme, d.kl_mean, d.kl_low, d.kl_high, d.kl_p99, d.kl_max, d.top1, q.ppl, d.dppl, d.dppl_low, d.dppl_high,
+        q.verb_tense.accuracy(), w.low, w.high, q.margin.median, q.margin.p1, d.dmargin_mean, d.dmargin_low, d.dmargin_high,
+        d.flipped_to_wrong + d.flipped_to_right);
+  }
+  return any ? s : "";
+}
+
+// Per construction: accuracy with its Wilson interval, and the margin's median and 1st percentile (nats).
+std::string construction_interval_table(const std::vector<SchemeRow>& rows) {
+  std::vector<std::string> kinds;
+  for (const auto& r : rows)
+    if (r.ok && r.quality && r.quality->margin.slots > 0) {
+      for (const auto& [k, v] : r.quality->by_construction) kinds.push_back(k);
+      break;
+    }
+  if (kinds.empty()) return "";
+  std::string s = "| scheme |";
+  for (const auto& k : kinds) s += " " + k + " acc. [Wilson 95%] | margin med / p1 |";
+  s += "\n|---|";
+  for (size_t i = 0; i < kinds.size(); ++i) s += "---:|---:|";
+  s += "\n";
+  for (const auto& r : rows) {
+    if (!r.ok || !r.quality) continue;
+    s += "| " + r.scheme + " |";
+    for (const auto& k : kinds) {
+      const Score& c = r.quality->by_construction.at(k);
+      const Interval w = wilson(c.correct, c.total);
+      const auto m = r.quality->margin_by_construction.find(k);
+      s += fmt::format(" {:.4f} [{:.4f}, {:.4f}] |", c.accuracy(), w.low, w.high);
+      s += m == r.quality->margin_by_construction.end() ? std::string(" - |")
+                                                        : fmt::format(" {:.2f} / {:.2f} |", m->second.median, m->second.p1);
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+// GPTQ against RTN at each bit width both ran (group 64): the fraction of RTN's KLD that GPTQ removes,
+// and whether the two KLD intervals overlap.
+std::string gptq_vs_rtn(const std::vector<SchemeRow>& rows) {
+  std::string s;
+  for (const char* base : {"int8-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
+    const SchemeRow *rtn = nullptr, *gq = nullptr;
+    for (const auto& r : rows) {
+      if (!r.ok || !r.quality || !r.quality->divergence) continue;
+      if (r.scheme == base) rtn = &r;
+      if (r.scheme == std::string(base) + "-gptq") gq = &r;
+    }
+    if (!rtn || !gq) continue;
+    const Divergence &a = *rtn->quality->divergence, &b = *gq->quality->divergence;
+    const bool overlap = b.kl_high >= a.kl_low && a.kl_high >= b.kl_low;
+    s += fmt::format("- {}: KLD {:.3g} [{:.3g}, {:.3g}] (RTN) vs {:.3g} [{:.3g}, {:.3g}] (GPTQ): GPTQ removes {:.0f}% of RTN's KLD; "
+                     "ΔPPL {:+.4f} vs {:+.4f}; top-1 agreement {:.4f} vs {:.4f}; the KLD intervals {}.\n",
+                     base, a.kl_mean, a.kl_low, a.kl_high, b.kl_mean, b.kl_low, b.kl_high,
+                     100 * (1 - b.kl_mean / std::max(1e-300, a.kl_mean)), a.dppl, b.dppl, a.top1, b.top1,
+                     overlap ? "overlap (the difference is inside the noise)" : "do not overlap");
   }
   return s;
 }
@@ -155,6 +233,20 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
         sp.prefill_prompt_tokens + sp.decode_tokens_per_rep, sp.prefill_prompt_tokens, base->footprint.decode.context);
   }
   s += "### Verb-tense accuracy per construction\n\n" + construction_table(rows) + "\n";
+  if (const std::string qt = quality_table(rows); !qt.empty()) {
+    const Divergence& d0 = *std::find_if(rows.begin(), rows.end(), [](const SchemeRow& r) {
+                              return r.ok && r.quality && r.quality->divergence;
+                            })->quality->divergence;
+    s += fmt::format(
+        "### Against {}: divergence, paired ΔPPL, intervals and margins\n\n{}\nKLD = KL({} ‖ scheme) of the next-token "
+        "distributions, nats per token, over the {} test tokens ({} windows); its interval and ΔPPL's are 95%, with the "
+        "variance clustered by window (tokens of a window are correlated). ΔPPL is paired token by token against the "
+        "reference's PPL {:.3f}. Margin = log p(sentence with the true verb form) - the best wrong form (nats); Δmargin "
+        "is the mean paired change per slot; flips: slots whose correctness changed.\n\n",
+        d0.reference, qt, d0.reference, d0.tokens, d0.windows, d0.ppl_reference);
+    s += "### Per construction: accuracy intervals and margins\n\n" + construction_interval_table(rows) + "\n";
+    if (const std::string gr = gptq_vs_rtn(rows); !gr.empty()) s += "**GPTQ against RTN at each bit width:**\n\n" + gr + "\n";
+  }
   s += traffic_table(rows, "### One MiniGPT decode step: traffic, intensity and roofline bound") + "\n";
   if (res.gpt2_config) {
     const ModelShape& g = *res.gpt2_config;

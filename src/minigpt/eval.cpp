@@ -13,6 +13,17 @@
 #include "minigpt/ops.h"
 
 namespace minigpt {
+std::vector<ScoreWindow> score_windows(int64_t L, int window, int stride) {
+  // Window [begin, end) scores the targets [first, end) not scored by an earlier window.
+  std::vector<ScoreWindow> windows;
+  for (int64_t begin = 0, prev_end = 1; prev_end < L; begin += stride) {
+    const int64_t end = std::min(begin + window, L);
+    if (std::max(prev_end, begin + 1) < end) windows.push_back({begin, end, std::max(prev_end, begin + 1)});
+    prev_end = std::max(prev_end, end);
+  }
+  return windows;
+}
+
 PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, int window, int stride) {
   const int n_ctx = m.config().n_ctx;
   if (window < 2 || window > n_ctx + 1)
@@ -27,21 +38,12 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   s.insert(s.end(), stream.begin(), stream.end());
   const int64_t L = static_cast<int64_t>(s.size());
 
-  // Window [begin, end) scores the targets [first, end) not scored by an earlier window.
-  struct Window {
-    int64_t begin, end, first;
-  };
-  std::vector<Window> windows;
-  for (int64_t begin = 0, prev_end = 1; prev_end < L; begin += stride) {
-    const int64_t end = std::min(begin + window, L);
-    if (std::max(prev_end, begin + 1) < end) windows.push_back({begin, end, std::max(prev_end, begin + 1)});
-    prev_end = std::max(prev_end, end);
-  }
+  const std::vector<ScoreWindow> windows = score_windows(L, window, stride);
 
   std::vector<double> logp(windows.size());
 #pragma omp parallel for schedule(dynamic, 4)
   for (size_t i = 0; i < windows.size(); ++i) {
-    const Window& w = windows[i];
+    const ScoreWindow& w = windows[i];
     const std::vector<int32_t> tokens(s.begin() + w.begin, s.begin() + w.end);
     logp[i] = m.score(tokens, static_cast<int>(w.first - w.begin), static_cast<int>(w.end - w.begin));
   }
@@ -135,6 +137,7 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
   VerbTenseResult r;
   // Per slot: -1 skipped (unknown form), -2 skipped (too long), else 1 correct / 0 wrong.
   std::vector<int> outcome(static_cast<size_t>(n_items));
+  std::vector<double> margin(static_cast<size_t>(n_items), std::nan(""));
   std::vector<Construction> kind(static_cast<size_t>(n_items));
 #pragma omp parallel for schedule(dynamic, 4)
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -172,6 +175,8 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
       const auto& sc = scores[k];
       const int best = static_cast<int>(std::max_element(sc.begin(), sc.end()) - sc.begin());
       outcome[static_cast<size_t>(where[k])] = best == spans[k].truth ? 1 : 0;
+      const size_t t = static_cast<size_t>(spans[k].truth);
+      margin[static_cast<size_t>(where[k])] = sc[t] - std::max(sc[(t + 1) % 3], sc[(t + 2) % 3]);
     }
   }
   for (int64_t i = 0; i < n_items; ++i) {
@@ -190,6 +195,8 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
     k.correct += o;
     r.overall.correct += o;
   }
+  r.slot_kind = std::move(kind);
+  r.slot_margin = std::move(margin);
   r.seconds = mq::seconds_since(t0);
   return r;
 }

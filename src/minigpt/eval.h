@@ -21,6 +21,14 @@ struct PerplexityResult {
   double seconds = 0.0;
 };
 
+// The windows perplexity() scores: over s = <sep> + stream (L = stream.size() + 1 tokens), window
+// i feeds s[begin, end) and scores the targets s[first, end) that no earlier window scored. Every
+// target 1 .. L-1 is scored exactly once. divergence (experiments/divergence.h) walks the same ones.
+struct ScoreWindow {
+  int64_t begin = 0, end = 0, first = 0;
+};
+std::vector<ScoreWindow> score_windows(int64_t L, int window, int stride);
+
 // Perplexity of `stream` (a split's token ids, each story ending in <sep>). A <sep> is put in
 // front, so the first story's first token is predicted from the same start a story has in
 // training, and the count matches the corpus floor's.
@@ -47,6 +55,12 @@ std::vector<std::array<double, 3>> slot_scores(const Model& m, const std::vector
 
 struct VerbTenseResult {
   ConstructionScore overall;
+  // Per slot in story order (the slots counted in max_slots): the construction and the margin
+  // log p(sentence | true form) - max over wrong forms of log p(sentence | that form), in nats;
+  // > 0 means correct, < 0 wrong (a tie scores the lowest-index form). NaN for a skipped slot. Comparing two models slot by slot
+  // pairs these vectors (same stories, same order).
+  std::vector<Construction> slot_kind;
+  std::vector<double> slot_margin;
   std::array<ConstructionScore, kNumConstructions> by_kind;  // indexed by Construction
   int64_t skipped_unknown = 0;  // slots with a candidate form outside the vocabulary
   int64_t skipped_long = 0;     // slots whose sentence ends beyond the context window

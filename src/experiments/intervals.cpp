@@ -1,0 +1,70 @@
+// Wilson intervals, clustered means and quantiles (see intervals.h for the formulas and why).
+#include "experiments/intervals.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+
+namespace mqexp {
+
+Interval wilson(long long k, long long n, double z) {
+  if (n < 0 || k < 0 || k > n) throw mq::UsageError(fmt::format("wilson: need 0 <= k <= n, got k={} n={}", k, n));
+  if (n == 0) return {0.0, 1.0};
+  const double nn = static_cast<double>(n), p = static_cast<double>(k) / nn, z2 = z * z;
+  const double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
+  const double half = z / (1 + z2 / nn) * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn));
+  // At k = 0 (k = n) the bound is 0 (1) exactly; rounding must not put it a hair outside.
+  return {k == 0 ? 0.0 : std::max(0.0, centre - half), k == n ? 1.0 : std::min(1.0, centre + half)};
+}
+
+MeanInterval clustered_mean(const std::vector<double>& sum, const std::vector<long long>& count, double z) {
+  if (sum.size() != count.size())
+    throw mq::UsageError(fmt::format("clustered_mean: {} sums but {} counts", sum.size(), count.size()));
+  MeanInterval r;
+  double total = 0;
+  for (size_t g = 0; g < sum.size(); ++g) {
+    if (count[g] < 0) throw mq::UsageError("clustered_mean: negative count");
+    if (count[g] == 0) continue;
+    total += sum[g];
+    r.n += count[g];
+    ++r.groups;
+  }
+  if (r.n == 0) return r;
+  const double n = static_cast<double>(r.n);
+  r.mean = total / n;
+  if (r.groups > 1) {
+    double ss = 0;
+    for (size_t g = 0; g < sum.size(); ++g) {
+      if (count[g] == 0) continue;
+      const double e = sum[g] - r.mean * static_cast<double>(count[g]);
+      ss += e * e;
+    }
+    const double G = static_cast<double>(r.groups);
+    r.se = std::sqrt(G / (G - 1) * ss) / n;
+  }
+  r.low = r.mean - z * r.se;
+  r.high = r.mean + z * r.se;
+  return r;
+}
+
+MeanInterval mean_interval(const std::vector<double>& values, double z) {
+  return clustered_mean(values, std::vector<long long>(values.size(), 1), z);
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) throw mq::UsageError("quantile of no values");
+  if (!(q >= 0 && q <= 1)) throw mq::UsageError(fmt::format("quantile: q = {} is outside [0, 1]", q));
+  const double h = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double a = v[lo];
+  if (hi == lo) return a;
+  const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return a + (h - static_cast<double>(lo)) * (b - a);
+}
+
+}  // namespace mqexp

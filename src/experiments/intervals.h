@@ -1,0 +1,43 @@
+// Confidence intervals for the quality measures: Wilson score intervals for accuracies, means of
+// per-item values with the variance clustered by group (tokens of one window, which are correlated),
+// and empirical quantiles. Pure arithmetic on doubles, no model code.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace mqexp {
+
+inline constexpr double kZ95 = 1.959963984540054;  // two-sided 95% normal quantile
+
+struct Interval {
+  double low = 0, high = 0;
+};
+
+// Wilson score interval of a proportion k / n (Wilson 1927; Newcombe 1998 method 3, no continuity
+// correction). Unlike the Wald interval it stays inside [0, 1] and is not empty at k = 0 or k = n,
+// which matters here: most schemes score 100%. n = 0 gives [0, 1].
+Interval wilson(long long k, long long n, double z = kZ95);
+
+// A mean with its normal-approximation interval.
+struct MeanInterval {
+  double mean = 0, se = 0, low = 0, high = 0;
+  long long n = 0;     // items
+  long long groups = 0;  // clusters the variance was computed over
+};
+
+// Mean of items that come in groups (cluster g holds count[g] items whose values sum to sum[g]):
+// mean = sum(sum) / sum(count), with the cluster-robust ("sandwich", CR1) variance of that ratio:
+//   var = G / (G - 1) * sum_g (sum[g] - mean * count[g])^2 / (sum count)^2.
+// Items inside a group may be correlated (the tokens of one perplexity window share their context and
+// the model's state), so treating them as independent would understate the error; groups are taken as
+// independent. With one item per group it is the usual s^2 / n. Groups with count 0 are ignored.
+MeanInterval clustered_mean(const std::vector<double>& sum, const std::vector<long long>& count, double z = kZ95);
+
+// Mean of independent values (one item per group).
+MeanInterval mean_interval(const std::vector<double>& values, double z = kZ95);
+
+// The q-quantile (0 <= q <= 1) of values by linear interpolation between order statistics
+// (Hyndman & Fan type 7, numpy's default). Throws mq::UsageError on an empty vector. Sorts a copy.
+double quantile(std::vector<double> values, double q);
+
+}  // namespace mqexp
