@@ -42,13 +42,20 @@ std::string results_table(const std::vector<SchemeRow>& rows, const std::string&
   return s;
 }
 
-std::string construction_table(const std::vector<SchemeRow>& rows) {
+// The verb-tense constructions of the first row that scored them (with slot margins, if asked), in its
+// order: the columns of both construction tables.
+std::vector<std::string> construction_kinds(const std::vector<SchemeRow>& rows, bool with_margins) {
   std::vector<std::string> kinds;
   for (const auto& r : rows)
-    if (r.ok && r.quality) {
+    if (r.ok && r.quality && (!with_margins || r.quality->margin.slots > 0)) {
       for (const auto& [k, v] : r.quality->by_construction) kinds.push_back(k);
       break;
     }
+  return kinds;
+}
+
+std::string construction_table(const std::vector<SchemeRow>& rows) {
+  const std::vector<std::string> kinds = construction_kinds(rows, false);
   if (kinds.empty()) return "";
   std::string s = "| scheme |";
   for (const auto& k : kinds) s += " " + k + " |";
@@ -110,12 +117,7 @@ std::string quality_table(const std::vector<SchemeRow>& rows) {
 
 // Per construction: accuracy with its Wilson interval, and the margin's median and 1st percentile (nats).
 std::string construction_interval_table(const std::vector<SchemeRow>& rows) {
-  std::vector<std::string> kinds;
-  for (const auto& r : rows)
-    if (r.ok && r.quality && r.quality->margin.slots > 0) {
-      for (const auto& [k, v] : r.quality->by_construction) kinds.push_back(k);
-      break;
-    }
+  const std::vector<std::string> kinds = construction_kinds(rows, true);
   if (kinds.empty()) return "";
   std::string s = "| scheme |";
   for (const auto& k : kinds) s += " " + k + " acc. [Wilson 95%] | margin med / p1 |";
