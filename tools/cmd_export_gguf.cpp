@@ -61,7 +61,7 @@ void run(const ExportOptions& o) {
     plan = plan_from_options(o.scheme, o.quant_map, "export-gguf");
     require_weight_only(plan, "export-gguf");
     // A scheme without a GGUF type fails before loading anything, not after minutes of GPTQ.
-    for (const auto& r : plan_recipes(plan)) mq::gguf::type_for(r.scheme);
+    for (const auto& r : plan.recipes()) mq::gguf::type_for(r.scheme);
   }
   const mq::gguf::TensorType emb_given = o.embedding.empty() ? mq::gguf::TensorType::F32 : embedding_type(o.embedding);
   check_output_path(o.out);

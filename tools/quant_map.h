@@ -2,7 +2,6 @@
 // src/minigpt/quant_plan.h read with the checked parser, and the choice between it and --scheme.
 #pragma once
 #include <string>
-#include <vector>
 
 #include <fmt/core.h>
 
@@ -24,13 +23,6 @@ inline minigpt::QuantPlan read_quant_map(const std::string& path) {
   return minigpt::QuantPlan::from_json(mq::parse_json_checked(text, "--quant-map " + path), "--quant-map " + path);
 }
 
-// Every recipe a plan can hand a Linear: its default and each rule's.
-inline std::vector<minigpt::LinearRecipe> plan_recipes(const minigpt::QuantPlan& p) {
-  std::vector<minigpt::LinearRecipe> r = {p.base};
-  for (const auto& rule : p.rules) r.push_back(rule.recipe);
-  return r;
-}
-
 // Exactly one of --scheme / --quant-map; `command` names the subcommand in the message.
 inline minigpt::QuantPlan plan_from_options(const std::string& scheme, const std::string& quant_map, const std::string& command) {
   if (!scheme.empty() && !quant_map.empty())
@@ -40,7 +32,7 @@ inline minigpt::QuantPlan plan_from_options(const std::string& scheme, const std
 
 // Storage commands store weights; `+a8` is how miniquant's kernels run them, so it has no meaning here.
 inline void require_weight_only(const minigpt::QuantPlan& p, const std::string& command) {
-  for (const auto& r : plan_recipes(p))
+  for (const auto& r : p.recipes())
     if (r.act != mq::ActMode::weight_only)
       throw mq::UsageError(fmt::format("{}: '{}' : '+a8' is how miniquant's kernels run the weights, not how they are stored; "
                                        "drop it (miniquant sweep takes it)",

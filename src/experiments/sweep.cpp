@@ -106,13 +106,8 @@ Footprint describe(const minigpt::Model& m, int context) {
 // int8 codes by int8 activations (vpdpbusd, 512-bit where the machine has it), everything else
 // widens its weights to fp32 and runs FMAs. A dot is judged against the peak of what it executes.
 static std::string arithmetic_of(const std::string& scheme, const nlohmann::json& ceilings) {
-  bool a8 = false;
-  try {
-    a8 = minigpt::LinearRecipe::parse(scheme).act == mq::ActMode::dynamic_int8;
-  } catch (const std::exception&) {
-    return "fp32";  // not a single recipe (a quant map's rows): their Linears run fp32 FMAs or a mix
-  }
-  if (!a8) return "fp32";
+  // Every row's name was parsed as a plan before anything ran, so it parses here too.
+  if (minigpt::LinearRecipe::parse(scheme).act != mq::ActMode::dynamic_int8) return "fp32";
   for (const char* dt : {"int8", "int8-ymm"})
     for (const auto& c : ceilings.at("ceilings"))
       if (c.at("kind") == "compute" && c.value("datatype", "") == dt) return dt;

@@ -54,6 +54,12 @@ LinearRecipe QuantPlan::recipe_for(int layer, LinearKind kind) const {
   return *r;
 }
 
+std::vector<LinearRecipe> QuantPlan::recipes() const {
+  std::vector<LinearRecipe> r = {base};
+  for (const PlanRule& rule : rules) r.push_back(rule.recipe);
+  return r;
+}
+
 bool QuantPlan::any_gptq() const {
   return base.gptq || std::any_of(rules.begin(), rules.end(), [](const PlanRule& r) { return r.recipe.gptq; });
 }

@@ -60,6 +60,8 @@ struct QuantPlan {
   static QuantPlan uniform(const std::string& name);
 
   LinearRecipe recipe_for(int layer, LinearKind kind) const;
+  // Every recipe the plan can hand a Linear: the default, then each rule's (repeats kept).
+  std::vector<LinearRecipe> recipes() const;
   bool any_gptq() const;
   bool is_identity() const;  // nothing changes: fp32 Linears and embedding
   // mq::UsageError naming the rule when a layer is out of range or a scheme cannot store a Linear's shape.
