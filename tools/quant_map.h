@@ -6,21 +6,12 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
-#include "miniquant/util/io.h"
-#include "miniquant/util/json_checked.h"
 #include "minigpt/quant_plan.h"
 
 namespace mqcli {
 
-// A quant map is a few hundred bytes; a megabyte is a wrong file, not a map.
-inline constexpr size_t kMaxQuantMapBytes = size_t{1} << 20;
-
 inline minigpt::QuantPlan read_quant_map(const std::string& path) {
-  mq::check_input_file(path);
-  const std::string text = mq::read_file(path);
-  if (text.size() > kMaxQuantMapBytes)
-    throw mq::UsageError(fmt::format("--quant-map {}: {} bytes is not a quant map (at most {})", path, text.size(), kMaxQuantMapBytes));
-  return minigpt::QuantPlan::from_json(mq::parse_json_checked(text, "--quant-map " + path), "--quant-map " + path);
+  return minigpt::read_quant_map(path, "--quant-map " + path);
 }
 
 // Exactly one of --scheme / --quant-map; `command` names the subcommand in the message.

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 
 namespace minigpt {
@@ -227,6 +228,14 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
     if (g.contains("sequential")) p.gptq.sequential = field<bool>(g, "sequential", w);
   }
   return p;
+}
+
+QuantPlan read_quant_map(const std::string& path, const std::string& where) {
+  mq::check_input_file(path);
+  const std::string text = mq::read_file(path);
+  if (text.size() > kMaxQuantMapBytes)
+    throw mq::UsageError(fmt::format("{}: {} bytes is not a quant map (at most {})", where, text.size(), kMaxQuantMapBytes));
+  return QuantPlan::from_json(mq::parse_json_checked(text, where), where);
 }
 
 }  // namespace minigpt

@@ -74,4 +74,12 @@ struct QuantPlan {
   static QuantPlan from_json(const nlohmann::json& j, const std::string& where = "plan");
 };
 
+// A quant map is a few hundred bytes; a megabyte is a wrong file, not a map.
+inline constexpr size_t kMaxQuantMapBytes = size_t{1} << 20;
+
+// A quant-map file read with the checked JSON parser (depth limit, duplicate keys) and a size cap;
+// errors are prefixed with `where` (a flag and the path, e.g. "--quant-map FILE"). Invalid JSON is
+// mq::Error (exit 1, a corrupt file), a valid map that says something wrong mq::UsageError (exit 2).
+QuantPlan read_quant_map(const std::string& path, const std::string& where);
+
 }  // namespace minigpt
