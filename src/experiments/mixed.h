@@ -1,0 +1,87 @@
+// experiments/27-mixed-epi: per-layer mixed precision judged by energy per intelligence (EPI = joules per
+// token / verb-tense accuracy). The work is cut into units, each written to its own file as soon as it is
+// measured, so a run resumes after a crash and can be sharded over machines:
+//   config       one quant map (configs/*.json, and the fp32 baseline): quality against fp32, bytes,
+//                speed and energy (`reps` repetitions, medians)
+//   sensitivity  one Linear (or one layer) quantized, everything else fp16: the KL divergence it adds
+//   auto         a map chosen by the allocation solver (allocate.h) from the measured sensitivities,
+//                measured like a config
+// merge_mixed() reads every unit file and writes the study's results (mixed_report.h draws them).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "miniquant/energy/select.h"
+#include "minigpt/model.h"
+#include "minigpt/quant_plan.h"
+
+namespace mqexp {
+
+struct MixedOptions {
+  std::string model, lexicon;      // fp32 checkpoint, corpus lexicon
+  uint64_t seed = 42;
+  std::string configs_dir;         // the hand-written quant maps, one per *.json file
+  std::string out;                 // the study's folder; units go to out/runs/<kind>/<id>.json
+  int reps = 3;                    // speed and energy repetitions; quality is deterministic, measured once
+  int64_t ppl_tokens = 32768;      // perplexity and KLD over the test split's first tokens (0: all)
+  int64_t max_slots = 3000;        // verb-tense slots (0: all); the sweep scores all 7,089
+  int64_t sensitivity_tokens = 8192;  // KLD tokens of each sensitivity unit
+  int calibration = 128;           // GPTQ calibration windows, for every map of the study
+  std::string meter = "auto";
+  mq::energy::MeterRoots roots;    // roots.coefficients: the energy model's file
+  int prompt_tokens = 64, gen_tokens = 64;  // one energy run: prefill of the prompt, then decode
+  int shard = 0, shards = 1;       // this process measures the units whose index % shards == shard
+  // Sensitivity: every Linear alone in each of these; whole layers in those of them below 8 bits.
+  std::vector<std::string> sensitivity_recipes = {"int2-g64-gptq", "int3-g64-gptq", "int4-g64-gptq", "int8-per-channel-gptq"};
+  // What the allocation may give a Linear: fp16 (no added KLD) and the sensitivity recipes.
+  std::vector<std::string> extra_runs;  // merge: further runs/ folders (other shards' outputs)
+};
+
+// Checks options that need no model (mq::UsageError).
+void validate(const MixedOptions& o);
+
+// The hand-written maps of `dir`, by file name; config_ids must be unique and usable as file names.
+std::vector<minigpt::QuantPlan> load_mixed_configs(const std::string& dir);
+
+struct MixedUnit {
+  std::string kind;  // "config", "sensitivity", "auto"
+  std::string id;    // file name without .json
+  minigpt::QuantPlan plan;
+};
+
+// Every config unit: the fp32 baseline, then the maps of configs_dir.
+std::vector<MixedUnit> config_units(const MixedOptions& o);
+// Every sensitivity unit for a model of `c`: the all-fp16 base, each Linear x recipe, each layer x recipe
+// below 8 bits.
+std::vector<MixedUnit> sensitivity_units(const MixedOptions& o, const minigpt::ModelConfig& c);
+
+using MixedProgress = std::function<void(const std::string& line)>;
+
+struct UnitsRun {
+  int measured = 0, reused = 0, other_shards = 0, failed = 0;
+};
+// Measures the units of this shard that have no up-to-date file (same plan and options) in out/runs.
+UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& units, const MixedProgress& progress);
+
+// The model's shape (for sensitivity_units) without loading the corpus.
+minigpt::ModelConfig mixed_model_config(const MixedOptions& o);
+
+// From the complete sensitivity units: the predicted (bytes, KLD) frontier and the auto maps to measure
+// (budgets: the bytes of every uniform config; and frontier points spread over its byte range, for the
+// EPI search). mq::Error naming how many units are missing when sensitivities are incomplete. Writes
+// the maps to out/configs_auto/ and the frontier to out/allocation.json.
+std::vector<MixedUnit> allocate_mixed(const MixedOptions& o);
+
+// Reads every unit file (out/runs and extra_runs), derives EPI, frontiers, perplexity-matched pairs and
+// the sensitivity table, and returns the study's results.json.
+nlohmann::json merge_mixed(const MixedOptions& o);
+
+// The key a unit file must carry to be reused: a hash of its plan and of every option that changes
+// what it measures.
+std::string unit_key(const MixedOptions& o, const MixedUnit& u, const std::string& checkpoint_sha256);
+
+}  // namespace mqexp

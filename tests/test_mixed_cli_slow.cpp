@@ -1,0 +1,144 @@
+// `miniquant mixed` end to end on a tiny model: every stage writes what it should; a second run reuses every
+// finished unit and a deleted one is measured again (the resume after a crash: unit files are written
+// atomically, so an interrupted unit leaves none); two shards merged give the quality numbers of the
+// unsharded run; bad options and bad maps stop with one line and exit 2 before any work.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "miniquant/util/io.h"
+
+namespace {
+
+const std::string kDir = "/tmp/mq_test_mixed_cli";
+
+const std::string& tiny_checkpoint() {
+  static const std::string path = train_tiny(kDir, R"({"vocab_size": 1963, "n_ctx": 32, "d_model": 128, "n_layer": 2, "n_head": 2, "d_ff": 512})", 3);
+  return path;
+}
+
+std::string configs() {
+  const std::string dir = kDir + "/configs";
+  std::filesystem::create_directories(dir);
+  write_test_file(dir, "a.json", R"({"config_id": "uniform-int4", "default": "int4-g64"})");
+  write_test_file(dir, "b.json", R"({"config_id": "early-int8", "default": "int4-g64-gptq", "layer_groups": [{"layers": [0], "quant": "int8-per-channel"}]})");
+  write_test_file(dir, "c.json", R"({"config_id": "mlp-down-int2", "default": "int4-g64", "tensors": [{"match": "mlp_down", "quant": "int2-g64-gptq"}]})");
+  return dir;
+}
+
+// Small everything: the point is the plumbing, not the numbers.
+std::string common(const std::string& out, int ppl_tokens = 1024) {
+  return "mixed --model " + tiny_checkpoint() + " --configs " + configs() + " --out " + out +
+         " --reps 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
+         " --sensitivity-recipes int2-g64-gptq,int4-g64 --no-plot";
+}
+
+nlohmann::json load(const std::string& p) { return nlohmann::json::parse(mq::read_file(p)); }
+
+// The quality and size of every configuration, by id: what must not depend on how the run was split.
+std::map<std::string, std::string> quality(const nlohmann::json& res) {
+  std::map<std::string, std::string> q;
+  for (const auto& c : res["configs"]) {
+    const auto& r = c["row"];
+    q[c["config_id"]] = nlohmann::json{r["ppl"], r["divergence"]["kl"], r["divergence"]["top1_agreement"], r["verb_tense"]["overall"], r["bytes"]}.dump();
+  }
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("mixed: all stages, resume, shards merged") {
+  const std::string out = kDir + "/whole";
+  std::filesystem::remove_all(out);
+  CliResult r = run_cli(common(out));
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  // 1 base + 2 layers x 4 kinds x 2 recipes + 2 layers x 2 recipes below 8 bits
+  CHECK(r.out.find("sensitivity units: 21 measured, 0 reused") != std::string::npos);
+  CHECK(r.out.find("configuration units: 4 measured, 0 reused") != std::string::npos);
+  const nlohmann::json res = load(out + "/results.json");
+  CHECK(res["configs"].size() >= 4 + 1);  // fp32, three maps, at least one allocated map
+  CHECK(res["missing_units"] == 0);
+  CHECK(res["sensitivity"]["linears"].size() == 16);
+  CHECK(res["sensitivity"]["layers"].size() == 4);
+  const nlohmann::json alloc = load(out + "/allocation.json");
+  REQUIRE(alloc["frontier"].size() >= 2);
+  for (size_t i = 1; i < alloc["frontier"].size(); ++i) {  // more bytes, less predicted KLD
+    CHECK(alloc["frontier"][i]["linear_bytes"] > alloc["frontier"][i - 1]["linear_bytes"]);
+    CHECK(alloc["frontier"][i]["predicted_kl"] < alloc["frontier"][i - 1]["predicted_kl"]);
+  }
+  bool any_auto = false;
+  for (const auto& c : res["configs"]) {
+    CAPTURE(c["config_id"]);
+    CHECK(c["row"]["status"] == "ok");
+    CHECK(c["energy"]["joules_per_token"]["total"]["median"].get<double>() > 0);
+    CHECK(c["epi"].get<double>() > 0);
+    any_auto = any_auto || c["kind"] == "auto";
+    if (c["config_id"] == "fp32") CHECK(c["row"]["divergence"]["kl"]["mean"] == 0.0);
+  }
+  CHECK(any_auto);
+  CHECK(std::filesystem::exists(out + "/manifest.json"));
+  CHECK(mq::read_file(out + "/README.md").find("### Answers, from the data above") != std::string::npos);
+}
+
+TEST_CASE("mixed: a second run reuses finished units, a missing one is measured again, changed options measure again") {
+  const std::string out = kDir + "/resume";
+  std::filesystem::remove_all(out);
+  REQUIRE(run_cli(common(out) + " --stage configs").code == 0);
+  const auto t0 = std::filesystem::last_write_time(out + "/runs/config/uniform-int4.json");
+  std::filesystem::remove(out + "/runs/config/early-int8.json");  // as a crash inside that unit leaves it
+  CliResult r = run_cli(common(out) + " --stage configs");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("configuration units: 1 measured, 3 reused") != std::string::npos);
+  CHECK(r.out.find("config early-int8") != std::string::npos);
+  CHECK(std::filesystem::last_write_time(out + "/runs/config/uniform-int4.json") == t0);  // not rewritten
+  r = run_cli(common(out, 900) + " --stage configs");
+  CHECK(r.out.find("configuration units: 4 measured, 0 reused") != std::string::npos);
+}
+
+TEST_CASE("mixed: two shards merged give the unsharded quality numbers") {
+  const std::string whole = kDir + "/unsharded", a = kDir + "/shard0", b = kDir + "/shard1";
+  for (const auto& d : {whole, a, b}) std::filesystem::remove_all(d);
+  REQUIRE(run_cli(common(whole) + " --stage configs").code == 0);
+  REQUIRE(run_cli(common(whole) + " --stage merge").code == 0);
+  CliResult r0 = run_cli(common(a) + " --stage configs --shard 0/2");
+  INFO(r0.out);
+  CHECK(r0.out.find("configuration units: 2 measured, 0 reused from earlier runs, 2 left to other shards") != std::string::npos);
+  REQUIRE(run_cli(common(b) + " --stage configs --shard 1/2").code == 0);
+  // Merging one shard alone says what is missing.
+  REQUIRE(run_cli(common(a) + " --stage merge").code == 0);
+  CHECK(load(a + "/results.json")["missing_units"] == 2);
+  CliResult m = run_cli(common(a) + " --stage merge --runs " + b + "/runs");
+  INFO(m.out);
+  REQUIRE(m.code == 0);
+  const nlohmann::json merged = load(a + "/results.json");
+  CHECK(merged["missing_units"] == 0);
+  CHECK(quality(merged) == quality(load(whole + "/results.json")));
+}
+
+TEST_CASE("mixed: bad input stops with one line and exit 2 before any work") {
+  const std::string out = kDir + "/bad";
+  CliResult r = run_cli(common(out) + " --shard 2/2");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("--shard 2/2") != std::string::npos);
+  r = run_cli(common(out) + " --shard x");
+  CHECK(r.code == 2);
+  r = run_cli(common(out) + " --reps 0");
+  CHECK(r.code == 2);
+  r = run_cli(common(out) + " --stage everything");
+  CHECK(r.code == 2);
+  // A map whose layer does not exist in this 2-layer model.
+  const std::string dir = kDir + "/bad_configs";
+  std::filesystem::create_directories(dir);
+  write_test_file(dir, "x.json", R"({"config_id": "x", "default": "int4-g64", "layer_groups": [{"layers": [5], "quant": "int8-per-channel"}]})");
+  r = run_cli("mixed --model " + tiny_checkpoint() + " --configs " + dir + " --out " + out + " --stage configs --no-plot");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("layer 5 is out of range") != std::string::npos);
+}
