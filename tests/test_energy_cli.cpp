@@ -1,7 +1,8 @@
 // The energy driver: phase energies add up to the run's total (with a counting meter whose every
-// reading is known), the batch curve's accounting, and `miniquant energy` end to end on the shipped
-// MiniGPT: a failing method recorded while the others complete, every trial's CSV row in its JSON,
-// the model's label everywhere, bad flags exiting 2 with one line, --calibrate refusing without a meter.
+// reading is known), the batch curve's accounting, each Linear's operations charged as it runs, and
+// `miniquant energy` end to end on the shipped MiniGPT: a failing method recorded while the others
+// complete, every trial's CSV row in its JSON, the model's label everywhere, a quant map's method,
+// bad flags exiting 2 with one line, --calibrate refusing without a meter.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 #include "cli_run.h"
 #include "experiments/energy_phases.h"
 #include "experiments/energy_run.h"
+#include "experiments/energy_work.h"
+#include "minigpt/quant_plan.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/throughput.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 
@@ -91,6 +96,49 @@ TEST_CASE("phase energies sum to the total: one reading per boundary, nothing lo
   // Rewound before each run: a second run does the same work.
   CountingMeter bm2;
   CHECK(bd.run(bm2, w).total.work.total_bytes() == doctest::Approx(br.total.work.total_bytes()));
+}
+
+TEST_CASE("the energy model charges each Linear's operations as that Linear runs: +a8 as int8, the others fp32") {
+  WorkContext w;
+  w.caches = {{1, "Data", 32 << 10, "0"}, {2, "Unified", 1 << 20, "0"}, {3, "Unified", 32 << 20, "0-1"}};
+  const int context = 10, batch = 4, prompt = 8;
+  minigpt::Model fp(kTiny, 42), a8(kTiny, 42), half(kTiny, 42);
+  minigpt::quantize_model(a8, minigpt::QuantPlan::uniform("int8-per-channel+a8"));
+  // Layer 0 runs +a8, layer 1 stores the same codes weight-only.
+  minigpt::quantize_model(half, minigpt::QuantPlan::from_json(nlohmann::json::parse(R"({"config_id": "half",
+      "default": "int8-per-channel", "layer_groups": [{"layers": [0], "quant": "int8-per-channel+a8"}]})")));
+  double all = 0, layer0 = 0;  // Linear operations per token: 2 per multiply-add
+  for (const auto& li : fp.linears()) {
+    all += 2.0 * li.in * li.out;
+    if (li.layer == 0) layer0 += 2.0 * li.in * li.out;
+  }
+  REQUIRE(layer0 > 0);
+  REQUIRE(layer0 < all);
+  const double flops = minigpt::decode_traffic(fp, context).flops, flops0 = minigpt::decode_traffic(fp, 0).flops;
+  const double d = kTiny.d_model, L = kTiny.n_layer, P = prompt;
+
+  // fp32: every operation fp32.
+  const mq::energy::Work f = decode_step_work(fp, context, batch, w);
+  CHECK(f.ops_int8 == 0);
+  CHECK(f.flops_fp32 == doctest::Approx(flops * batch).epsilon(1e-12));
+  // Uniform +a8: what one "the Linears run int8" flag charged, to the bit: every Linear int8, the rest fp32.
+  const mq::energy::Work u = decode_step_work(a8, context, batch, w);
+  CHECK(u.ops_int8 == all * batch);
+  CHECK(u.flops_fp32 == (flops - all) * batch);
+  const mq::energy::Work up = prefill_work(a8, prompt, w);
+  CHECK(up.ops_int8 == all * P);
+  CHECK(up.flops_fp32 == (flops0 - all) * P + 4.0 * L * d * P * P);
+  // Half and half: layer 0's Linears int8, layer 1's fp32 with everything else.
+  const mq::energy::Work h = decode_step_work(half, context, batch, w);
+  CHECK(h.ops_int8 == layer0 * batch);
+  CHECK(h.flops_fp32 == doctest::Approx((flops - layer0) * batch).epsilon(1e-12));
+  CHECK(h.ops_int8 == doctest::Approx(u.ops_int8 / 2).epsilon(1e-12));  // the two layers have the same shapes
+  const mq::energy::Work hp = prefill_work(half, prompt, w);
+  CHECK(hp.ops_int8 == layer0 * P);
+  CHECK(hp.flops_fp32 == doctest::Approx((flops0 - layer0) * P + 4.0 * L * d * P * P).epsilon(1e-12));
+  // How the Linears run moves operations between datatypes, never bytes: the same codes are read.
+  CHECK(h.total_bytes() == u.total_bytes());
+  CHECK(hp.total_bytes() == up.total_bytes());
 }
 
 TEST_CASE("method names map to schemes") {
@@ -201,4 +249,58 @@ TEST_CASE("miniquant energy end to end: a failing method is recorded, the others
   CHECK(man["energy_source"] == "model:" + coef);
   CHECK(man["hardware"]["meters"].size() == 3);
   fs::remove_all(out);
+}
+
+TEST_CASE("miniquant energy --quant-map: the map is a method named by its config_id, its Linears charged as each runs") {
+  const std::string out = (fs::temp_directory_path() / "mq_energy_map").string();
+  fs::remove_all(out);
+  // The shipped MiniGPT has 4 layers: the first two run +a8, the last two store the same codes weight-only.
+  const std::string map = write_test_file(out + "_in", "half.json", R"({"config_id": "half-a8", "default": "int8-per-channel",
+      "layer_groups": [{"layers": [0, 1], "quant": "int8-per-channel+a8"}]})");
+  const std::string common = " --no-gpt2 --trials 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 --batch 1 --batch-prompt 4 "
+                             "--batch-steps 2 --ppl-tokens 300 --max-slots 8 --no-plot --powercap-root /nonexistent "
+                             "--perf-root /nonexistent --out " + out;
+  const CliResult r = run_cli("energy --methods float32 int8_dynamic --quant-map " + map + common);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  const nlohmann::json s = nlohmann::json::parse(mq::read_file(out + "/summary.json"));
+  const auto& ms = s["models"]["minigpt"]["methods"];
+  REQUIRE(ms.size() == 3);
+  CHECK(ms[2]["method"] == "half-a8");
+  CHECK(ms[2]["status"] == "ok");
+  CHECK(ms[2]["scheme"] == "mixed");
+  CHECK(ms[2]["quant_map"]["config_id"] == "half-a8");
+  CHECK(ms[2]["activations"] == "int8 (dynamic, per token) in 8 of 16 Linears, fp32 in the others");
+  CHECK(ms[1]["activations"] == "int8 (dynamic, per token)");
+  CHECK(ms[0]["activations"] == "fp32");
+  CHECK_FALSE(ms[1].contains("quant_map"));
+  CHECK(ms[2].contains("savings_vs_float32"));
+  // Every layer has the same shapes: half of int8_dynamic's Linear operations move to fp32.
+  const auto work = [&](size_t i) { return ms[i]["phases"]["decode"]["work"]; };
+  CHECK(work(2)["ops_int8"].get<double>() == doctest::Approx(work(1)["ops_int8"].get<double>() / 2).epsilon(1e-12));
+  CHECK(work(2)["ops_int8"].get<double>() + work(2)["flops_fp32"].get<double>() ==
+        doctest::Approx(work(1)["ops_int8"].get<double>() + work(1)["flops_fp32"].get<double>()).epsilon(1e-12));
+  CHECK(work(2)["bytes_total"] == work(1)["bytes_total"]);
+  CHECK(fs::exists(out + "/trials/half-a8/trial_0.json"));
+  CHECK(nlohmann::json::parse(mq::read_file(out + "/trials/half-a8/trial_1.json"))["scheme"] == "mixed");
+  CHECK(s["options"]["quant_maps"][0] == map);
+
+  // A map named like a method, or two maps of one name: one line, exit 2, before any work.
+  const std::string dup = write_test_file(out + "_in", "dup.json", R"({"config_id": "int8_dynamic", "default": "int4-g64"})");
+  fs::remove_all(out);
+  for (const std::string& args : {"--methods float32 int8_dynamic --quant-map " + dup, "--methods float32 --quant-map " + map + " --quant-map " + map}) {
+    CAPTURE(args);
+    const CliResult d = run_cli("energy " + args + common);
+    CHECK(d.code == 2);
+    CHECK(lines(d.out) == 1);
+    CHECK(d.out.find("already a method's name") != std::string::npos);
+    CHECK_FALSE(fs::exists(out + "/summary.json"));
+  }
+  const std::string bad = write_test_file(out + "_in", "bad.json", R"({"config_id": "x", "default": "int5-g64"})");
+  const CliResult b = run_cli("energy --methods float32 --quant-map " + bad + common);
+  CHECK(b.code == 2);
+  CHECK(lines(b.out) == 1);
+  CHECK(b.out.find("int5-g64") != std::string::npos);
+  fs::remove_all(out);
+  fs::remove_all(out + "_in");
 }

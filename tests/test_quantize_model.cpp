@@ -167,3 +167,49 @@ TEST_CASE("scheme names: -gptq and +a8 suffixes, and the errors for ones that ca
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16-gptq"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
   CHECK_THROWS_AS(LinearRecipe::parse("int4-g64+a4"), mq::UsageError);  // not a suffix we know: an unknown scheme
 }
+
+TEST_CASE("-act-order: a plan-level GPTQ setting in a uniform plan's name, its id round-trips, misuse is refused") {
+  const QuantPlan p = QuantPlan::uniform("int3-g64-gptq-act-order");
+  CHECK(p.id == "int3-g64-gptq-act-order");
+  CHECK(p.base == LinearRecipe::parse("int3-g64-gptq"));
+  CHECK(p.gptq.options.act_order);
+  CHECK(p.embedding == mq::Scheme::fp16());
+  CHECK_FALSE(QuantPlan::uniform("int3-g64-gptq").gptq.options.act_order);
+  // With +a8 after it: act-order is how GPTQ picks codes, +a8 how they run.
+  const QuantPlan a8 = QuantPlan::uniform("int4-g64-gptq-act-order+a8");
+  CHECK(a8.gptq.options.act_order);
+  CHECK(a8.base == LinearRecipe::parse("int4-g64-gptq+a8"));
+  // The JSON (a checkpoint's, a results row's) gives back the same plan and id.
+  const QuantPlan back = QuantPlan::from_json(p.to_json());
+  CHECK(back.id == p.id);
+  CHECK(back.gptq.options.act_order);
+  CHECK(back.to_json() == p.to_json());
+  // Anywhere but right after -gptq, or on round-to-nearest, it is one clear error.
+  for (const char* name : {"int3-g64-act-order", "int3-g64-act-order-gptq", "fp16-act-order", "int3-g64-gptq-act-order-x",
+                           "int3-g64-gptq+a8-act-order", "-act-order"}) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS(QuantPlan::uniform(name), doctest::Contains("-act-order is a GPTQ setting and follows -gptq"), mq::UsageError);
+  }
+  CHECK_THROWS_WITH_AS(QuantPlan::uniform("int5-g64-gptq-act-order"), doctest::Contains("int5-g64"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(QuantPlan::uniform("fp16-gptq-act-order"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
+}
+
+TEST_CASE("GPTQ with act-order: other codes than without, every layer's output error still below RTN's") {
+  Model plain = random_model(), ordered = random_model();
+  const ModelQuantReport rp = quantize_model(plain, QuantPlan::uniform("int3-g64-gptq"), calibration());
+  const ModelQuantReport ro = quantize_model(ordered, QuantPlan::uniform("int3-g64-gptq-act-order"), calibration());
+  REQUIRE(ro.layers.size() == rp.layers.size());
+  int differ = 0;
+  for (size_t i = 0; i < ro.layers.size(); ++i) {
+    const auto& l = ro.layers[i];
+    CAPTURE(l.name);
+    CHECK(l.recipe == "int3-g64-gptq");
+    CHECK(l.storage.total() == rp.layers[i].storage.total());  // the same format, so the same bytes
+    CHECK(l.output_error < l.output_error_rtn);                // a valid GPTQ result
+    differ += l.output_error != rp.layers[i].output_error;
+  }
+  CHECK(differ == static_cast<int>(ro.layers.size()));  // act-order changed every Linear's codes
+  const std::vector<float> a = plain.logits(kTokens), b = ordered.logits(kTokens);
+  CHECK(a != b);
+  for (float x : b) CHECK(std::isfinite(x));
+}

@@ -1,10 +1,13 @@
 // End to end through the CLI on a tiny model: `miniquant sweep` writes every scheme with every field,
 // records a failing scheme and completes the rest, writes the figures; `miniquant roofline` writes
-// its ceilings. int4-g256 fails for real on this width of 128 (256 does not divide it).
+// its ceilings. int4-g256 fails for real on this width of 128 (256 does not divide it). A quant map
+// is a sweep row and an eval flag with the same numbers; act-order is a scheme name as well as a flag.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -47,11 +50,12 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                               " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
-  CHECK(r.out.find("1 of 15 schemes failed") != std::string::npos);
+  CHECK(r.out.find("1 of 18 schemes failed") != std::string::npos);
 
   const nlohmann::json res = load(out + "/results.json");
   const std::vector<std::string> want = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128",
-                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int3-g64", "int3-g64-gptq",
+                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-per-channel",
+                                         "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq", "int3-g64-gptq-act-order",
                                          "int2-g64", "int2-g64-gptq", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -116,8 +120,20 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   CHECK(s[0]["on_pareto_frontier"] == (s[0]["ppl"] < s[1]["ppl"]));  // fp32 is only on it when strictly better
   // Fewer bits, further from fp32: int2 RTN diverges more than int3 RTN, than int4 RTN.
   const auto kl = [&](size_t i) { return s[i]["divergence"]["kl"]["mean"].get<double>(); };
-  CHECK(kl(11) > kl(9));
-  CHECK(kl(9) > kl(4));
+  CHECK(kl(14) > kl(11));
+  CHECK(kl(11) > kl(4));
+  // int4 per channel: codes plus one fp16 scale per output row (384 + 128 + 512 + 128 rows); GPTQ stores the same.
+  CHECK(s[9]["bytes_linear"] == 196608 / 2 + 2 * 1152);
+  CHECK(s[10]["bytes_linear"] == s[9]["bytes_linear"]);
+  CHECK(s[9]["method"] == "rtn");
+  CHECK(s[10]["method"] == "gptq");
+  CHECK(s[10]["storage_scheme"] == "int4-per-channel");
+  // Act-order is recorded with the row, stores what plain GPTQ stores, and picks other codes.
+  CHECK(s[13]["gptq"]["act_order"] == true);
+  CHECK(s[12]["gptq"]["act_order"] == false);
+  CHECK(s[13]["storage_scheme"] == "int3-g64");
+  CHECK(s[13]["bytes_linear"] == s[12]["bytes_linear"]);
+  CHECK(kl(13) != kl(12));
 
   const nlohmann::json man = load(out + "/manifest.json");
   for (const char* k : {"command", "date", "seed", "threads", "machine", "build", "checkpoint", "corpus", "durations_s"})
@@ -213,4 +229,124 @@ TEST_CASE("quantize then eval reproduces the sweep's rows exactly") {
     CHECK(gr["divergence"]["delta_ppl"] == row["divergence"]["delta_ppl"]);
     CHECK(gr["divergence"]["margin_change"] == row["divergence"]["margin_change"]);
   }
+}
+
+// A quant map is a row of the sweep and a flag of eval: the sweep's row, `eval --quant-map` and
+// `quantize --quant-map` + `eval` of the file are the same model to the last bit.
+TEST_CASE("--quant-map: a sweep row named by its config_id, eval of the map reproduces it, misuse exits 2 with one line") {
+  const std::string out = kDir + "/map";
+  std::filesystem::remove_all(out);
+  // Mixed three ways: GPTQ and RTN, int4 and int8, weight-only and +a8.
+  const std::string map = write("map.json", R"({"config_id": "qkv-int8", "default": "int4-g64-gptq",
+      "tensors": [{"match": "qkv", "quant": "int8-per-channel+a8"}], "gptq": {"calibration_windows": 3}})");
+  const std::string limits = " --max-slots 60 --ppl-tokens 3000";
+  const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
+                              " --calibration 4 --speed-reps 1 --no-gpt2 --no-plot --schemes int4-g64 --quant-map " + map + limits);
+  INFO(s.out);
+  REQUIRE(s.code == 0);
+  const nlohmann::json res = load(out + "/results.json");
+  REQUIRE(res["schemes"].size() == 2);
+  const nlohmann::json row = res["schemes"][1];
+  CHECK(row["scheme"] == "qkv-int8");
+  CHECK(row["status"] == "ok");
+  CHECK(row["storage_scheme"] == "mixed");
+  CHECK(row["method"] == "mixed");
+  CHECK(row["gptq"]["calibration_windows"] == 3);  // the map's, not --calibration
+  CHECK(row["embedding_format"] == "fp16");
+  // qkv (384 x 128) in int8 per channel, the other Linears in int4-g64.
+  CHECK(row["bytes_linear"] == 384 * 128 + 2 * 384 + (196608 - 384 * 128) / 2 + 2 * (196608 - 384 * 128) / 64);
+  CHECK(row["divergence"]["kl"]["mean"].get<double>() > 0);
+  CHECK(row["roofline"]["ceiling"].get<std::string>().find("(2 threads)") != std::string::npos);
+  const nlohmann::json man = load(out + "/manifest.json");
+  CHECK(man["quant_maps"][0]["path"] == map);
+  CHECK(man["quant_maps"][0]["plan"]["config_id"] == "qkv-int8");
+
+  // eval --quant-map quantizes the fp32 checkpoint as the sweep did.
+  const CliResult e = run_cli("eval --model " + tiny_checkpoint() + " --quant-map " + map + " --reference " + tiny_checkpoint() +
+                              limits + " --json");
+  INFO(e.out);
+  REQUIRE(e.code == 0);
+  const nlohmann::json got = nlohmann::json::parse(e.out);
+  CHECK(got["scheme"] == "qkv-int8");
+  CHECK(got["plan"]["config_id"] == "qkv-int8");
+  CHECK(got["plan"]["tensors"][0]["quant"] == "int8-per-channel+a8");
+  CHECK(got["quant_map"] == map);
+  CHECK(got["ppl"].get<double>() == row["ppl"].get<double>());
+  CHECK(got["verb_tense"] == row["verb_tense"]);
+  CHECK(got["divergence"]["kl"] == row["divergence"]["kl"]);
+  CHECK(got["divergence"]["delta_ppl"] == row["divergence"]["delta_ppl"]);
+  // The same map stored by quantize (weight-only: +a8 is not a storage format, so a map without it).
+  const std::string stored_map = write("map_stored.json", R"({"config_id": "qkv-int8-w", "default": "int4-g64-gptq",
+      "tensors": [{"match": "qkv", "quant": "int8-per-channel"}], "gptq": {"calibration_windows": 3}})");
+  const std::string file = out + "/qkv-int8-w.safetensors";
+  const CliResult q = run_cli("quantize --model " + tiny_checkpoint() + " --quant-map " + stored_map + " --out " + file);
+  INFO(q.out);
+  REQUIRE(q.code == 0);
+  const CliResult ef = run_cli("eval --model " + file + limits + " --json");
+  const CliResult em = run_cli("eval --model " + tiny_checkpoint() + " --quant-map " + stored_map + limits + " --json");
+  REQUIRE(ef.code == 0);
+  REQUIRE(em.code == 0);
+  const nlohmann::json jf = nlohmann::json::parse(ef.out), jm = nlohmann::json::parse(em.out);
+  CHECK(jf["plan"] == jm["plan"]);
+  CHECK(jf["ppl"].get<double>() == jm["ppl"].get<double>());
+  CHECK(jf["verb_tense"] == jm["verb_tense"]);
+  const CliResult et = run_cli("eval --model " + tiny_checkpoint() + " --quant-map " + stored_map + limits);
+  CHECK(et.code == 0);
+  CHECK(et.out.find("plan qkv-int8-w, quantized now from --quant-map") != std::string::npos);
+
+  // A map on a quantized checkpoint, two rows of one name, a map that is not a map: one line, exit 2.
+  const auto fails = [](const std::string& args, const std::string& what) {
+    CAPTURE(args);
+    const CliResult r = run_cli(args);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    CHECK(r.out.find(what) != std::string::npos);
+  };
+  fails("eval --model " + file + " --quant-map " + map, "is already quantized (plan qkv-int8-w); give the fp32 checkpoint");
+  const std::string named_int4 = write("int4.json", R"({"config_id": "int4-g64", "default": "int4-g128"})");
+  const std::string bad = out + "/dup";
+  fails("sweep --model " + tiny_checkpoint() + " --out " + bad + " --schemes int4-g64 --quant-map " + named_int4,
+        "two rows are named 'int4-g64'");
+  fails("sweep --model " + tiny_checkpoint() + " --out " + bad + " --schemes fp32 --quant-map " + map + " --quant-map " + map,
+        "two rows are named 'qkv-int8'");
+  fails("sweep --model " + tiny_checkpoint() + " --out " + bad + " --schemes fp32 int4-g64 fp32", "two rows are named 'fp32'");
+  fails("sweep --model " + tiny_checkpoint() + " --out " + bad + " --schemes fp32 int3-g64-act-order",
+        "-act-order is a GPTQ setting");
+  const std::string bad_map = write("bad_map.json", R"({"config_id": "b", "default": "int4-g64", "tensors": [{"match": "mlp_sideways", "quant": "fp16"}]})");
+  fails("sweep --model " + tiny_checkpoint() + " --out " + bad + " --schemes fp32 --quant-map " + bad_map, "mlp_sideways");
+  fails("eval --model " + tiny_checkpoint() + " --quant-map " + bad_map, "mlp_sideways");
+  CHECK_FALSE(std::filesystem::exists(bad + "/results.json"));
+}
+
+// `quantize --scheme S-gptq --act-order` and `--scheme S-gptq-act-order` are one plan with one id; on
+// round-to-nearest the flag is refused.
+TEST_CASE("quantize: --act-order is the scheme's -act-order") {
+  const std::string out = kDir + "/act";
+  std::filesystem::create_directories(out);
+  const std::string limits = " --max-slots 30 --ppl-tokens 1500";
+  std::vector<nlohmann::json> evals;
+  for (const std::string args : {"--scheme int3-g64-gptq-act-order", "--scheme int3-g64-gptq --act-order"}) {
+    CAPTURE(args);
+    const std::string file = out + "/" + std::to_string(evals.size()) + ".safetensors";
+    const CliResult q = run_cli("quantize --model " + tiny_checkpoint() + " " + args + " --calibration 4 --out " + file);
+    INFO(q.out);
+    REQUIRE(q.code == 0);
+    const CliResult e = run_cli("eval --model " + file + limits + " --json");
+    REQUIRE(e.code == 0);
+    evals.push_back(nlohmann::json::parse(e.out));
+    CHECK(evals.back()["plan"]["config_id"] == "int3-g64-gptq-act-order");
+    CHECK(evals.back()["plan"]["gptq"]["act_order"] == true);
+  }
+  CHECK(evals[0]["plan"] == evals[1]["plan"]);
+  CHECK(evals[0]["ppl"].get<double>() == evals[1]["ppl"].get<double>());
+  // Without act-order GPTQ picks other codes.
+  const CliResult q = run_cli("quantize --model " + tiny_checkpoint() + " --scheme int3-g64-gptq --calibration 4 --out " + out + "/plain.safetensors");
+  REQUIRE(q.code == 0);
+  const CliResult e = run_cli("eval --model " + out + "/plain.safetensors" + limits + " --json");
+  REQUIRE(e.code == 0);
+  CHECK(nlohmann::json::parse(e.out)["ppl"].get<double>() != evals[0]["ppl"].get<double>());
+  const CliResult r = run_cli("quantize --model " + tiny_checkpoint() + " --scheme int4-g64 --act-order");
+  CHECK(r.code == 2);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  CHECK(r.out.find("scheme int4-g64 is round-to-nearest; act-order is a GPTQ setting") != std::string::npos);
 }

@@ -18,6 +18,7 @@
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
 #include "experiments/workspace.h"
+#include "quant_map.h"
 
 namespace mqcli {
 namespace {
@@ -25,6 +26,7 @@ namespace {
 struct EnergyCli {
   mqexp::EnergyOptions o;
   std::string out = MQ_SOURCE_DIR "/experiments/28-energy";
+  std::vector<std::string> quant_maps;  // --quant-map files, in order
   bool plot = true;
   bool report_only = false;
 };
@@ -56,6 +58,7 @@ void run(EnergyCli& cli) {
     return;
   }
   mqexp::EnergyOptions& o = cli.o;
+  for (const auto& f : cli.quant_maps) o.quant_maps.push_back(read_quant_map(f));
   mqexp::validate(o);
   check_out(cli.out);
   const auto t0 = std::chrono::steady_clock::now();
@@ -75,7 +78,8 @@ void run(EnergyCli& cli) {
   summary["options"] = {{"trials", o.trials},       {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
                         {"batch_steps", o.batch_steps}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
-                        {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2}};
+                        {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
+                        {"quant_maps", cli.quant_maps}};
   summary["date"] = date;
   const nlohmann::json manifest = {
       {"command", command_line()},
@@ -119,6 +123,8 @@ void register_energy(CLI::App& app) {
   o.roots.coefficients = MQ_SOURCE_DIR "/data/energy_model.json";
   CLI::App* cmd = app.add_subcommand("energy", "Energy per token of each quantization method, by inference phase (experiments/28-energy)");
   cmd->add_option("--methods", o.methods, "methods: float32 float16 bfloat16 int8 int8_dynamic, or any scheme name (int4-g64+a8, ...)");
+  cmd->add_option("--quant-map", cli->quant_maps, "a MiniGPT method from a quant map (repeatable), named by its config_id")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--gpt2-methods", o.gpt2_methods, "methods on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)");
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
   cmd->add_option("--trials", o.trials, "measured trials per method")->capture_default_str();

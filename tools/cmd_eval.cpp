@@ -1,5 +1,7 @@
 // `miniquant eval`: test perplexity next to the corpus floor, verb-tense accuracy and margins, and with
-// --reference the divergence measures against that (fp32) checkpoint.
+// --reference the divergence measures against that (fp32) checkpoint; with --quant-map the fp32
+// checkpoint is quantized by the map first, as `miniquant quantize --quant-map` would store it.
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
@@ -9,7 +11,11 @@
 #include "experiments/evaluate.h"
 #include "experiments/intervals.h"
 #include "experiments/workspace.h"
+#include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/timer.h"
+#include "minigpt/quantize_model.h"
+#include "quant_map.h"
 #include "validators.h"
 
 namespace mqcli {
@@ -20,15 +26,31 @@ struct EvalOptions {
   std::string lexicon = mqexp::kDefaultLexicon;
   uint64_t seed = kDefaultSeed;
   std::string reference;  // fp32 checkpoint to measure KL divergence, top-1 agreement, ΔPPL, margin change against
+  std::string quant_map;  // quantize the fp32 --model with this map before evaluating
   mqexp::EvalLimits limits;
   bool json = false;
 };
 
 void run(const EvalOptions& o) {
   const mq::Stopwatch clock;
+  // The map is read (and its errors reported) before the corpus and the model are.
+  const std::optional<minigpt::QuantPlan> map =
+      o.quant_map.empty() ? std::nullopt : std::optional<minigpt::QuantPlan>(read_quant_map(o.quant_map));
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
-  const mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
+  mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   const double load_s = clock.seconds();
+  double quantize_s = 0;
+  if (map) {
+    // Quantizing codes again would stack two roundings: a map starts from fp32 weights.
+    if (!lm.plan.is_identity())
+      throw mq::UsageError(fmt::format("eval --quant-map: {} is already quantized (plan {}); give the fp32 checkpoint",
+                                       o.model, mq::clip_text(lm.plan.id)));
+    const mq::Stopwatch tq;
+    const auto calib = mqexp::calibration_for(*map, c, lm.model.config().n_ctx);
+    (void)minigpt::quantize_model(lm.model, *map, calib);
+    lm.plan = *map;
+    quantize_s = tq.seconds();
+  }
   // The very measurement the sweep makes of each of its rows.
   mqexp::EvalLimits limits = o.limits;
   limits.perplexity = o.reference.empty();  // with a reference, the divergence pass yields the same perplexity
@@ -53,14 +75,17 @@ void run(const EvalOptions& o) {
   out["model"] = o.model;
   out["seed"] = o.seed;
   out["plan"] = lm.plan.to_json();
+  if (map) out["quant_map"] = o.quant_map;
   out["ppl_over_floor"] = q.ppl / q.ppl_floor;
   out["timing_s"] = {{"corpus_and_load", load_s}, {"perplexity", q.perplexity_seconds}, {"verb_tense", q.verb_tense_seconds}};
+  if (map) out["timing_s"]["quantize"] = quantize_s;
   if (q.divergence) out["timing_s"]["divergence"] = q.divergence->seconds;
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("model {} (plan {}, seed {})\n", o.model, lm.plan.id, o.seed);
+  fmt::print("model {} (plan {}{}, seed {})\n", o.model, lm.plan.id, map ? ", quantized now from --quant-map " + o.quant_map : "",
+             o.seed);
   fmt::print("test perplexity {:.3f}  (floor {:.3f}, ratio {:.3f}) over {} tokens, window {}, stride {}  [{:.1f} s]\n", q.ppl,
              q.ppl_floor, q.ppl / q.ppl_floor, q.test_tokens, q.window, q.stride, q.perplexity_seconds);
   fmt::print("verb-tense accuracy {:.4f} ({}/{})  [{:.1f} s]\n", q.verb_tense.accuracy(), q.verb_tense.correct,
@@ -96,6 +121,9 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--reference", o->reference,
                   "fp32 checkpoint to compare with: KL divergence, top-1 agreement, delta PPL, slot margin change")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--quant-map", o->quant_map,
+                  "quantize the fp32 --model with this quant map first (GPTQ calibration windows from the map, val split)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();

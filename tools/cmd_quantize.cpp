@@ -35,29 +35,34 @@ struct QuantizeOptions {
 };
 
 void run(const QuantizeOptions& o, bool gptq_flags_given) {
-  // The same plan the sweep builds for a scheme name ("<scheme>[-gptq]", embedding fp16), or a quant map.
-  minigpt::QuantPlan plan = plan_from_options(o.quant_map.empty() ? o.scheme : "", o.quant_map, "quantize");
+  // The same plan the sweep builds for a scheme name ("<scheme>[-gptq[-act-order]]", embedding fp16), or a
+  // quant map. --act-order is the name's "-act-order": one plan and one id whichever way it is asked for.
+  std::string scheme = o.scheme;
+  if (o.quant_map.empty() && o.act_order && !scheme.ends_with("-act-order")) {
+    if (!minigpt::QuantPlan::uniform(scheme).base.gptq)
+      throw mq::UsageError(fmt::format("quantize --act-order: scheme {} is round-to-nearest; act-order is a GPTQ setting "
+                                       "(e.g. --scheme {}-gptq)", scheme, scheme));
+    scheme += "-act-order";
+  }
+  minigpt::QuantPlan plan = plan_from_options(o.quant_map.empty() ? scheme : "", o.quant_map, "quantize");
   require_weight_only(plan, "quantize");
   if (o.quant_map.empty()) {
     plan.gptq.sequential = !o.no_sequential;
     plan.gptq.calibration_windows = o.calib;
     plan.gptq.options.percdamp = o.percdamp;
     plan.gptq.options.block = o.block;
-    plan.gptq.options.act_order = o.act_order;
   } else if (gptq_flags_given) {
     throw mq::UsageError(fmt::format("quantize --quant-map {}: the GPTQ settings come from the map's \"gptq\" object; drop "
                                      "--calibration / --percdamp / --block / --act-order / --no-sequential",
                                      o.quant_map));
   }
   const bool gptq = plan.any_gptq();
-  const std::string label = o.quant_map.empty() ? o.scheme : plan.id;
+  const std::string& label = plan.id;
 
   if (!o.out.empty()) mq::check_writable_output(o.out);  // before GPTQ, not after it
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
-  std::vector<std::vector<int32_t>> calib;
-  if (gptq)
-    calib = minigpt::calibration_windows(minigpt::encode_split(lm.tok, c.corpus.val), plan.gptq.calibration_windows, lm.model.config().n_ctx);
+  const auto calib = mqexp::calibration_for(plan, c, lm.model.config().n_ctx);
   plan.validate(lm.model.config());
   const minigpt::ModelQuantReport rep = minigpt::quantize_model(lm.model, plan, calib);
 
@@ -111,7 +116,8 @@ void register_quantize(CLI::App& app) {
   auto o = std::make_shared<QuantizeOptions>();
   CLI::App* cmd = app.add_subcommand("quantize", "Quantize every Linear of a MiniGPT checkpoint (RTN or GPTQ)");
   cmd->add_option("--model", o->model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
-  cmd->add_option("--scheme", o->scheme, "a scheme of the format table, with -gptq for GPTQ (e.g. int4-g64-gptq)")
+  cmd->add_option("--scheme", o->scheme,
+                  "a scheme of the format table, with -gptq for GPTQ and -gptq-act-order for GPTQ with act-order (e.g. int4-g64-gptq)")
       ->capture_default_str();
   cmd->add_option("--quant-map", o->quant_map, "a quant map (JSON: default, layer_groups, tensors, gptq) instead of --scheme")
       ->check(CLI::ExistingFile);
@@ -123,7 +129,7 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--percdamp", o->percdamp, "GPTQ: damping as a fraction of mean diag(H)")
       ->check(Positive)->capture_default_str();
   cmd->add_option("--block", o->block, "GPTQ: lazy-update block size")->check(Positive)->capture_default_str();
-  cmd->add_flag("--act-order", o->act_order, "GPTQ: columns by decreasing diag(H), static groups");
+  cmd->add_flag("--act-order", o->act_order, "GPTQ: columns by decreasing diag(H), static groups (the scheme's -act-order)");
   cmd->add_flag("--no-sequential", o->no_sequential, "GPTQ: calibrate every Linear on the fp32 model");
   cmd->add_flag("--json", o->json, "print the report as JSON");
   cmd->callback([o, cmd] {

@@ -19,6 +19,7 @@
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
 #include "minigpt/quant_plan.h"
+#include "quant_map.h"
 #include "validators.h"
 
 namespace mqcli {
@@ -29,9 +30,20 @@ struct SweepCli {
   std::string out = MQ_SOURCE_DIR "/experiments/26-quant-curve";
   std::string ceilings = MQ_SOURCE_DIR "/experiments/01-roofline/ceilings.json";
   std::vector<std::string> extra;
+  std::vector<std::string> quant_maps;  // --quant-map files, in order
   bool plot = true;
   bool report_only = false;
 };
+
+// Each --quant-map as the manifest records it: the file and the plan read from it.
+nlohmann::json quant_maps_json(const SweepCli& cli) {
+  nlohmann::json maps = nlohmann::json::array();
+  for (size_t i = 0; i < cli.quant_maps.size(); ++i)
+    maps.push_back({{"path", cli.quant_maps[i]},
+                    {"sha256", mq::sha256_file(cli.quant_maps[i])},
+                    {"plan", cli.o.quant_maps[i].to_json()}});
+  return maps;
+}
 
 // Figures and the README block from results.json and manifest.json alone.
 void write_report(const std::string& out, const mqexp::SweepResults& results, const nlohmann::json& manifest,
@@ -55,12 +67,11 @@ void run(SweepCli& cli) {
     return;
   }
   mqexp::SweepOptions& o = cli.o;
-  if (o.schemes.empty()) o.schemes = mqexp::default_sweep_schemes();
-  o.schemes.insert(o.schemes.end(), cli.extra.begin(), cli.extra.end());
   const mq::Stopwatch clock;
   const std::string date = mq::utc_now_iso8601();
   const auto elapsed = [&] { return clock.seconds(); };
-  fmt::print(stderr, "sweep: seed {}, {} schemes, {} threads -> {}\n", o.seed, o.schemes.size(), omp_get_max_threads(), cli.out);
+  fmt::print(stderr, "sweep: seed {}, {} schemes, {} quant maps, {} threads -> {}\n", o.seed, o.schemes.size(), o.quant_maps.size(),
+             omp_get_max_threads(), cli.out);
 
   // Ceilings for the roofline bound of each decode dot: 01-roofline's, or measured now.
   std::string ceilings_path = cli.ceilings;
@@ -99,6 +110,7 @@ void run(SweepCli& cli) {
       {"corpus", {{"lexicon", o.lexicon}, {"seed", o.seed}, {"sha256", run.corpus_sha256},
                   {"vocab_hash", run.vocab_hash}}},
       {"schemes", o.schemes},
+      {"quant_maps", quant_maps_json(cli)},
       {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
                    {"gpt2_shaped", o.gpt2_shaped}}},
       {"ceilings_file", results.ceilings_file},
@@ -132,7 +144,8 @@ void run(SweepCli& cli) {
                        "their speeds are not results\n", busy);
   fmt::print("wrote {}/{{results.json, manifest.json, README.md{}}} in {:.0f} s\n", cli.out,
              cli.plot ? ", pareto.png, verb_tense_accuracy.png, roofline_overlay.png" : "", elapsed());
-  if (failed > 0) throw mq::Error(fmt::format("{} of {} schemes failed (recorded in results.json)", failed, o.schemes.size()));
+  if (failed > 0)
+    throw mq::Error(fmt::format("{} of {} schemes failed (recorded in results.json)", failed, results.schemes.size()));
 }
 
 }  // namespace
@@ -147,6 +160,8 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
   cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the seven, separated by commas or spaces (format table names, -gptq for GPTQ)");
   cmd->add_option("--add-scheme", cli->extra, "run this scheme too (repeatable), e.g. int4-g64-asym, int3-g128-gptq");
+  cmd->add_option("--quant-map", cli->quant_maps, "run this quant map too (repeatable): one row named by its config_id")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--lexicon", cli->o.lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", cli->o.seed, "corpus seed")->capture_default_str();
   cmd->add_option("--calibration", cli->o.calibration, "GPTQ calibration windows from the val split")
@@ -161,11 +176,13 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
   cmd->add_flag("--report-only", cli->report_only, "only redraw the figures and README of --out from its results.json");
   cmd->callback([cli] {
-    cli->o.schemes = split_names(cli->o.schemes);
-    cli->extra = split_names(cli->extra);
-    // Unknown names fail here, before anything runs.
-    for (const auto& list : {cli->o.schemes, cli->extra})
-      for (const auto& n : list) (void)minigpt::QuantPlan::uniform(n);
+    mqexp::SweepOptions& o = cli->o;
+    o.schemes = split_names(o.schemes);
+    if (o.schemes.empty()) o.schemes = mqexp::default_sweep_schemes();
+    for (const auto& n : split_names(cli->extra)) o.schemes.push_back(n);
+    for (const auto& f : cli->quant_maps) o.quant_maps.push_back(read_quant_map(f));
+    // Unknown names, bad maps and two rows of one name fail here, before anything runs.
+    if (!cli->report_only) (void)mqexp::sweep_plans(o);
     run(*cli);
   });
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -13,6 +14,7 @@
 #include "miniquant/energy/model.h"
 #include "miniquant/energy/trial_stats.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/eval.h"
@@ -51,9 +53,10 @@ struct Shared {
   WorkContext wc;
   const minigpt::Tokenizer& tok;
   const minigpt::Corpus& corpus;
+  const CorpusBundle& bundle;  // for GPTQ's calibration windows (the val split)
+  int calib_ctx = 0;           // their length: MiniGPT's n_ctx, for either model
   std::vector<int32_t> ppl_stream;
   std::vector<std::vector<int32_t>> warm_prompts, trial_prompts, batch_prompts;
-  std::vector<std::vector<int32_t>> calib;
   std::vector<en::CalibrationSample> samples;  // with a real meter: every measured phase
 };
 
@@ -90,9 +93,39 @@ void add_sample(Shared& s, const PhaseStats& p) {
   if (s.meter.measured() && p.seconds > 0) s.samples.push_back({p.seconds, p.work, p.joules});
 }
 
+// The plan a method runs: a quant map's when the method is its config_id, else the sweep's uniform plan
+// for the method's scheme (every Linear in it, the embedding in fp16; fp32 is the checkpoint as it is).
+minigpt::QuantPlan plan_for(const std::string& method, const EnergyOptions& o) {
+  for (const auto& p : o.quant_maps)
+    if (p.id == method) return p;
+  minigpt::QuantPlan plan = minigpt::QuantPlan::uniform(scheme_for_method(method));
+  plan.gptq.calibration_windows = o.calibration;
+  return plan;
+}
+
+// A method's "scheme": the recipe every Linear gets ("mixed" for a quant map that gives them several).
+std::string scheme_of(const std::string& method, const EnergyOptions& o) {
+  for (const auto& p : o.quant_maps)
+    if (p.id == method) {
+      const std::vector<minigpt::LinearRecipe> rs = p.recipes();
+      const bool one = std::all_of(rs.begin(), rs.end(), [&](const minigpt::LinearRecipe& r) { return r == p.base; });
+      return one ? p.base.name() : "mixed";
+    }
+  return scheme_for_method(method);
+}
+
+// How the configured model's Linears take their activations, as the energy model charges them.
+std::string activations_of(const minigpt::Model& m) {
+  const std::vector<minigpt::LinearInfo> lin = m.linears();
+  const auto n = std::count_if(lin.begin(), lin.end(), [&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_activations(); });
+  if (n == 0) return "fp32";
+  if (static_cast<size_t>(n) == lin.size()) return "int8 (dynamic, per token)";
+  return fmt::format("int8 (dynamic, per token) in {} of {} Linears, fp32 in the others", n, lin.size());
+}
+
 json trial_json(const Subject& sub, const std::string& method, const std::string& kind, int index, const RunResult& r,
                 const std::vector<std::pair<int, BatchRun>>& batch, const json& agreement, const Shared& s) {
-  json t = {{"model", sub.key},  {"method", method}, {"scheme", scheme_for_method(method)}, {"kind", kind}, {"index", index},
+  json t = {{"model", sub.key},  {"method", method}, {"scheme", scheme_of(method, s.o)}, {"kind", kind}, {"index", index},
             {"energy_source", s.meter.source()}, {"measured", s.meter.measured()},
             {"prompt_tokens", r.prefill.tokens}, {"gen_tokens", r.total.tokens}, {"text_chars", r.text.size()},
             {"greedy_agreement_with_float32", agreement}};
@@ -107,15 +140,15 @@ json trial_json(const Subject& sub, const std::string& method, const std::string
 json run_method(const Subject& sub, const std::string& method, Shared& s, std::vector<std::vector<int32_t>>* reference,
                 const EnergyProgress& progress) {
   const EnergyOptions& o = s.o;
-  json r = {{"method", method}, {"scheme", scheme_for_method(method)}};
+  json r = {{"method", method}, {"scheme", scheme_of(method, o)}};
   try {
     reset_peak_rss();
-    // The sweep's plan for the scheme: every Linear in it, the embedding in fp16; fp32 is the checkpoint as it is.
-    minigpt::QuantPlan plan = minigpt::QuantPlan::uniform(scheme_for_method(method));
-    plan.gptq.calibration_windows = o.calibration;
-    r["activations"] = plan.base.act == mq::ActMode::dynamic_int8 ? "int8 (dynamic, per token)" : "fp32";
+    const minigpt::QuantPlan plan = plan_for(method, o);
+    if (std::any_of(o.quant_maps.begin(), o.quant_maps.end(), [&](const auto& p) { return p.id == method; }))
+      r["quant_map"] = plan.to_json();
     std::unique_ptr<minigpt::Model> m = sub.build();
-    minigpt::quantize_model(*m, plan, s.calib);
+    minigpt::quantize_model(*m, plan, calibration_for(plan, s.bundle, s.calib_ctx));
+    r["activations"] = activations_of(*m);
     r.update(model_bytes_json(*m, o.prompt_tokens + o.gen_tokens / 2));
     if (sub.accuracy) {
       const int win = m->config().n_ctx;
@@ -127,8 +160,7 @@ json run_method(const Subject& sub, const std::string& method, Shared& s, std::v
       r["accuracy"] = {{"ppl", nullptr}, {"verb_tense_accuracy", nullptr},
                        {"note", "random weights: perplexity and verb tense say nothing; greedy agreement only"}};
     }
-    WorkContext wc = s.wc;
-    wc.int8_linears = plan.base.act == mq::ActMode::dynamic_int8;
+    const WorkContext& wc = s.wc;  // the work functions read each Linear's arithmetic from the model
 
     std::vector<RunResult> warm, trials;
     for (int k = 0; k < o.warmup; ++k) warm.push_back(run_generation(*m, s.meter, s.warm_prompts[k], o.gen_tokens, &s.tok, wc));
@@ -280,6 +312,13 @@ void validate(const EnergyOptions& o) {
   if (o.batch_prompt < 1 || o.batch_steps < 1) throw mq::UsageError("--batch-prompt and --batch-steps must be >= 1");
   if (o.meter != "auto" && o.meter != "rapl" && o.meter != "perf" && o.meter != "model")
     throw mq::UsageError(fmt::format("--meter {}: expected auto, rapl, perf or model", o.meter));
+  // Methods are found by name (trial folders, savings, the report): a map needs a name of its own.
+  std::set<std::string> names;
+  for (const auto& m : o.methods.empty() ? default_energy_methods() : o.methods) names.insert(m);
+  for (const auto& p : o.quant_maps)
+    if (!names.insert(p.id).second)
+      throw mq::UsageError(fmt::format("--quant-map: config_id '{}' is already a method's name; methods need unique names",
+                                       mq::clip_text(p.id)));
 }
 
 EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
@@ -314,7 +353,7 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
   }
 
   const std::vector<int32_t> test = minigpt::encode_split(c.tok, c.corpus.test);
-  Shared s{o, *sel.meter, {}, c.tok, c.corpus, {}, {}, {}, {}, {}, {}};
+  Shared s{o, *sel.meter, {}, c.tok, c.corpus, c, mc.n_ctx, {}, {}, {}, {}, {}};
   s.wc.caches = mq::cpu_info().caches;
   s.wc.threads = threads;
   s.ppl_stream = test;
@@ -325,20 +364,13 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
   s.batch_prompts = windows(test, off, *std::max_element(o.batch.begin(), o.batch.end()), o.batch_prompt);
 
   std::vector<Subject> subjects;
+  std::vector<std::string> minigpt_methods = o.methods.empty() ? default_energy_methods() : o.methods;
+  for (const auto& p : o.quant_maps) minigpt_methods.push_back(p.id);
   subjects.push_back({"minigpt", "", [&] { return std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model); },
-                      true, o.methods.empty() ? default_energy_methods() : o.methods});
+                      true, minigpt_methods});
   if (o.gpt2)
     subjects.push_back({"gpt2_small_shaped", "@gpt2-small-shaped", [&] { return std::make_unique<minigpt::Model>(gc, o.seed); },
                         false, o.gpt2_methods.empty() ? default_gpt2_energy_methods() : o.gpt2_methods});
-  const bool any_gptq = [&] {
-    for (const auto& sub : subjects)
-      for (const auto& m : sub.methods)
-        if (scheme_for_method(m).find("-gptq") != std::string::npos) return true;
-    return false;
-  }();
-  if (any_gptq)
-    s.calib = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, mc.n_ctx);
-
   for (const auto& sub : subjects) {
     json methods = json::array();
     std::vector<std::vector<int32_t>> reference;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/energy/select.h"
+#include "minigpt/quant_plan.h"
 
 namespace mqexp {
 
@@ -26,6 +27,9 @@ bool method_is_baseline(const std::string& method);  // its scheme is fp32
 
 struct EnergyOptions {
   std::vector<std::string> methods;       // empty: default_energy_methods()
+  // Extra MiniGPT methods after `methods`, each named by its config_id and quantized as its map says
+  // (its own GPTQ settings and calibration windows; `calibration` is for the scheme methods).
+  std::vector<minigpt::QuantPlan> quant_maps;
   std::vector<std::string> gpt2_methods;  // empty: default_gpt2_energy_methods()
   bool gpt2 = true;                       // also run the GPT-2-small-shaped body
   int trials = 5, warmup = 2;
@@ -44,7 +48,8 @@ struct EnergyOptions {
   std::function<void(const std::string&, const std::string&, const std::string&, int, const nlohmann::json&)> on_trial;
 };
 
-// Checks sizes and names that do not need the model (mq::UsageError).
+// Checks sizes and names that do not need the model (mq::UsageError), among them that no quant map's
+// config_id is another method's name.
 void validate(const EnergyOptions& o);
 
 using EnergyProgress = std::function<void(const std::string& line)>;

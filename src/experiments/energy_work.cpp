@@ -10,10 +10,18 @@ namespace {
 
 using mq::energy::Work;
 
-double linear_flops(const minigpt::Model& m) {
-  double f = 0;
-  for (const auto& li : m.linears()) f += 2.0 * li.in * li.out;
-  return f;
+// The Linears' operations per token (2 per multiply-add), split by how each one runs: int8 dot
+// products when it quantizes its activations (+a8), fp32 FMAs otherwise (fp32 weights, or codes
+// widened to fp32). A quant map can mix both in one model.
+struct LinearOps {
+  double int8 = 0, fp32 = 0;
+  double total() const { return int8 + fp32; }
+};
+
+LinearOps linear_ops(const minigpt::Model& m) {
+  LinearOps ops;
+  for (const auto& li : m.linears()) (m.projection(li.name).int8_activations() ? ops.int8 : ops.fp32) += 2.0 * li.in * li.out;
+  return ops;
 }
 
 int level(const WorkContext& w, double bytes) { return mq::energy::level_for(w.caches, bytes, w.threads); }
@@ -21,9 +29,10 @@ int level(const WorkContext& w, double bytes) { return mq::energy::level_for(w.c
 // Bytes of every parameter a forward reads: Linear weights as stored, the embedding, fp32 rest.
 double param_bytes(const minigpt::DecodeTraffic& t) { return t.weight_bytes + t.embedding_bytes + t.other_param_bytes; }
 
-void add_ops(Work& wk, double linear, double other, const WorkContext& w) {
-  (w.int8_linears ? wk.ops_int8 : wk.flops_fp32) += linear;
-  wk.flops_fp32 += other;
+// `per_token` of Linear operations times `tokens`, and `other` fp32 operations.
+void add_ops(Work& wk, const LinearOps& per_token, double tokens, double other) {
+  wk.ops_int8 += per_token.int8 * tokens;
+  wk.flops_fp32 += per_token.fp32 * tokens + other;
 }
 
 }  // namespace
@@ -39,8 +48,8 @@ Work decode_step_work(const minigpt::Model& m, int context, int batch, const Wor
   wk.bytes[level(w, act_ws)] += t.activation_bytes * batch;
   // KV: every sequence reads its own cache; together they are the working set.
   wk.bytes[level(w, t.kv_bytes * batch)] += t.kv_bytes * batch;
-  const double lin = linear_flops(m);
-  add_ops(wk, lin * batch, (t.flops - lin) * batch, w);
+  const LinearOps lin = linear_ops(m);
+  add_ops(wk, lin, batch, (t.flops - lin.total()) * batch);
   return wk;
 }
 
@@ -55,9 +64,9 @@ Work prefill_work(const minigpt::Model& m, int prompt, const WorkContext& w) {
   wk.bytes[level(w, act_ws)] += t.activation_bytes * P;
   const double kv = 4.0 * L * 2 * d * P;  // the block's keys and values
   wk.bytes[level(w, kv)] += 2 * kv;        // written once, read once by the score and value products
-  const double lin = linear_flops(m);
+  const LinearOps lin = linear_ops(m);
   // t.flops at context 0 = Linears + LM head per token; attention: full P x P scores and sums per layer.
-  add_ops(wk, lin * P, (t.flops - lin) * P + 4.0 * L * d * P * P, w);
+  add_ops(wk, lin, P, (t.flops - lin.total()) * P + 4.0 * L * d * P * P);
   return wk;
 }
 

@@ -1,5 +1,6 @@
-// The work of each inference phase as the energy model charges it: operations by datatype and
-// bytes by the memory level they come from. Bytes follow minigpt::decode_traffic (weights as
+// The work of each inference phase as the energy model charges it: operations by datatype (each
+// Linear's as it runs: int8 dot products for a "+a8" Linear, fp32 for the others) and bytes by the
+// memory level they come from. Bytes follow minigpt::decode_traffic (weights as
 // stored with their scales, the embedding, the fp32 parameters, activations, the KV cache); each
 // term's level is where its working set fits in this machine's caches.
 #pragma once
@@ -14,7 +15,6 @@ namespace mqexp {
 struct WorkContext {
   std::vector<mq::CacheLevel> caches;  // this machine's, from mq::cpu_info()
   int threads = 1;
-  bool int8_linears = false;           // +a8 methods: the Linears run int8 dot products
 };
 
 // One decode step of `batch` sequences, each with `context` positions already cached: the

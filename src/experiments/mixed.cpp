@@ -127,10 +127,6 @@ std::string method_of(const minigpt::QuantPlan& p) {
   return p.base.gptq ? "gptq" : "rtn";
 }
 
-// The Linears running int8 dot products, as the energy model charges operations (one flag per run: a map
-// that mixes +a8 and weight-only Linears is charged by its default's mode, and says so).
-bool int8_linears(const minigpt::QuantPlan& p) { return p.base.act == mq::ActMode::dynamic_int8; }
-
 json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPlan& plan) {
   double qsec = 0;
   auto lm = quantized(o, ctx, plan, qsec);
@@ -156,7 +152,6 @@ json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPla
   WorkContext wc;
   wc.caches = mq::cpu_info().caches;
   wc.threads = omp_get_max_threads();
-  wc.int8_linears = int8_linears(plan);
   mq::energy::Meter& meter = *ctx.meter.meter;
   minigpt::SpeedOptions so;
   so.prompt = c.n_ctx / 2;
@@ -196,7 +191,6 @@ json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPla
 
   json energy = {{"source", meter.source()},
                  {"measured", meter.measured()},
-                 {"int8_linears", wc.int8_linears},
                  {"prompt_tokens", o.prompt_tokens},
                  {"gen_tokens", o.gen_tokens},
                  {"joules_per_token", {{"total", stat_json(jt)}, {"prefill", stat_json(jp)}, {"decode", stat_json(jd)}, {"post", stat_json(jpost)}}},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -14,6 +15,7 @@
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
 #include "miniquant/format.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
@@ -54,11 +56,20 @@ std::string corpus_sha256(const minigpt::Corpus& c) {
   return mq::sha256_hex(text.data(), text.size());
 }
 
+// A row named by its plan, with what the plan's recipes store and how they quantize: the scheme's name,
+// or "mixed" when a quant map stores its Linears in several; "none" (nothing quantized), "rtn", "gptq",
+// or "mixed" (a map quantizing some Linears by GPTQ and others by round-to-nearest).
 SchemeRow row_for(const minigpt::QuantPlan& plan) {
   SchemeRow r;
   r.scheme = plan.id;
-  r.storage_scheme = plan.base.scheme.name();
-  r.method = plan.base.gptq ? "gptq" : (plan.base.scheme.kind == mq::Kind::fp32 ? "none" : "rtn");
+  const std::vector<minigpt::LinearRecipe> recipes = plan.recipes();
+  const bool one_scheme =
+      std::all_of(recipes.begin(), recipes.end(), [&](const minigpt::LinearRecipe& x) { return x.scheme == plan.base.scheme; });
+  r.storage_scheme = one_scheme ? plan.base.scheme.name() : "mixed";
+  bool gptq = false, rtn = false;
+  for (const auto& x : recipes)
+    if (!x.keeps_fp32()) (x.gptq ? gptq : rtn) = true;
+  r.method = gptq && rtn ? "mixed" : gptq ? "gptq" : rtn ? "rtn" : "none";
   return r;
 }
 
@@ -78,7 +89,9 @@ const std::vector<std::string>& default_sweep_schemes() {
                                              "int4-g64", "int4-g128", "int4-g64-gptq",   "int8-per-channel+a8",
                                              "int4-g64+a8",
                                              // the breaking region: where perplexity, KLD and margins move
-                                             "int3-g64", "int3-g64-gptq", "int2-g64", "int2-g64-gptq"};
+                                             // (one scale per row at 4 bits; act-order where GPTQ has most to fix)
+                                             "int4-per-channel", "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq",
+                                             "int3-g64-gptq-act-order", "int2-g64", "int2-g64-gptq"};
   return k;
 }
 
@@ -102,12 +115,16 @@ Footprint describe(const minigpt::Model& m, int context) {
   return f;
 }
 
-// The arithmetic a scheme's decode runs, as named in ceilings.json's "datatype": `+a8` rows multiply
-// int8 codes by int8 activations (vpdpbusd, 512-bit where the machine has it), everything else
-// widens its weights to fp32 and runs FMAs. A dot is judged against the peak of what it executes.
-static std::string arithmetic_of(const std::string& scheme, const nlohmann::json& ceilings) {
-  // Every row's name was parsed as a plan before anything ran, so it parses here too.
-  if (minigpt::LinearRecipe::parse(scheme).act != mq::ActMode::dynamic_int8) return "fp32";
+// The arithmetic a configured model's decode runs, as named in ceilings.json's "datatype": Linears that
+// run `+a8` multiply int8 codes by int8 activations (vpdpbusd, 512-bit where the machine has it), the
+// others widen their weights to fp32 and run FMAs. A dot is judged against the peak of what it
+// executes; a quant map whose Linears run both is judged against the int8 peak, so the bound stays an
+// upper bound (the mix runs no faster than its fastest arithmetic), as a +a8 row's fp32 attention and
+// LM head already are.
+static std::string arithmetic_of(const minigpt::Model& m, const nlohmann::json& ceilings) {
+  const std::vector<minigpt::LinearInfo> lin = m.linears();
+  if (std::none_of(lin.begin(), lin.end(), [&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_activations(); }))
+    return "fp32";
   for (const char* dt : {"int8", "int8-ymm"})
     for (const auto& c : ceilings.at("ceilings"))
       if (c.at("kind") == "compute" && c.value("datatype", "") == dt) return dt;
@@ -152,7 +169,7 @@ void time_models(const std::vector<minigpt::Model*>& models, std::vector<SchemeR
     s.load_after = after.one;
     s.busy = mq::machine_busy(before, limit) || mq::machine_busy(after, limit);
     if (!o.ceilings.is_null()) {
-      const Bound b = roofline_bound(o.ceilings, t.flops / t.total, t.total, threads, arithmetic_of(rows[i].scheme, o.ceilings));
+      const Bound b = roofline_bound(o.ceilings, t.flops / t.total, t.total, threads, arithmetic_of(*models[i], o.ceilings));
       s.roofline = RooflinePoint{b.ceiling, b.level, b.attainable / 1e9, t.flops * tps / b.attainable, b.bandwidth / 1e9};
     }
     rows[i].speed = s;
@@ -184,14 +201,25 @@ void compare(SweepResults& res) {
   mark_pareto(res.schemes);
 }
 
-SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
+std::vector<minigpt::QuantPlan> sweep_plans(const SweepOptions& o) {
   std::vector<minigpt::QuantPlan> plans;
   for (const auto& n : o.schemes) {
     plans.push_back(minigpt::QuantPlan::uniform(n));
     plans.back().gptq.calibration_windows = o.calibration;
   }
+  plans.insert(plans.end(), o.quant_maps.begin(), o.quant_maps.end());
   if (plans.empty()) throw mq::UsageError("sweep: no schemes");
-  const bool any_gptq = std::any_of(plans.begin(), plans.end(), [](const auto& p) { return p.any_gptq(); });
+  std::set<std::string> names;
+  for (const auto& p : plans)
+    if (!names.insert(p.id).second)
+      throw mq::UsageError(fmt::format("sweep: two rows are named '{}' (a scheme given twice, or a quant map's config_id "
+                                       "that is already a row); rows need unique names",
+                                       mq::clip_text(p.id)));
+  return plans;
+}
+
+SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
+  const std::vector<minigpt::QuantPlan> plans = sweep_plans(o);
 
   const int stages_per = 2;  // quantize, evaluate
   const int total = 1 + stages_per * static_cast<int>(plans.size()) + 2 + (o.gpt2_shaped ? 2 : 0);
@@ -200,11 +228,6 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
 
   stage("corpus and checkpoint");
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
-  std::vector<std::vector<int32_t>> calib;
-  if (any_gptq) {
-    const LoadedModel probe = load_checkpoint(o.model, &c.tok);
-    calib = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, probe.model.config().n_ctx);
-  }
   // Perplexity comes from the divergence pass after the loop (the same numbers, one pass for all rows).
   const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false};
 
@@ -221,10 +244,11 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     try {
       stage(plan.id + ": quantize");
       auto lm = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
+      const auto calib = calibration_for(plan, c, lm->model.config().n_ctx);
       const mq::Stopwatch tq;
       const minigpt::ModelQuantReport rep = minigpt::quantize_model(lm->model, plan, calib);
       r.quantize_seconds = tq.seconds();
-      if (plan.base.gptq)
+      if (plan.any_gptq())
         r.gptq = GptqRecord{plan.gptq.calibration_windows, plan.gptq.options.percdamp, plan.gptq.options.block,
                             plan.gptq.options.act_order, plan.gptq.sequential, rep.calibration_seconds};
       stage(plan.id + ": perplexity and verb tense");
@@ -243,7 +267,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   // else the checkpoint unquantized; its logits are computed once per window for all rows.
   stage("perplexity and divergence against fp32, all schemes in one pass");
   {
-    const auto is_fp32 = [&](size_t i) { return kept[i] && res.schemes[i].method == "none"; };
+    const auto is_fp32 = [&](size_t i) { return kept[i] && plans[i].is_identity(); };
     size_t ref_row = kept.size();
     for (size_t i = 0; i < kept.size() && ref_row == kept.size(); ++i)
       if (is_fp32(i)) ref_row = i;

@@ -1,6 +1,6 @@
-// experiments/26-quant-curve: the scheme sweep. Each scheme is a uniform quantization plan applied to the
-// shipped MiniGPT by minigpt::quantize_model (embedding fp16, LayerNorms fp32), evaluated on the same
-// test split and timed; the typed results become one JSON document the plots and the README read.
+// experiments/26-quant-curve: the scheme sweep. Each scheme is a uniform quantization plan (and each
+// quant map a mixed one) applied to the shipped MiniGPT by minigpt::quantize_model (embedding fp16,
+// LayerNorms fp32), evaluated on the same test split and timed; the typed results become one JSON document the plots and the README read.
 // Stages: evaluate (quantize + quality + bytes per scheme), time (interleaved rounds), compare (against
 // the baseline, Pareto frontier); the report is sweep_report.h.
 #pragma once
@@ -13,11 +13,13 @@
 
 #include "experiments/results.h"
 #include "minigpt/model.h"
+#include "minigpt/quant_plan.h"
 
 namespace mqexp {
 
 // The seven schemes of the curve, named as the format table prints them ("-gptq": GPTQ on top), then
-// the two dynamic-activation runs.
+// the two dynamic-activation runs, then the breaking region (int4 per channel, int3 and int2, RTN
+// against GPTQ, and int3 GPTQ with act-order).
 const std::vector<std::string>& default_sweep_schemes();
 
 struct SweepOptions {
@@ -25,6 +27,9 @@ struct SweepOptions {
   std::string lexicon;
   uint64_t seed = 42;
   std::vector<std::string> schemes;  // validated before anything runs
+  // Extra rows after the schemes, each named by its config_id and quantized as its map says (its own
+  // GPTQ settings and calibration windows; `calibration` is for the scheme rows).
+  std::vector<minigpt::QuantPlan> quant_maps;
   int calibration = 128;            // GPTQ calibration windows (val split, n_ctx tokens each)
   int64_t max_slots = 0;            // verb-tense slots (0: all)
   int64_t ppl_tokens = 0;           // perplexity over the test split's first tokens only (0: all)
@@ -42,8 +47,13 @@ struct SweepRun {
   std::string vocab_hash;      // of the tokenizer built from it
 };
 
-// Runs every scheme; a scheme that fails is recorded with its error and the others go on.
-// Throws mq::UsageError for names the format table does not know.
+// The plan of every row, in row order: a uniform plan per scheme name (GPTQ on `calibration` windows),
+// then the quant maps. mq::UsageError for an unknown name, no rows, or two rows with one name (the
+// results, the report and the figures find rows by name).
+std::vector<minigpt::QuantPlan> sweep_plans(const SweepOptions& o);
+
+// Runs every row of sweep_plans(o); a row that fails is recorded with its error and the others go on.
+// Throws mq::UsageError as sweep_plans does, before anything runs.
 SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress);
 
 // The GPT-2-small-shaped body: GPT-2-small's Linears (768 wide, 12 layers, 12 heads, 3072 MLP) with

@@ -140,17 +140,17 @@ std::string construction_interval_table(const std::vector<SchemeRow>& rows) {
   return s;
 }
 
-// GPTQ against RTN at each bit width both ran (group 64): the fraction of RTN's KLD that GPTQ removes,
-// and whether the two KLD intervals overlap.
+// GPTQ against RTN at each bit width and grouping both ran: the fraction of RTN's KLD that GPTQ removes,
+// and whether the two KLD intervals overlap; then, where it ran, GPTQ with act-order against plain GPTQ.
 std::string gptq_vs_rtn(const std::vector<SchemeRow>& rows) {
+  const auto row = [&](const std::string& name) -> const SchemeRow* {
+    for (const auto& r : rows)
+      if (r.ok && r.quality && r.quality->divergence && r.scheme == name) return &r;
+    return nullptr;
+  };
   std::string s;
-  for (const char* base : {"int8-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
-    const SchemeRow *rtn = nullptr, *gq = nullptr;
-    for (const auto& r : rows) {
-      if (!r.ok || !r.quality || !r.quality->divergence) continue;
-      if (r.scheme == base) rtn = &r;
-      if (r.scheme == std::string(base) + "-gptq") gq = &r;
-    }
+  for (const std::string base : {"int8-per-channel", "int4-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
+    const SchemeRow *rtn = row(base), *gq = row(base + "-gptq");
     if (!rtn || !gq) continue;
     const Divergence &a = *rtn->quality->divergence, &b = *gq->quality->divergence;
     const bool overlap = b.kl_high >= a.kl_low && a.kl_high >= b.kl_low;
@@ -159,6 +159,14 @@ std::string gptq_vs_rtn(const std::vector<SchemeRow>& rows) {
                      base, a.kl_mean, a.kl_low, a.kl_high, b.kl_mean, b.kl_low, b.kl_high,
                      100 * (1 - b.kl_mean / std::max(1e-300, a.kl_mean)), a.dppl, b.dppl, a.top1, b.top1,
                      overlap ? "overlap (the difference is inside the noise)" : "do not overlap");
+    if (const SchemeRow* ao = row(base + "-gptq-act-order")) {
+      const Divergence& c = *ao->quality->divergence;
+      const bool ov = c.kl_high >= b.kl_low && b.kl_high >= c.kl_low;
+      s += fmt::format("- {}-gptq with act-order: KLD {:.3g} [{:.3g}, {:.3g}] vs {:.3g} without; ΔPPL {:+.4f} vs {:+.4f}; "
+                       "top-1 agreement {:.4f} vs {:.4f}; the KLD intervals {}.\n",
+                       base, c.kl_mean, c.kl_low, c.kl_high, b.kl_mean, c.dppl, b.dppl, c.top1, b.top1,
+                       ov ? "overlap (the difference is inside the noise)" : "do not overlap");
+    }
   }
   return s;
 }

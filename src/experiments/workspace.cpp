@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "minigpt/calibrate.h"
 #include "minigpt/quantized_checkpoint.h"
 
 namespace mqexp {
@@ -42,5 +43,9 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
   return {std::move(model), std::move(tok), std::move(meta), std::move(plan)};
 }
 
+std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx) {
+  if (!plan.any_gptq()) return {};
+  return minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), plan.gptq.calibration_windows, n_ctx);
+}
 
 }  // namespace mqexp

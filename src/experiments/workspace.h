@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,5 +38,11 @@ struct LoadedModel {
 // Loads a checkpoint and its vocabulary. With `expected` set, the checkpoint's vocabulary must be
 // the corpus's (same hash), or an mq::Error says what differs and what to do.
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected = nullptr);
+
+// The GPTQ calibration windows `plan` asks for: its gptq.calibration_windows windows of `n_ctx` tokens
+// from the start of the val split (held out from training and from the test split), or none when no
+// Linear of it uses GPTQ. Every command that quantizes a model (quantize, eval --quant-map, sweep,
+// energy) takes them here, so one plan calibrates on the same tokens whichever command runs it.
+std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx);
 
 }  // namespace mqexp

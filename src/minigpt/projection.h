@@ -16,6 +16,10 @@ class Projection {
   // Bytes this layer really stores for its weight (codes + scales + zero-points).
   virtual long long weight_bytes() const = 0;
   virtual std::string format_name() const = 0;
+  // True when the layer quantizes each token's activations to int8 and multiplies integers (a "+a8"
+  // recipe); false when it multiplies in fp32 (fp32 weights, or codes widened to fp32). What the
+  // sweep's roofline bound and the energy model charge its arithmetic as.
+  virtual bool int8_activations() const { return false; }
 };
 
 }  // namespace minigpt

@@ -43,7 +43,18 @@ bool PlanRule::matches(int layer, LinearKind k) const {
 QuantPlan QuantPlan::uniform(const std::string& name) {
   QuantPlan p;
   p.id = name;
-  p.base = LinearRecipe::parse(name);
+  std::string recipe = name;
+  constexpr std::string_view kActOrder = "-act-order";
+  if (const size_t at = recipe.find(kActOrder); at != std::string::npos) {
+    // Act-order reorders GPTQ's columns; it means nothing to round-to-nearest, so it only follows "-gptq".
+    const std::string before = recipe.substr(0, at), after = recipe.substr(at + kActOrder.size());
+    if (!before.ends_with("-gptq") || (!after.empty() && after != "+a8"))
+      throw mq::UsageError(fmt::format("scheme {}: -act-order is a GPTQ setting and follows -gptq (e.g. int3-g64-gptq-act-order)",
+                                       mq::clip_text(name)));
+    recipe = before + after;
+    p.gptq.options.act_order = true;
+  }
+  p.base = LinearRecipe::parse(recipe);
   p.embedding = p.base.keeps_fp32() ? mq::Scheme::fp32() : mq::Scheme::fp16();
   return p;
 }

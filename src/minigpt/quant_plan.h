@@ -56,7 +56,10 @@ struct QuantPlan {
   GptqSettings gptq;
 
   // Every Linear in `name`'s recipe. "fp32" is the unmodified model (fp32 embedding); every other plan
-  // stores the embedding in fp16, as the sweep has always measured quantized models.
+  // stores the embedding in fp16, as the sweep has always measured quantized models. "-act-order" right
+  // after "-gptq" (before any "+a8") turns on GPTQ's act-order, a plan-level setting, e.g.
+  // "int3-g64-gptq-act-order": the name is the plan's id, so it round-trips through results and
+  // checkpoints. mq::UsageError for an unknown name, or "-act-order" anywhere else or without GPTQ.
   static QuantPlan uniform(const std::string& name);
 
   LinearRecipe recipe_for(int layer, LinearKind kind) const;
