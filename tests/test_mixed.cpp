@@ -5,8 +5,10 @@
 
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "experiments/mixed.h"
+#include "experiments/mixed_report.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "minigpt/quant_plan.h"
@@ -132,4 +134,81 @@ TEST_CASE("the study's options are checked before anything runs") {
   bad([](mqexp::MixedOptions& x) { x.gen_tokens = 1; });
   bad([](mqexp::MixedOptions& x) { x.sensitivity_recipes = {"fp16"}; });
   bad([](mqexp::MixedOptions& x) { x.sensitivity_recipes = {"int9-g64"}; });
+}
+
+TEST_CASE("the energy fit recovers known per-weight prices and refuses what it cannot separate") {
+  // Three recipes with prices 2, 1 and 0.5 nJ per weight; configurations mix them in different proportions
+  // (each stores the same 1M weights, as every map of the study does).
+  const std::map<std::string, double> price = {{"a", 2e-9}, {"b", 1e-9}, {"c", 0.5e-9}};
+  const std::vector<std::map<std::string, double>> w = {
+      {{"a", 1e6}}, {{"b", 1e6}}, {{"c", 1e6}}, {{"a", 5e5}, {"b", 5e5}}, {{"b", 2.5e5}, {"c", 7.5e5}}, {{"a", 1e5}, {"c", 9e5}}};
+  std::vector<double> j;
+  for (const auto& x : w) {
+    double s = 0;
+    for (const auto& [r, n] : x) s += price.at(r) * n;
+    j.push_back(s);
+  }
+  const auto f = mqexp::fit_energy_per_weight(w, j);
+  REQUIRE(f.has_value());
+  CHECK(f->configs == 6);
+  for (const auto& [r, p] : price) CHECK(f->joules_per_weight.at(r) == doctest::Approx(p).epsilon(1e-9));
+  CHECK(f->r2 == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(f->max_abs_residual < 1e-12);
+
+  // Noise in one measurement shows as a residual and an R² below 1.
+  std::vector<double> noisy = j;
+  noisy[3] *= 1.05;
+  const auto g = mqexp::fit_energy_per_weight(w, noisy);
+  REQUIRE(g.has_value());
+  CHECK(g->r2 < 1.0);
+  CHECK(g->r2 > 0.9);
+  CHECK(g->max_abs_residual > 1e-6 * 0.05);
+
+  // Too few measurements for three prices, and two recipes that always appear together.
+  CHECK_FALSE(mqexp::fit_energy_per_weight({w.begin(), w.begin() + 4}, {j.begin(), j.begin() + 4}).has_value());
+  const std::vector<std::map<std::string, double>> tied = {{{"a", 5e5}, {"b", 5e5}}, {{"a", 2e5}, {"b", 2e5}, {"c", 6e5}},
+                                                           {{"c", 1e6}}, {{"a", 1e5}, {"b", 1e5}, {"c", 8e5}}, {{"a", 4e5}, {"b", 4e5}, {"c", 2e5}}};
+  CHECK_FALSE(mqexp::fit_energy_per_weight(tied, {1, 2, 3, 4, 5}).has_value());
+  CHECK_THROWS_AS(mqexp::fit_energy_per_weight(w, {1.0}), mq::Error);
+}
+
+namespace {
+// A configuration as merge_mixed() writes it, with only the fields annotate_mixed() reads.
+nlohmann::json fake_config(const std::string& id, const std::string& kind, double bytes, double ppl, double kl, double joules,
+                           double spread) {
+  nlohmann::json c;
+  c["config_id"] = id;
+  c["kind"] = kind;
+  c["row"] = {{"ppl", ppl}, {"bytes", bytes}, {"verb_tense_accuracy", 1.0}, {"decode_tokens_per_s", {{"median", 1.0 / joules}}},
+              {"divergence", {{"kl", {{"mean", kl}}}, {"delta_ppl", {{"ci95", {-0.01, 0.01}}}}}}};
+  c["energy"] = {{"joules_per_token", {{"total", {{"median", joules}, {"low", joules - spread}, {"high", joules + spread}}}}}};
+  c["epi"] = joules;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("identical models set the unit-to-unit spread that a J/token difference must exceed") {
+  nlohmann::json res;
+  res["configs"] = nlohmann::json::array(
+      {fake_config("fp32", "baseline", 400, 15.0, 0, 3e-3, 1e-5),
+       fake_config("u", "uniform", 100, 15.1, 1e-4, 2.0e-3, 1e-5),
+       fake_config("auto-u", "auto", 100, 15.1, 1e-4, 2.4e-3, 1e-5),   // the same weights as u, measured 1.2x higher
+       fake_config("m1", "mixed", 120, 15.101, 2e-4, 2.2e-3, 1e-5),   // 1.1x u: inside the spread
+       fake_config("m2", "mixed", 130, 15.102, 3e-4, 4.0e-3, 1e-5),   // 2x u: beyond it
+       fake_config("far", "mixed", 90, 16.0, 1e-2, 1.0e-3, 1e-5)});   // not perplexity-matched to anything
+  mqexp::annotate_mixed(res);
+  REQUIRE(res["identical_models"].size() == 1);
+  CHECK(res["identical_models"][0]["a"] == "u");
+  CHECK(res["identical_models"][0]["b"] == "auto-u");
+  CHECK(res["unit_noise_joules_ratio"].get<double>() == doctest::Approx(1.2));
+  std::map<std::pair<std::string, std::string>, bool> differ;
+  for (const auto& p : res["pairs"]) differ[{p["a"], p["b"]}] = p["joules_differ"].get<bool>();
+  CHECK(differ.size() == 6);  // u, auto-u, m1, m2 pairwise; neither fp32 nor "far" is matched
+  CHECK_FALSE(differ.at({"u", "auto-u"}));
+  CHECK_FALSE(differ.at({"u", "m1"}));  // ranges apart, but within the identical models' 1.2x
+  CHECK(differ.at({"u", "m2"}));
+  CHECK(differ.at({"auto-u", "m2"}));   // 1.67x
+  CHECK_FALSE(differ.at({"auto-u", "m1"}));
+  CHECK(differ.at({"m1", "m2"}));       // 1.82x
+  CHECK(res["answers"]["rq1"]["differing_in_joules"].get<int>() == 3);
 }

@@ -12,7 +12,9 @@ namespace mqexp {
 
 struct AllocOption {
   std::string recipe;    // e.g. "int3-g64-gptq"
-  long long bytes = 0;   // stored bytes of this Linear in that recipe
+  // The budgeted resource: stored bytes of this Linear in that recipe, or any other additive integer
+  // (27-mixed-epi also budgets fitted nanojoules per token).
+  long long bytes = 0;
   double cost = 0;       // predicted harm (>= 0 expected, not required)
 };
 

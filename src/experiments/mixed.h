@@ -10,6 +10,8 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,24 @@ minigpt::ModelConfig mixed_model_config(const MixedOptions& o);
 // EPI search). mq::Error naming how many units are missing when sensitivities are incomplete. Writes
 // the maps to out/configs_auto/ and the frontier to out/allocation.json.
 std::vector<MixedUnit> allocate_mixed(const MixedOptions& o);
+
+// Joules per token as a linear function of how many Linear weights each recipe stores:
+//   J = sum_r joules_per_weight[r] * weights[r]
+// fitted by least squares over measured configurations. There is no intercept: every map stores all
+// Linear weights, so a constant column would equal the weights' sum; the per-token overhead is spread
+// over the prices, which shifts every allocation's total by the same amount. It prices a Linear in each recipe by what the
+// measured runs cost (with the labelled energy model on a VM, mostly the kernel's time); an estimate,
+// used to give the allocation an energy budget.
+struct EnergyFit {
+  std::map<std::string, double> joules_per_weight;
+  double r2 = 0, max_abs_residual = 0;  // of the fit over its own measurements
+  int configs = 0;
+  nlohmann::json to_json() const;
+};
+// weights[i]: recipe name -> weights stored that way in measurement i; joules[i] its J/token. nullopt when
+// there are fewer than (recipes + 2) measurements or two recipes cannot be told apart (rank-deficient).
+std::optional<EnergyFit> fit_energy_per_weight(const std::vector<std::map<std::string, double>>& weights,
+                                               const std::vector<double>& joules);
 
 // Reads every unit file (out/runs and extra_runs), derives EPI, frontiers, perplexity-matched pairs and
 // the sensitivity table, and returns the study's results.json.

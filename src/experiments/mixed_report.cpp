@@ -68,9 +68,11 @@ json answers(const json& res) {
         if (!best || std::abs(p["joules_ratio"].get<double>() - 1) > std::abs((*best)["joules_ratio"].get<double>() - 1)) best = &p;
       }
     }
+    const double un = res.value("unit_noise_joules_ratio", 1.0);
     std::string s = fmt::format("{} pairs of configurations have perplexities within the noise of each other; in {} of them the "
-                                "joules per token differ beyond both configurations' repetition ranges.",
-                                matched, differ);
+                                "joules per token differ beyond both configurations' repetition ranges and beyond the {:.2f}x that "
+                                "identical models measured as separate units differ by ({} such pairs).",
+                                matched, differ, un, res.value("identical_models", json::array()).size());
     if (best)
       s += fmt::format(" The largest: {} and {} (PPL {:.3f} vs {:.3f}) at {} vs {} mJ/token ({:+.1f}%).", (*best)["a"].get<std::string>(),
                        (*best)["b"].get<std::string>(), (*best)["ppl_a"].get<double>(), (*best)["ppl_b"].get<double>(),
@@ -99,7 +101,15 @@ json answers(const json& res) {
         epi_front.size(), fmt::join(epi_front, ", "), mixed_epi.size(), mixed_epi.empty() ? "none" : fmt::format("{}", fmt::join(mixed_epi, ", ")),
         bytes_front.size(), fmt::join(bytes_front, ", "), mixed_bytes.size(),
         mixed_bytes.empty() ? "none" : fmt::format("{}", fmt::join(mixed_bytes, ", ")));
-    a["rq2"] = {{"text", s}, {"epi_frontier", epi_front}, {"bytes_frontier", bytes_front}};
+    int below = 0;
+    for (const auto& c : cs)
+      if (acc(c) < 1.0) ++below;
+    const std::string sat = fmt::format(
+        " Verb-tense accuracy is below 1 in {} of {} configurations, so accuracy hardly separates them and the EPI ranking is "
+        "the J/token ranking; the KLD panels carry the quality differences.",
+        below, cs.size());
+    a["rq2"] = {{"text", s + (below * 4 < static_cast<int>(cs.size()) ? sat : std::string())}, {"epi_frontier", epi_front},
+                {"bytes_frontier", bytes_front}, {"accuracy_below_one", below}};
   }
   // RQ3: the most sensitive Linears and kinds, at the lowest and the middle bit widths measured.
   if (res["sensitivity"].contains("linears")) {
@@ -139,6 +149,14 @@ json answers(const json& res) {
                                      kb(bytes(*best)), rb, kb(bytes(*u4)), 1e3 * epi(*u4),
                                      rb < 0.999 ? "smaller" : rb > 1.001 ? "larger" : "the same size")},
                 {"config_id", (*best)["config_id"]}, {"bytes_ratio_vs_uniform_int4", rb}};
+    std::vector<std::string> close;
+    const double un = res.value("unit_noise_joules_ratio", 1.0);
+    for (const auto& c : cs)
+      if (&c != best && std::isfinite(epi(c)) && epi(c) <= epi(*best) * un) close.push_back(c["config_id"].get<std::string>());
+    a["rq4"]["within_unit_noise"] = close;
+    if (!close.empty())
+      a["rq4"]["text"] = a["rq4"]["text"].get<std::string>() +
+                         fmt::format(" Within the {:.2f}x unit-to-unit spread of it: {}.", un, fmt::join(close, ", "));
     const double rtraffic = num(*best, {"row", "decode_traffic", "bytes", "total"}) / num(*u4, {"row", "decode_traffic", "bytes", "total"});
     const double rflops = num(*best, {"row", "decode_traffic", "flops"}) / num(*u4, {"row", "decode_traffic", "flops"});
     const double rspeed = num(*best, {"row", "decode_tokens_per_s", "median"}) / num(*u4, {"row", "decode_tokens_per_s", "median"});
@@ -170,6 +188,22 @@ void annotate_mixed(json& res) {
     cs[i]["on_epi_frontier"] = static_cast<bool>(on_e[i]);
     cs[i]["on_bytes_frontier"] = static_cast<bool>(on_b[i]);
   }
+  // Identical models measured as separate units (an allocated map that came out uniform, say): same bytes,
+  // and bit-identical perplexity and KLD, which only the same weights give. Their J/token ratio is the
+  // unit-to-unit spread that a unit's own repetitions do not show (each unit runs once, in one process
+  // state), so a J/token difference counts only beyond the largest of them.
+  json same = json::array();
+  double unit_noise = 0;  // largest |log(J/token ratio)| among identical models
+  for (size_t i = 0; i < cs.size(); ++i)
+    for (size_t k = i + 1; k < cs.size(); ++k) {
+      const json &x = cs[i], &y = cs[k];
+      if (bytes(x) != bytes(y) || ppl(x) != ppl(y) || kld(x) != kld(y) || !std::isfinite(jpt(x)) || !std::isfinite(jpt(y))) continue;
+      unit_noise = std::max(unit_noise, std::abs(std::log(jpt(x) / jpt(y))));
+      same.push_back({{"a", x["config_id"]}, {"b", y["config_id"]}, {"joules_a", jpt(x)}, {"joules_b", jpt(y)}, {"joules_ratio", jpt(x) / jpt(y)},
+                      {"decode_speed_ratio", num(x, {"row", "decode_tokens_per_s", "median"}) / num(y, {"row", "decode_tokens_per_s", "median"})}});
+    }
+  res["identical_models"] = same;
+  res["unit_noise_joules_ratio"] = std::exp(unit_noise);
   // Perplexity-matched pairs: the ΔPPL interval of each against fp32 says how far its perplexity can move
   // by the test set's noise; two configurations closer than the wider of the two half-widths are matched.
   json pairs = json::array();
@@ -179,7 +213,7 @@ void annotate_mixed(json& res) {
       if (x["kind"] == "baseline" || y["kind"] == "baseline") continue;
       const double noise = std::max(dppl_half(x), dppl_half(y));
       if (!(std::abs(ppl(x) - ppl(y)) <= noise)) continue;
-      const bool differ = jhigh(x) < jlow(y) || jhigh(y) < jlow(x);
+      const bool differ = (jhigh(x) < jlow(y) || jhigh(y) < jlow(x)) && std::abs(std::log(jpt(x) / jpt(y))) > unit_noise;
       pairs.push_back({{"a", x["config_id"]}, {"b", y["config_id"]}, {"ppl_a", ppl(x)}, {"ppl_b", ppl(y)}, {"noise", noise},
                        {"joules_a", jpt(x)}, {"joules_b", jpt(y)}, {"joules_ratio", jpt(x) / jpt(y)}, {"joules_differ", differ},
                        {"epi_a", epi(x)}, {"epi_b", epi(y)}, {"bytes_a", bytes(x)}, {"bytes_b", bytes(y)}});
@@ -202,6 +236,20 @@ void annotate_mixed(json& res) {
                      {"hand_epi", epi(*hand)}, {"auto_epi", epi(*got)}});
     }
   res["allocation_vs_hand"] = cmp;
+  // Each uniform map beside the allocated map of its fitted joules per token (energy budget).
+  json ecmp = json::array();
+  if (res.contains("allocation") && res["allocation"].contains("energy_maps"))
+    for (const auto& m : res["allocation"]["energy_maps"]) {
+      if (m["config_id"].is_null()) continue;
+      const json* uni = find_config(res, m["budget_config"].get<std::string>());
+      const json* got = find_config(res, m["config_id"].get<std::string>());
+      if (!uni || !got) continue;
+      ecmp.push_back({{"uniform", (*uni)["config_id"]}, {"auto", (*got)["config_id"]}, {"uniform_joules", jpt(*uni)}, {"uniform_fitted_joules", m["budget_joules"]},
+                      {"auto_predicted_joules", m["predicted_joules"]}, {"auto_joules", jpt(*got)}, {"uniform_kl", kld(*uni)},
+                      {"auto_predicted_kl", m["predicted_kl"]}, {"auto_kl", kld(*got)}, {"uniform_bytes", bytes(*uni)},
+                      {"auto_bytes", bytes(*got)}, {"uniform_epi", epi(*uni)}, {"auto_epi", epi(*got)}});
+    }
+  res["energy_allocation_vs_uniform"] = ecmp;
   res["answers"] = answers(res);
 }
 
@@ -246,8 +294,20 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
   }
   s += "\nEPI = joules per token ÷ verb-tense accuracy. Frontier: EPI = on the accuracy-vs-J/token frontier (`pareto_epi.png`), "
        "bytes = on the KLD-vs-bytes frontier (`pareto_bytes.png`).\n\n";
+  if (!res.value("identical_models", json::array()).empty()) {
+    s += "### Identical models measured as separate units\n\nSame bytes and bit-identical perplexity and KLD: the same weights, "
+         "measured twice by the study. Their J/token ratio is the spread between units that the repetitions inside one unit do not "
+         "show; below, a J/token difference counts only beyond the largest of them.\n\n| a | b | mJ/token a | mJ/token b | a / b | decode "
+         "speed a / b |\n|---|---|---:|---:|---:|---:|\n";
+    for (const auto& p : res["identical_models"])
+      s += fmt::format("| {} | {} | {} | {} | {:.3f} | {:.3f} |\n", p["a"].get<std::string>(), p["b"].get<std::string>(),
+                       mj(p["joules_a"].get<double>()), mj(p["joules_b"].get<double>()), p["joules_ratio"].get<double>(),
+                       p["decode_speed_ratio"].get<double>());
+    s += "\n";
+  }
   s += "### Perplexity-matched pairs\n\nTwo configurations whose perplexities differ by less than the wider half-width of their ΔPPL "
-       "intervals against fp32; the J/token ranges are the repetitions' extremes.\n\n";
+       "intervals against fp32. They differ in J/token when the repetitions' ranges do not overlap and the ratio is beyond the "
+       "identical models' spread above.\n\n";
   if (res["pairs"].empty()) {
     s += "No two configurations are that close in perplexity.\n\n";
   } else {
@@ -293,6 +353,27 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
       s += fmt::format("| {} | {} | {:.3g} | {:.4g} | {} | {} | {:.3g} | {:.3g} | {:.4g} |\n", c["hand"].get<std::string>(), kb(c["hand_bytes"].get<double>()),
                        c["hand_kl"].get<double>(), 1e3 * c["hand_epi"].get<double>(), c["auto"].get<std::string>(), kb(c["auto_bytes"].get<double>()),
                        c["auto_predicted_kl"].get<double>(), c["auto_kl"].get<double>(), 1e3 * c["auto_epi"].get<double>());
+    s += "\n";
+  }
+  if (res.contains("energy_allocation_vs_uniform") && !res["energy_allocation_vs_uniform"].empty()) {
+    const json& fit = res["allocation"]["energy_fit"];
+    std::vector<std::string> prices;
+    for (const auto& [r, v] : fit["joules_per_weight"].items()) prices.push_back(fmt::format("{} {:.3g} nJ", r, 1e9 * v.get<double>()));
+    s += fmt::format("### Automatic allocation within an energy budget\n\nJoules per token fitted as a price per Linear weight of "
+                     "each recipe over the {} measured configurations (R² {:.3f}, largest residual {:.3f} mJ; an estimate, used only to "
+                     "choose): {}. The solver minimises the predicted KLD within each uniform map's fitted J/token (the budget); the chosen "
+                     "map is then measured.\n\n",
+                     fit["configs"].get<int>(), fit["r2"].get<double>(), 1e3 * fit["max_abs_residual_joules"].get<double>(),
+                     fmt::join(prices, ", "));
+    s += "| uniform | mJ/token measured | fitted (budget) | KLD | KiB | allocated | mJ/token predicted | mJ/token measured | KLD predicted | KLD measured | KiB | EPI uniform / allocated (mJ) |\n"
+         "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|\n";
+    for (const auto& c : res["energy_allocation_vs_uniform"])
+      s += fmt::format("| {} | {} | {} | {:.3g} | {} | {} | {} | {} | {:.3g} | {:.3g} | {} | {:.4g} / {:.4g} |\n", c["uniform"].get<std::string>(),
+                       mj(c["uniform_joules"].get<double>()), mj(c["uniform_fitted_joules"].get<double>()), c["uniform_kl"].get<double>(),
+                       kb(c["uniform_bytes"].get<double>()),
+                       c["auto"].get<std::string>(), mj(c["auto_predicted_joules"].get<double>()), mj(c["auto_joules"].get<double>()),
+                       c["auto_predicted_kl"].get<double>(), c["auto_kl"].get<double>(), kb(c["auto_bytes"].get<double>()),
+                       1e3 * c["uniform_epi"].get<double>(), 1e3 * c["auto_epi"].get<double>());
     s += "\n";
   }
   s += "### Answers, from the data above\n\n";

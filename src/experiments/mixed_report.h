@@ -10,7 +10,9 @@ namespace mqexp {
 
 // Adds to merge_mixed()'s results: per configuration on_epi_frontier / on_bytes_frontier, "pairs"
 // (perplexity-matched: |PPL_a - PPL_b| within the larger half-width of their ΔPPL intervals) with their
-// J/token and EPI differences, "allocation_vs_hand" (each hand-written map beside the allocated map of
+// J/token and EPI differences, "identical_models" (same bytes, bit-identical PPL and KLD, measured as
+// separate units) and "unit_noise_joules_ratio" (their largest J/token ratio: a pair's J/token differs only
+// beyond it and beyond both repetition ranges), "allocation_vs_hand" (each hand-written map beside the allocated map of
 // its budget), and "answers" (RQ1-RQ5, each a sentence and the numbers behind it).
 void annotate_mixed(nlohmann::json& results);
 
