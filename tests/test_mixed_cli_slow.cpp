@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
@@ -83,7 +84,12 @@ TEST_CASE("mixed: all stages, resume, shards merged") {
   }
   CHECK(any_auto);
   CHECK(std::filesystem::exists(out + "/manifest.json"));
-  CHECK(mq::read_file(out + "/README.md").find("### Answers, from the data above") != std::string::npos);
+  const std::string readme = mq::read_file(out + "/README.md");
+  CHECK(readme.find("### Answers, from the data above") != std::string::npos);
+  // The README names where the units were measured (here: this machine, every configuration unit), not only the merge.
+  REQUIRE(res["measured_on"].size() == 1);
+  CHECK(res["measured_on"][0]["units"].get<size_t>() == res["configs"].size());
+  CHECK(readme.find(fmt::format("{} units between", res["configs"].size())) != std::string::npos);
 }
 
 TEST_CASE("mixed: a second run reuses finished units, a missing one is measured again, changed options measure again") {

@@ -76,3 +76,16 @@ def draw_ceilings(ax, ceil, threads, xlim=(1e-2, 1e3), alpha=1.0):
     ax.set_ylabel("GFLOP/s (GOP/s for int8 arithmetic)")
     ax.grid(True, which="both", alpha=0.2)
     return handles
+
+
+def frontier_steps(points):
+    """The staircase through Pareto-frontier points (x, y), sorted by x: each step holds the last y
+    until the next point's x, so the line shows what the frontier guarantees between its points."""
+    front = sorted(points)
+    if not front:
+        return [], []
+    xs, ys = [front[0][0]], [front[0][1]]
+    for x, y in front[1:]:
+        xs += [x, x]
+        ys += [ys[-1], y]
+    return xs, ys

@@ -24,12 +24,8 @@ for i, c in enumerate(sorted(cs, key=lambda c: c["row"]["bytes"])):
     seen.add(c["kind"])
     if c["kind"] != "auto" or c.get("on_bytes_frontier"):
         ax.annotate(c["config_id"], (x, k["mean"]), textcoords="offset points", xytext=(5, [6, -12, 16, -22][i % 4]), fontsize=6.5)
-front = sorted((c["row"]["bytes"] / 1024, c["row"]["divergence"]["kl"]["mean"]) for c in cs if c.get("on_bytes_frontier"))
-if front:
-    xs, ys = [front[0][0]], [front[0][1]]
-    for x, y in front[1:]:
-        xs += [x, x]
-        ys += [ys[-1], y]
+xs, ys = common.frontier_steps((c["row"]["bytes"] / 1024, c["row"]["divergence"]["kl"]["mean"]) for c in cs if c.get("on_bytes_frontier"))
+if xs:
     ax.plot(xs, ys, color="red", lw=1.0, label="measured frontier (lower-left)")
 alloc = res.get("allocation")
 if alloc and cs:

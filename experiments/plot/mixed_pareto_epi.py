@@ -36,12 +36,8 @@ for i, c in enumerate(sorted(cs, key=lambda c: c["joules_per_token"])):
         bx.errorbar(x, kl, xerr=xerr, fmt=marker, color=color, ms=6, capsize=2, lw=0.7, label=lab)
         if c["kind"] in ("uniform",) or c.get("on_epi_frontier"):
             bx.annotate(c["config_id"], (x, kl), textcoords="offset points", xytext=(5, [6, -12][i % 2]), fontsize=7)
-front = sorted((1e3 * c["joules_per_token"], c["accuracy"]) for c in cs if c.get("on_epi_frontier"))
-if front:
-    xs, ys = [front[0][0]], [front[0][1]]
-    for x, y in front[1:]:
-        xs += [x, x]
-        ys += [ys[-1], y]
+xs, ys = common.frontier_steps((1e3 * c["joules_per_token"], c["accuracy"]) for c in cs if c.get("on_epi_frontier"))
+if xs:
     ax.plot(xs, ys, color="red", lw=1.0, label="frontier (fewer J, higher accuracy)")
 lo, hi = ax.get_xlim()
 ylo, yhi = ax.get_ylim()

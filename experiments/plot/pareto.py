@@ -26,12 +26,8 @@ for i, r in enumerate(sorted(rows, key=lambda r: r["bytes"])):
     dy = [8, -14, 20, -26][i % 4]
     ax.annotate(f'{r["scheme"]} ({r["ppl"]:.3f})', (r["bytes"], r["ppl"]), textcoords="offset points", xytext=(6, dy),
                 fontsize=7.5, arrowprops=dict(arrowstyle="-", lw=0.4, color="0.5"))
-front = sorted((r["bytes"], r["ppl"]) for r in rows if r.get("on_pareto_frontier"))
-if front:
-    xs, ys = [front[0][0]], [front[0][1]]
-    for x, y in front[1:]:
-        xs += [x, x]
-        ys += [ys[-1], y]
+xs, ys = common.frontier_steps((r["bytes"], r["ppl"]) for r in rows if r.get("on_pareto_frontier"))
+if xs:
     ax.plot(xs, ys, color="tab:red", lw=1.2, label="Pareto frontier (lower-left)")
 floor = rows[0].get("ppl_floor") if rows else None
 if rows:

@@ -661,7 +661,8 @@ json merge_mixed(const MixedOptions& o) {
   }
   json configs = json::array();
   int missing = 0;
-  std::set<std::string> machines;
+  // The machines the units were measured on (not the merging one), each with its units' dates.
+  std::map<std::string, json> machines;
   for (const MixedUnit& u : units) {
     auto j = find_unit(o, u, unit_key(o, u, sha));
     if (!j) {
@@ -672,7 +673,13 @@ json merge_mixed(const MixedOptions& o) {
               {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : u.plan.rules.empty() ? "uniform" : "mixed"},
               {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"energy", (*j)["energy"]}, {"machine", (*j)["machine"]},
               {"seconds", (*j)["seconds"]}};
-    machines.insert((*j)["machine"].dump());
+    json& mach = machines[(*j)["machine"].dump()];
+    if (mach.is_null()) mach = {{"machine", (*j)["machine"]}, {"threads", (*j).value("threads", 0)}, {"units", 0},
+                                {"first_date", (*j)["date"]}, {"last_date", (*j)["date"]}};
+    mach["units"] = mach["units"].get<int>() + 1;
+    // ISO 8601 UTC strings order as text
+    if ((*j)["date"].get<std::string>() < mach["first_date"].get<std::string>()) mach["first_date"] = (*j)["date"];
+    if ((*j)["date"].get<std::string>() > mach["last_date"].get<std::string>()) mach["last_date"] = (*j)["date"];
     const double acc = e["row"]["verb_tense_accuracy"].get<double>();
     const double jpt = e["energy"]["joules_per_token"]["total"]["median"].get<double>();
     e["accuracy"] = acc;
@@ -683,6 +690,8 @@ json merge_mixed(const MixedOptions& o) {
   res["configs"] = configs;
   res["missing_units"] = missing;
   res["machines"] = machines.size();
+  res["measured_on"] = json::array();
+  for (auto& [k, v] : machines) res["measured_on"].push_back(std::move(v));
   // Sensitivities, when complete.
   try {
     const Sens s = read_sensitivities(o, c);

@@ -112,7 +112,8 @@ json answers(const json& res) {
                 {"bytes_frontier", bytes_front}, {"accuracy_below_one", below}};
   }
   // RQ3: the most sensitive Linears and kinds, at the lowest and the middle bit widths measured.
-  if (res["sensitivity"].contains("linears")) {
+  // (const access: operator[] on a missing key is undefined, so ask first)
+  if (res.contains("sensitivity") && res["sensitivity"].contains("linears")) {
     std::map<std::string, std::vector<const json*>> by_recipe;
     for (const auto& e : res["sensitivity"]["linears"]) by_recipe[e["recipe"].get<std::string>()].push_back(&e);
     std::string s;
@@ -264,9 +265,18 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
     measured = c["energy"]["measured"];
     break;
   }
-  s += fmt::format("Measured on {} (family {}, model {}), {} threads, by `{}` ({}). Energy source: `{}`{}.\n\n",
-                   m.value("cpu_model", "?"), m.value("cpu_family", -1), m.value("cpu_model_number", -1), manifest.value("threads", 0),
-                   manifest.value("command", ""), manifest.value("date", ""), source,
+  // Where the units were measured, which need not be where they were merged.
+  std::string where;
+  for (const auto& mo : res.value("measured_on", json::array())) {
+    const json& um = mo["machine"];
+    where += fmt::format("{}{} (family {}, model {}), {} threads, {} units between {} and {}", where.empty() ? "" : "; ",
+                         um.value("cpu_model", "?"), um.value("cpu_family", -1), um.value("cpu_model_number", -1),
+                         mo.value("threads", 0), mo.value("units", 0), mo.value("first_date", "?"), mo.value("last_date", "?"));
+  }
+  if (where.empty()) where = "no machine yet (no unit measured)";
+  s += fmt::format("Measured on {}; merged by `{}` on {} (family {}, model {}) at {}. Energy source: `{}`{}.\n\n", where,
+                   manifest.value("command", ""), m.value("cpu_model", "?"), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
+                   manifest.value("date", ""), source,
                    measured ? "" : " — **modelled, not measured**: this machine exposes no RAPL or perf energy counter, so joules are "
                                    "the labelled model's estimate from time, bytes and operations (data/energy_model.json)");
   if (res.value("machines", 1) > 1) s += "**Warning: the units were measured on more than one machine; speeds and joules compare only within one.**\n\n";
@@ -323,7 +333,7 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
     if (res["pairs"].size() > 15) s += fmt::format("\n({} more pairs in results.json)\n", res["pairs"].size() - 15);
     s += "\n";
   }
-  if (res["sensitivity"].contains("linears")) {
+  if (res.contains("sensitivity") && res["sensitivity"].contains("linears")) {
     const json& sv = res["sensitivity"];
     s += fmt::format("### Layer sensitivity (`sensitivity.png`)\n\nOne Linear at a time in each recipe, every other Linear and the "
                      "embedding fp16; KLD against fp32 over {} test tokens, minus the all-fp16 model's {:.3g}.\n\n",
