@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  std::printf("VNNI path: %s\n", mq::has_vnni_path() ? "yes" : "no");
+  std::printf("dynamic (+a8) kernel path: %s\n", mq::dynamic_kernel_name());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/kernels/kernels.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
@@ -86,7 +87,10 @@ nlohmann::json build_json() {
           {"binary_configured_at_commit", b.git_commit},
           {"build_type", b.build_type},
           {"flags", b.flags},
-          {"compiler", b.compiler}};
+          {"compiler", b.compiler},
+          // Which kernel the +a8 (int8-activation) rows ran: the machine the binary was built for decides
+          // (-march=native), and a portable-twin row is not a VNNI measurement.
+          {"int8_activation_kernel", mq::dynamic_kernel_name()}};
 }
 
 }  // namespace mqexp

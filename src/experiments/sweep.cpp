@@ -128,7 +128,9 @@ static std::string arithmetic_of(const minigpt::Model& m, const nlohmann::json& 
   for (const char* dt : {"int8", "int8-ymm"})
     for (const auto& c : ceilings.at("ceilings"))
       if (c.at("kind") == "compute" && c.value("datatype", "") == dt) return dt;
-  return "fp32";  // no VNNI probe ran on this machine: the kernel's portable path widens to fp32 too
+  // No VNNI probe ran on this machine: the AVX2 (vpmaddubsw) or portable path is judged against the fp32 FMA
+  // peak, an approximate compute ceiling (no AVX2 int8 probe exists); decode sits under a bandwidth line anyway.
+  return "fp32";
 }
 
 // Decode and prefill speed of several configured models, timed in interleaved rounds (one repetition of

@@ -178,7 +178,15 @@ const SchemeRow* find_in(const std::vector<SchemeRow>& rows, const std::string& 
 }
 
 // "INT4 buys x by the roofline, measured y" for one model's rows.
-std::string speedup_sentence(const std::vector<SchemeRow>& rows, const std::string& model) {
+// The kernels the +a8 rows ran, in words, from the manifest's build.int8_activation_kernel.
+std::string int8_kernel_words(const std::string& k) {
+  if (k == "vnni") return "VNNI kernels";
+  if (k == "avx2") return "AVX2 form of the VNNI kernels (vpmaddubsw + vpmaddwd; this CPU has no AVX-512 VNNI)";
+  return "portable twin of the VNNI kernels (plain loops; this build has no AVX2 or VNNI path)";
+}
+
+// int8_kernel: the manifest's build.int8_activation_kernel ("vnni", "avx2" or "portable").
+std::string speedup_sentence(const std::vector<SchemeRow>& rows, const std::string& model, const std::string& int8_kernel) {
   const SchemeRow *f = find_in(rows, "fp32"), *q = find_in(rows, "int4-g64");
   if (!f || !q || !f->speed || !q->speed) return "";
   const Traffic &ft = f->footprint.decode, &qt = q->footprint.decode;
@@ -194,8 +202,9 @@ std::string speedup_sentence(const std::vector<SchemeRow>& rows, const std::stri
   if (const SchemeRow* d = find_in(rows, "int4-g64+a8"); d && d->speed) {
     const double md = decode_tps(*d) / decode_tps(*f);
     out.pop_back();  // the newline: the sentence goes on
-    out += fmt::format(" With int8 activations on the VNNI kernels (int4-g64+a8, the same storage): {:.0f} tokens/s = "
+    out += fmt::format(" With int8 activations on the {} (int4-g64+a8, the same storage): {:.0f} tokens/s = "
                        "{:.2f}x fp32 ({:.0f}% of the intensity ratio).\n",
+                       int8_kernel_words(int8_kernel),
                        decode_tps(*d), md, 100 * md / ideal);
   }
   return out;
@@ -208,6 +217,8 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
   const SchemeRow* base = res.find(res.baseline);
   const auto& commit = manifest.at("build").value("git_commit", json("unknown"));
   const json& machine = manifest.at("machine");
+  // Manifests from before the field was recorded came from AVX-512 VNNI machines.
+  const std::string int8_kernel = manifest.at("build").value("int8_activation_kernel", std::string("vnni"));
   std::string s = fmt::format(
       "Measured by `{}` on {}{} ({} threads), {}; commit {}. Test split: {} tokens; seed {}.\n\n",
       manifest.at("command").get<std::string>(), machine.at("cpu_model").get<std::string>(),
@@ -222,6 +233,9 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
                      "longer or shorter.\n\n", manifest.at("durations_s").value("total", 0.0) / 60);
   const std::string ceil_warning = ceilings_warning(manifest.value("ceilings_compared", json()));
   if (!ceil_warning.empty()) s += "**Warning: " + ceil_warning + ".**\n\n";
+  if (int8_kernel != "vnni")
+    s += "**This CPU has no AVX-512 VNNI: the `+a8` rows ran the " + int8_kernel_words(int8_kernel) +
+         " (the same integer arithmetic, bit for bit), so their speeds are this machine's, not the `vpdpbusd` kernels'.**\n\n";
   std::vector<std::string> busy;
   for (const auto* list : {&res.schemes, &res.gpt2_schemes})
     for (const auto& r : *list)
@@ -293,8 +307,8 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
     s += fmt::format(". Verb-tense accuracy {:.4f} vs {:.4f}.\n\n", g->quality->verb_tense.accuracy(), f->quality->verb_tense.accuracy());
   }
 
-  s += "**What INT4 buys by the roofline, and what was measured:**\n\n" + speedup_sentence(rows, "MiniGPT");
-  if (res.gpt2_config) s += speedup_sentence(res.gpt2_schemes, "GPT-2-small-shaped body");
+  s += "**What INT4 buys by the roofline, and what was measured:**\n\n" + speedup_sentence(rows, "MiniGPT", int8_kernel);
+  if (res.gpt2_config) s += speedup_sentence(res.gpt2_schemes, "GPT-2-small-shaped body", int8_kernel);
   s += "\n";
 
   // The Raspberry Pi pick: the smallest model whose PPL is within 5% of fp32 and whose verb-tense

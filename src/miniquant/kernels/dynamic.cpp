@@ -26,8 +26,13 @@ namespace mq {
 namespace kdetail {
 namespace {
 
-// The portable twin of Vnni16: the same lane semantics in plain loops.
+// The portable twin of Vnni16 and Avx2x16: the same lane semantics in plain loops.
 struct Portable16 {
+  static constexpr bool kAvailable = true;
+  static constexpr const char* kName = "portable";
+  static constexpr bool kSplitChains = true;
+  static constexpr int kDecodeBlocks = 4;
+  static constexpr int kTileTokens = 8;
   struct U { uint8_t v[64]; };
   struct I { int32_t v[16]; };
   struct Fv { float v[16]; };
@@ -42,6 +47,7 @@ struct Portable16 {
       hi.v[i] = static_cast<uint8_t>(w.v[i] >> 4);
     }
   }
+  template <int Bits>
   static void dot(I& acc, const U& u, const int8_t* a) {
     for (int l = 0; l < 16; ++l)
       for (int q = 0; q < 4; ++q) acc.v[l] += int32_t{u.v[4 * l + q]} * int32_t{a[q]};
@@ -141,8 +147,8 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
       } else {
         Isa::nibbles(Isa::load(q), u0, u1);
       }
-      (Isa::dot(std::get<r * T + K>(a1), u0, ap[K] + off), ...);
-      (Isa::dot(std::get<r * T + K>(second), u1, ap[K] + off + 4), ...);
+      (Isa::template dot<Bits>(std::get<r * T + K>(a1), u0, ap[K] + off), ...);
+      (Isa::template dot<Bits>(std::get<r * T + K>(second), u1, ap[K] + off + 4), ...);
     };
     [&]<size_t... Rs>(std::index_sequence<Rs...>) {
       (block(std::integral_constant<size_t, Rs>(), std::make_index_sequence<T>()), ...);
@@ -157,7 +163,7 @@ template <class Isa, int Bits, bool Sym, int R, int T>
 void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y) {
   using I = typename Isa::I;
   using Fv = typename Isa::Fv;
-  constexpr bool kSplit = R * T < 8;
+  constexpr bool kSplit = Isa::kSplitChains && R * T < 8;
   Fv f[R * T];
   for (int i = 0; i < R * T; ++i) f[i] = Isa::fzero();
   const int64_t steps = w.group_k / 8;
@@ -195,8 +201,8 @@ void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y
   }
 }
 
-// Tokens t0 .. n-1 of block b in tiles of 8, then the remainder.
-template <class Isa, int Bits, bool Sym, int T = 8>
+// Tokens t0 .. n-1 of block b in tiles of Isa::kTileTokens, then the remainder.
+template <class Isa, int Bits, bool Sym, int T = Isa::kTileTokens>
 void block_tokens(const BlockedCodes& w, int64_t b, const Acts& p, int64_t t0, float* y) {
   if constexpr (T == 0) {
     return;
@@ -208,9 +214,10 @@ void block_tokens(const BlockedCodes& w, int64_t b, const Acts& p, int64_t t0, f
 
 template <class Isa, int Bits, bool Sym>
 void run(const BlockedCodes& w, const Acts& p, float* y, int threads) {
-  // One token: 4 blocks (64 rows) per tile, for 8 independent accumulator chains. Several tokens:
-  // one block per work item and 8-token tiles, so a block's codes are re-read from L1/L2.
-  constexpr int64_t kR1 = 4;
+  // One token: kDecodeBlocks blocks (64 rows) per tile, for 8 independent accumulator chains on VNNI.
+  // Several tokens: one block per work item and kTileTokens-token tiles, so a block's codes are re-read
+  // from L1/L2.
+  constexpr int64_t kR1 = Isa::kDecodeBlocks;
   const int64_t per_item = p.n == 1 ? kR1 : 1;
   const int64_t items = (w.blocks + per_item - 1) / per_item;
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -236,12 +243,27 @@ void dispatch(const BlockedCodes& w, const Acts& p, float* y, int threads) {
 
 bool has_vnni_path() { return kdetail::Vnni16::kAvailable; }
 
+namespace {
+// The first available of the paths gemm_blocked() tries (a template, so an absent path's name is not looked up).
+template <class Isa, class... Rest>
+constexpr const char* first_available() {
+  if constexpr (sizeof...(Rest) == 0 || Isa::kAvailable) return Isa::kName;
+  else return first_available<Rest...>();
+}
+}  // namespace
+
+const char* dynamic_kernel_name() {
+  return first_available<kdetail::Vnni16, kdetail::Avx2x16, kdetail::Portable16>();
+}
+
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt);
   if constexpr (kdetail::Vnni16::kAvailable) {
     if (use_isa) return kdetail::dispatch<kdetail::Vnni16>(w, p, y, nt);
+  } else if constexpr (kdetail::Avx2x16::kAvailable) {
+    if (use_isa) return kdetail::dispatch<kdetail::Avx2x16>(w, p, y, nt);
   }
   kdetail::dispatch<kdetail::Portable16>(w, p, y, nt);
 }

@@ -1,5 +1,6 @@
 // The one file with x86 intrinsics, chosen at compile time: the VNNI (vpdpbusd, u8 x s8 -> s32)
-// building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), and the F16C fp16 -> fp32 widening of the fp16
+// building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), their AVX2 form for CPUs
+// without AVX-512 VNNI (vpmaddubsw + vpmaddwd), and the F16C fp16 -> fp32 widening of the fp16
 // weight-only kernel. Without the ISA, the markers say so and the portable twins run (they are
 // always built and tested: KernelOptions::use_isa = false).
 #pragma once
@@ -64,6 +65,11 @@ namespace mq::kdetail {
 // weights, or 16 rows' int32 partial dots, or 16 rows' float sums.
 struct Vnni16 {
   static constexpr bool kAvailable = true;
+  static constexpr const char* kName = "vnni";
+  // vpdpbusd reads its accumulator: a tile of fewer than 8 accumulators splits each into two chains.
+  static constexpr bool kSplitChains = true;
+  static constexpr int kDecodeBlocks = 4;  // blocks per one-token tile
+  static constexpr int kTileTokens = 8;    // tokens per several-token tile (one block)
   using U = __m512i;   // 16 rows x 4 unsigned weight bytes
   using I = __m512i;   // 16 x int32 partial dots
   using Fv = __m512;   // 16 x float sums
@@ -74,7 +80,9 @@ struct Vnni16 {
     lo = _mm512_and_si512(w, m);
     hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
   }
-  // acc += u . (a[0..3] broadcast) per lane: vpdpbusd with an embedded {1to16} broadcast.
+  // acc += u . (a[0..3] broadcast) per lane: vpdpbusd with an embedded {1to16} broadcast (exact for
+  // any field width, so Bits plays no part).
+  template <int Bits>
   static void dot(I& acc, const U& u, const int8_t* a) {
     int32_t v;
     std::memcpy(&v, a, 4);
@@ -105,6 +113,105 @@ struct Vnni16 {
 
 namespace mq::kdetail {
 struct Vnni16 {
+  static constexpr bool kAvailable = false;
+};
+}  // namespace mq::kdetail
+
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace mq::kdetail {
+
+// The same 16-row block semantics on AVX2 without VNNI (Zen 3, Intel before Ice Lake): one block step is
+// two 256-bit halves (lanes 0-7 and 8-15). vpdpbusd's u8 x s8 4-byte dot becomes vpmaddubsw (adjacent
+// byte products summed into int16, saturating) then vpmaddwd against ones (adjacent int16 pairs into the
+// int32 lane), then vpaddd. The int16 step is exact only while |u0 a0 + u1 a1| <= 32767: int4 fields
+// (u <= 15) give at most 2 * 15 * 127 = 3810; int8 fields (u <= 255) could reach 64770, so they are
+// split into nibbles, u = 16 h + l, and the high nibble's pairs are weighted by 16 in vpmaddwd.
+// Every step is exact integer arithmetic and the float steps (convert, fma per group, token scale) are
+// the portable twin's, so the results are bit-identical to it.
+struct Avx2x16 {
+  static constexpr bool kAvailable = true;
+  static constexpr const char* kName = "avx2";
+  // The accumulator chain is only the vpaddd (1 cycle): no split chains, and tiles small enough that
+  // the accumulators stay in 16 ymm registers (4 blocks x 2 halves for one token; 4 tokens x 2 halves).
+  static constexpr bool kSplitChains = false;
+  static constexpr int kDecodeBlocks = 4;
+  static constexpr int kTileTokens = 4;
+  struct U { __m256i h[2]; };  // 16 rows x 4 bytes: lanes 0-7, lanes 8-15
+  struct I { __m256i h[2]; };  // 16 x int32
+  struct Fv { __m256 h[2]; };  // 16 x float
+  static U load(const uint8_t* p) {  // blocks are 64-byte aligned
+    return {{_mm256_load_si256(reinterpret_cast<const __m256i*>(p)), _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32))}};
+  }
+  static void nibbles(const U& w, U& lo, U& hi) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    for (int k = 0; k < 2; ++k) {
+      lo.h[k] = _mm256_and_si256(w.h[k], m);
+      hi.h[k] = _mm256_and_si256(_mm256_srli_epi16(w.h[k], 4), m);
+    }
+  }
+  template <int Bits>
+  static void dot(I& acc, const U& u, const int8_t* a) {
+    int32_t v;
+    std::memcpy(&v, a, 4);
+    const __m256i av = _mm256_set1_epi32(v);
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int k = 0; k < 2; ++k) {
+      if constexpr (Bits == 4) {
+        acc.h[k] = _mm256_add_epi32(acc.h[k], _mm256_madd_epi16(_mm256_maddubs_epi16(u.h[k], av), ones));
+      } else {
+        const __m256i m = _mm256_set1_epi8(0x0F);
+        const __m256i lo = _mm256_and_si256(u.h[k], m);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(u.h[k], 4), m);
+        const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, av), ones);
+        const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, av), _mm256_set1_epi16(16));
+        acc.h[k] = _mm256_add_epi32(acc.h[k], _mm256_add_epi32(plo, phi));
+      }
+    }
+  }
+  static I iset(int32_t v) { return {{_mm256_set1_epi32(v), _mm256_set1_epi32(v)}}; }
+  static I izeros(const uint8_t* z16, int32_t m) {
+    const __m256i f = _mm256_set1_epi32(-m);
+    I r;
+    for (int k = 0; k < 2; ++k)
+      r.h[k] = _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(z16 + 8 * k))), f);
+    return r;
+  }
+  static I iadd(const I& a, const I& b) { return {{_mm256_add_epi32(a.h[0], b.h[0]), _mm256_add_epi32(a.h[1], b.h[1])}}; }
+  static Fv fzero() { return {{_mm256_setzero_ps(), _mm256_setzero_ps()}}; }
+  static Fv scales(const uint16_t* s16) {
+    return {{_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s16))),
+             _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s16 + 8)))}};
+  }
+  static void flush(Fv& f, const I& acc, const Fv& s) {
+    for (int k = 0; k < 2; ++k) f.h[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc.h[k]), s.h[k], f.h[k]);
+  }
+  // y[0 .. valid) = f * sx.
+  static void store(float* y, const Fv& f, float sx, int valid) {
+    const __m256 m = _mm256_set1_ps(sx);
+    if (valid >= 16) {
+      _mm256_storeu_ps(y, _mm256_mul_ps(f.h[0], m));
+      _mm256_storeu_ps(y + 8, _mm256_mul_ps(f.h[1], m));
+      return;
+    }
+    alignas(32) float t[16];
+    _mm256_store_ps(t, _mm256_mul_ps(f.h[0], m));
+    _mm256_store_ps(t + 8, _mm256_mul_ps(f.h[1], m));
+    std::memcpy(y, t, sizeof(float) * static_cast<size_t>(valid));
+  }
+};
+
+}  // namespace mq::kdetail
+
+#else
+
+namespace mq::kdetail {
+struct Avx2x16 {
   static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail

@@ -35,6 +35,9 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
 bool supports_dynamic(const Scheme& s);
 // True when this build has the VNNI (vpdpbusd) path compiled in.
 bool has_vnni_path();
+// The dynamic kernels' instruction path in this build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw +
+// vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop twin). -march=native decides.
+const char* dynamic_kernel_name();
 
 // Family kernels behind gemm() (the format table, format_table.h, names which one runs a scheme); same
 // argument shapes. Exposed for tests and benchmarks.
