@@ -89,3 +89,43 @@ def frontier_steps(points):
         xs += [x, x]
         ys += [ys[-1], y]
     return xs, ys
+
+
+def place_labels(ax, items, fontsize=7.5):
+    """Writes each (x, y, text) of `items` beside its point without covering another label or point: the
+    candidates are the right side, then the left, moved up or down by whole label lines (0, +1, -1, +2, ...);
+    the first that stays inside the axes and overlaps nothing placed before it wins (labels in order of x),
+    with a thin line back to the point when it moved. Call it once the axes' scales and limits are final: it
+    works in display coordinates."""
+    fig = ax.figure
+    fig.canvas.draw()
+    px_per_pt = fig.dpi / 72.0
+    line = fontsize * 1.3 * px_per_pt   # one label line, px
+    char = fontsize * 0.56 * px_per_pt  # an average character's width, px
+    gap = 6 * px_per_pt
+    frame = ax.get_window_extent()
+    pts = [ax.transData.transform((x, y)) for x, y, _ in items]
+    placed = [(px - 4, py - 4, px + 4, py + 4) for px, py in pts]  # the points themselves
+
+    def free(b):
+        inside = b[0] >= frame.x0 and b[2] <= frame.x1 and b[1] >= frame.y0 and b[3] <= frame.y1
+        return inside and all(b[2] <= o[0] or b[0] >= o[2] or b[3] <= o[1] or b[1] >= o[3] for o in placed)
+
+    for (x, y, text), (px, py) in sorted(zip(items, pts), key=lambda t: (t[0][0], t[0][1])):
+        w = char * len(text)
+        choice = None
+        for k in range(80):
+            off = ((k + 1) // 2) * (1 if k % 2 else -1) * line
+            for side in (1, -1):
+                x0 = px + gap if side > 0 else px - gap - w
+                box = (x0, py + off - line / 2, x0 + w, py + off + line / 2)
+                if free(box):
+                    choice = (side, off, box)
+                    break
+            if choice:
+                break
+        side, off, box = choice or (1, 0.0, (px + gap, py - line / 2, px + gap + w, py + line / 2))
+        placed.append(box)
+        ax.annotate(text, (x, y), xytext=(side * 6, off / px_per_pt), textcoords="offset points", va="center",
+                    ha="left" if side > 0 else "right", fontsize=fontsize,
+                    arrowprops=dict(arrowstyle="-", lw=0.4, color="0.5") if off else None)

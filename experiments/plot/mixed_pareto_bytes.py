@@ -14,7 +14,8 @@ STYLE = {"uniform": ("tab:blue", "o", "uniform"), "mixed": ("tab:orange", "s", "
          "auto": ("tab:green", "D", "allocated (solver), measured")}
 fig, ax = common.plt.subplots(figsize=(11, 6.5))
 seen = set()
-for i, c in enumerate(sorted(cs, key=lambda c: c["row"]["bytes"])):
+labels = []
+for c in sorted(cs, key=lambda c: c["row"]["bytes"]):
     color, marker, label = STYLE.get(c["kind"], ("k", "*", c["kind"]))
     k = c["row"]["divergence"]["kl"]
     x = c["row"]["bytes"] / 1024
@@ -23,7 +24,7 @@ for i, c in enumerate(sorted(cs, key=lambda c: c["row"]["bytes"])):
                 markeredgecolor="red" if c.get("on_bytes_frontier") else color, markeredgewidth=1.6 if c.get("on_bytes_frontier") else 0.5)
     seen.add(c["kind"])
     if c["kind"] != "auto" or c.get("on_bytes_frontier"):
-        ax.annotate(c["config_id"], (x, k["mean"]), textcoords="offset points", xytext=(5, [6, -12, 16, -22][i % 4]), fontsize=6.5)
+        labels.append((x, k["mean"], c["config_id"]))
 xs, ys = common.frontier_steps((c["row"]["bytes"] / 1024, c["row"]["divergence"]["kl"]["mean"]) for c in cs if c.get("on_bytes_frontier"))
 if xs:
     ax.plot(xs, ys, color="red", lw=1.0, label="measured frontier (lower-left)")
@@ -43,4 +44,5 @@ ax.set_ylabel("mean KL(fp32 || config), nats per token (95% CI)")
 ax.set_title("MiniGPT: size vs divergence from fp32, uniform vs mixed vs allocated maps")
 ax.grid(True, which="both", alpha=0.25)
 ax.legend(fontsize=8)
+common.place_labels(ax, labels, fontsize=6.5)
 common.save(fig, dst)

@@ -11,52 +11,60 @@ src, dst = common.usage(2, "results.json pareto.png")
 res = common.load(src)
 rows = common.ok(res["schemes"])
 has_kld = any("divergence" in r for r in rows)
-fig, axes = common.plt.subplots(1, 2 if has_kld else 1, figsize=(15 if has_kld else 7.5, 5.5))
+fig, axes = common.plt.subplots(1, 2 if has_kld else 1, figsize=(16 if has_kld else 8, 6.5))
+fig.subplots_adjust(wspace=0.25)
 ax = axes[0] if has_kld else axes
-# Labels alternate above and below in order of size, so schemes of nearly equal bytes stay readable.
-for i, r in enumerate(sorted(rows, key=lambda r: r["bytes"])):
+# A scheme far above the rest (the breaking region, e.g. int2-g64 RTN) would squeeze every other row into a
+# few pixels: the axis covers the rows within 1.5x of the best perplexity, and the others sit on its top
+# edge as an upward triangle labelled with their perplexity.
+lo = min((r["ppl"] for r in rows), default=0.0)
+near = [r for r in rows if r["ppl"] <= 1.5 * lo]
+far = [r for r in rows if r["ppl"] > 1.5 * lo]
+hi = max((r["ppl"] for r in near), default=lo)
+pad = max(hi - lo, 1e-3) * 0.15
+top = hi + pad
+labels = []
+for r in rows:
     on = r.get("on_pareto_frontier", False)
-    ax.scatter(r["bytes"], r["ppl"], s=45, color="tab:red" if on else "tab:blue", zorder=3)
+    color = "tab:red" if on else "tab:blue"
+    if r in far:
+        ax.scatter(r["bytes"], top, s=60, marker="^", color=color, zorder=3, clip_on=False)
+        labels.append((r["bytes"], top, f'{r["scheme"]} (PPL {r["ppl"]:.2f}, off scale)'))
+        continue
+    ax.scatter(r["bytes"], r["ppl"], s=45, color=color, zorder=3)
     if "divergence" in r:
         d = r["divergence"]
         ref = d["ppl_reference"]
         lo_, hi_ = ref + d["delta_ppl"]["ci95"][0], ref + d["delta_ppl"]["ci95"][1]
         ax.errorbar(r["bytes"], r["ppl"], yerr=[[max(0.0, r["ppl"] - lo_)], [max(0.0, hi_ - r["ppl"])]], fmt="none",
                     ecolor="0.3", lw=0.8, capsize=2, zorder=2)
-    dy = [8, -14, 20, -26][i % 4]
-    ax.annotate(f'{r["scheme"]} ({r["ppl"]:.3f})', (r["bytes"], r["ppl"]), textcoords="offset points", xytext=(6, dy),
-                fontsize=7.5, arrowprops=dict(arrowstyle="-", lw=0.4, color="0.5"))
-xs, ys = common.frontier_steps((r["bytes"], r["ppl"]) for r in rows if r.get("on_pareto_frontier"))
+    labels.append((r["bytes"], r["ppl"], f'{r["scheme"]} ({r["ppl"]:.3f})'))
+xs, ys = common.frontier_steps((r["bytes"], min(r["ppl"], top)) for r in rows if r.get("on_pareto_frontier"))
 if xs:
     ax.plot(xs, ys, color="tab:red", lw=1.2, label="Pareto frontier (lower-left)")
 floor = rows[0].get("ppl_floor") if rows else None
 if rows:
-    lo, hi = min(r["ppl"] for r in rows), max(r["ppl"] for r in rows)
-    if hi > 1.5 * lo:  # the breaking region: a log axis keeps the near-fp32 rows apart
-        ax.set_yscale("log")
-    else:
-        pad = max(hi - lo, 1e-3) * 0.6
-        ax.set_ylim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, top)
 ax.set_xscale("log")
 ax.set_xlabel("model bytes (Linear codes + scales + zero-points, embedding, norms)")
 ax.set_ylabel("test perplexity")
 ax.set_title("MiniGPT: size vs test perplexity per scheme" + (f" (corpus floor {floor:.3f})" if floor else ""))
 ax.grid(True, which="both", alpha=0.25)
-ax.legend(fontsize=8)
+ax.legend(fontsize=8, loc="upper right")
 if has_kld:
     bx = axes[1]
-    kr = sorted((r for r in rows if "divergence" in r and r["divergence"]["kl"]["mean"] > 0), key=lambda r: r["bytes"])
-    for i, r in enumerate(kr):
+    kr = [r for r in rows if "divergence" in r and r["divergence"]["kl"]["mean"] > 0]
+    for r in kr:
         k = r["divergence"]["kl"]
         gptq = r.get("method") == "gptq"
         bx.errorbar(r["bytes"], k["mean"], yerr=[[k["mean"] - max(k["ci95"][0], 1e-12)], [k["ci95"][1] - k["mean"]]],
                     fmt="s" if gptq else "o", color="tab:green" if gptq else "tab:blue", ms=5, capsize=2, lw=0.8)
-        bx.annotate(f'{r["scheme"]} ({k["mean"]:.2g})', (r["bytes"], k["mean"]), textcoords="offset points",
-                    xytext=(6, [8, -14, 20, -26][i % 4]), fontsize=7.5, arrowprops=dict(arrowstyle="-", lw=0.4, color="0.5"))
     bx.set_xscale("log")
     bx.set_yscale("log")
     bx.set_xlabel("model bytes")
     bx.set_ylabel("mean KL(fp32 || scheme), nats per token (95% CI)")
     bx.set_title("size vs divergence from fp32 (squares: GPTQ)")
     bx.grid(True, which="both", alpha=0.25)
+    common.place_labels(bx, [(r["bytes"], r["divergence"]["kl"]["mean"], f'{r["scheme"]} ({r["divergence"]["kl"]["mean"]:.2g})') for r in kr])
+common.place_labels(ax, labels)
 common.save(fig, dst)
