@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/random.h"
+#include "miniquant/util/sysinfo.h"
 #include "minigpt/embedding.h"
 #include "minigpt/model.h"
 #include "minigpt/quantize_model.h"
@@ -82,13 +84,24 @@ std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, con
   return "";
 }
 
-// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8).
+// Cold mode: how many copies of a `bytes`-sized tensor make every call read its weights from DRAM, as a
+// real model's decode does (it reads every layer once per token, so no layer is in cache when its turn
+// comes): at least 256 MiB and 8x the last-level cache, cycled through in order.
+int64_t cold_copies(double bytes) {
+  const int64_t llc = std::max(mq::cpu_info().cache_bytes(3), mq::cpu_info().cache_bytes(2));
+  const double want = std::max(256.0 * (1 << 20), 8.0 * static_cast<double>(llc));
+  return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(want / bytes)));
+}
+
+// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8), cold (0: the same
+// weights every call, cache-resident where they fit; 1: cycle through cold_copies() copies, from DRAM).
 void BM_gemm(benchmark::State& st) {
   const Shape sh = kShapes[st.range(0)];
   const Scheme s = mq::scheme_table()[static_cast<size_t>(st.range(1))];
   const int64_t n = st.range(2);
   const int threads = static_cast<int>(st.range(3));
   const ActMode act = st.range(4) ? ActMode::dynamic_int8 : ActMode::weight_only;
+  const bool cold = st.range(5) == 1;
   const QTensor& q = tensor(sh, s);
   const std::vector<float> x = mq::gaussian_matrix(n, sh.in, 7);
   std::vector<float> y(static_cast<size_t>(n * sh.out));
@@ -96,23 +109,33 @@ void BM_gemm(benchmark::State& st) {
   // The dynamic path runs on the 16-row block layout, packed once as QuantizedLinear does.
   const bool blocked = act == ActMode::dynamic_int8 && mq::blockable(q);
   const mq::BlockedCodes b = blocked ? mq::pack_blocked(q) : mq::BlockedCodes{};
-  auto kernel = [&](const float* xp, float* yp) {
-    if (blocked) mq::gemm_blocked(b, xp, n, yp, threads);
-    else mq::gemm(q, xp, n, yp, o);
+  // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
+  const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
+  // Copies for the cold mode (copy 0 is the tensor itself); each call reads the next one.
+  const int64_t copies = cold ? cold_copies(bytes) : 1;
+  std::vector<QTensor> qs(static_cast<size_t>(blocked ? 0 : copies - 1), q);
+  std::vector<mq::BlockedCodes> bs(static_cast<size_t>(blocked ? copies - 1 : 0), b);
+  int64_t next = 0;
+  auto run_copy = [&](int64_t i, const float* xp, float* yp) {
+    if (blocked) mq::gemm_blocked(i == 0 ? b : bs[static_cast<size_t>(i - 1)], xp, n, yp, threads);
+    else mq::gemm(i == 0 ? q : qs[static_cast<size_t>(i - 1)], xp, n, yp, o);
   };
+  auto kernel = [&](const float* xp, float* yp) { run_copy(0, xp, yp); };
   if (const std::string err = verify(q, x, n, o, kernel); !err.empty()) {
     st.SkipWithError(err.c_str());
     return;
   }
-  // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
-  const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
   const double ops = 2.0 * static_cast<double>(sh.out * sh.in * n);
-  const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes), threads);
-  const double peak = act == ActMode::dynamic_int8 ? mqbench::vnni_peak(threads) : mqbench::fma_peak(threads);
+  // The same-run probe at the working set the timed loop reads: all copies when cold (DRAM).
+  const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes * static_cast<double>(copies)), threads);
+  // +a8 rows against the int8 VNNI peak where the CPU has it, else (AVX2 or portable path) the fp32 FMA peak.
+  const double vnni = act == ActMode::dynamic_int8 ? mqbench::vnni_peak(threads) : 0.0;
+  const double peak = vnni > 0 ? vnni : mqbench::fma_peak(threads);
   const double roof = std::min(peak, ops / bytes * bw);
-  for (int i = 0; i < 3; ++i) kernel(x.data(), y.data());  // warm-up
+  for (int64_t i = 0; i < std::max<int64_t>(3, copies); ++i) run_copy(i % copies, x.data(), y.data());  // warm-up
   for (auto _ : st) {
-    kernel(x.data(), y.data());
+    run_copy(next, x.data(), y.data());
+    next = (next + 1) % copies;
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -122,8 +145,9 @@ void BM_gemm(benchmark::State& st) {
   st.counters["peak_GOPps"] = peak;
   st.counters["frac_bw"] = benchmark::Counter(bytes / bw, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["frac_roof"] = benchmark::Counter(ops / roof, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["copies"] = static_cast<double>(copies);
   st.SetLabel(s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "") + " " + std::to_string(sh.out) + "x" +
-              std::to_string(sh.in) + " n=" + std::to_string(n) + " t=" + std::to_string(threads));
+              std::to_string(sh.in) + " n=" + std::to_string(n) + " t=" + std::to_string(threads) + (cold ? " cold" : ""));
 }
 
 // Eigen's fp32 GEMM on the same shape: the baseline the fp32 kernel should match. Args as BM_gemm.
@@ -265,13 +289,27 @@ void register_all() {
       for (int threads : {1, 2})
         for (int64_t n : {1, 8, 64}) {
           if (n > 1 && (!in_batch || !batched)) continue;
-          reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 0});
+          reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 0, 0});
         }
       if (in_dyn && (big || batched))
         for (int threads : {1, 2})
-          for (int64_t n : {1, 8, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 1});
+          for (int64_t n : {1, 8, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 1, 0});
     }
   }
+  // Cold rows: one decode GEMV per 4096-class shape from DRAM for every weight-only scheme the sweep runs and
+  // both +a8 ones, beside the hot rows above.
+  const std::vector<std::string> cold_schemes = {"fp32", "fp16", "bf16", "int8-per-channel", "int4-g64", "int4-g128",
+                                                 "int4-per-channel", "int3-g64", "int2-g64"};
+  auto index_of = [](const std::string& nm) {
+    const int i = scheme_index(nm);
+    if (i < 0) throw std::logic_error("bench_kernels: no scheme named " + nm);
+    return static_cast<int64_t>(i);
+  };
+  for (int64_t shi : {0, 1})
+    for (int threads : {1, 2}) {
+      for (const std::string& nm : cold_schemes) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 0, 1});
+      for (const char* nm : {"int8-per-channel", "int4-g64", "int4-g32"}) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 1, 1});
+    }
   for (int which : {0, 1}) {
     std::vector<std::pair<int, int>> runs = {{-1, 0}};  // (scheme index, act)
     for (size_t si = 0; si < table.size(); ++si)

@@ -42,6 +42,18 @@ def main():
         print(f"| {label} | {r['real_time']:.1f} | {100 * c.get('real_time', 0):.1f} | {r['cpu_time'] / r['real_time']:.2f} | {r['GBps'] / 1e9:.1f} | "
               f"{r['GOPps'] / 1e9:.1f} | {r['probe_GBps'] / 1e9:.1f} | {100 * r['frac_bw']:.0f}% | {100 * r['frac_roof']:.0f}% |")
     print()
+    # Hot and cold side by side: the same GEMV with its weights in cache (one tensor called again and again)
+    # and from DRAM (bench_kernels' cold mode cycles through copies worth >= 256 MiB and 8x the LLC), each
+    # against the same-run read-bandwidth probe at its own working set.
+    cold = sorted(l for l in by_label if l.endswith(" cold"))
+    if cold:
+        print("| GEMV (hot: weights in cache; cold: from DRAM) | hot us | hot GB/s | of hot probe | cold us | cold GB/s | cold probe GB/s | of cold probe |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for lc in cold:
+            c, h = by_label[lc], by_label.get(lc[: -len(" cold")])
+            hot = (f"{h['real_time']:.1f} | {h['GBps'] / 1e9:.1f} | {100 * h['frac_bw']:.0f}%" if h else "- | - | -")
+            print(f"| {lc[: -len(' cold')]} | {hot} | {c['real_time']:.1f} | {c['GBps'] / 1e9:.1f} | {c['probe_GBps'] / 1e9:.1f} | {100 * c['frac_bw']:.0f}% |")
+        print()
     print("| model / scheme / phase / threads | median ms per call | cv % | cpu/real | tokens/s | Linear MB |")
     print("|---|---:|---:|---:|---:|---:|")
     tok = {}
