@@ -181,7 +181,7 @@ const SchemeRow* find_in(const std::vector<SchemeRow>& rows, const std::string& 
 // The kernels the +a8 rows ran, in words, from the manifest's build.int8_activation_kernel.
 std::string int8_kernel_words(const std::string& k) {
   if (k == "vnni") return "VNNI kernels";
-  if (k == "avx2") return "AVX2 form of the VNNI kernels (vpmaddubsw + vpmaddwd; this CPU has no AVX-512 VNNI)";
+  if (k == "avx2") return "AVX2 form of the VNNI kernels (vpmaddubsw + vpmaddwd)";
   return "portable twin of the VNNI kernels (plain loops; this build has no AVX2 or VNNI path)";
 }
 

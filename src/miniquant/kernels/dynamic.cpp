@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -243,28 +244,20 @@ void dispatch(const BlockedCodes& w, const Acts& p, float* y, int threads) {
 
 bool has_vnni_path() { return kdetail::Vnni16::kAvailable; }
 
+namespace kdetail {
 namespace {
-// The first available of the paths gemm_blocked() tries (a template, so an absent path's name is not looked up).
-template <class Isa, class... Rest>
-constexpr const char* first_available() {
-  if constexpr (sizeof...(Rest) == 0 || Isa::kAvailable) return Isa::kName;
-  else return first_available<Rest...>();
-}
+// The path gemm_blocked() runs with use_isa: VNNI where the build has it, else AVX2, else the portable twin.
+using FastIsa = std::conditional_t<Vnni16::kAvailable, Vnni16, std::conditional_t<Avx2x16::kAvailable, Avx2x16, Portable16>>;
 }  // namespace
+}  // namespace kdetail
 
-const char* dynamic_kernel_name() {
-  return first_available<kdetail::Vnni16, kdetail::Avx2x16, kdetail::Portable16>();
-}
+const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt);
-  if constexpr (kdetail::Vnni16::kAvailable) {
-    if (use_isa) return kdetail::dispatch<kdetail::Vnni16>(w, p, y, nt);
-  } else if constexpr (kdetail::Avx2x16::kAvailable) {
-    if (use_isa) return kdetail::dispatch<kdetail::Avx2x16>(w, p, y, nt);
-  }
+  if (use_isa) return kdetail::dispatch<kdetail::FastIsa>(w, p, y, nt);
   kdetail::dispatch<kdetail::Portable16>(w, p, y, nt);
 }
 
