@@ -12,7 +12,9 @@ namespace {
 
 void reference(const QTensor& w, const float* x, int64_t n, float* y, int, bool) { gemm_ref(w, x, n, y); }
 void int8_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool) { gemm_int8(w, x, n, y, threads); }
-void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool) { gemm_intn(w, x, n, y, threads); }
+void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  gemm_intn(w, x, n, y, threads, use_isa);
+}
 
 }  // namespace
 
@@ -24,8 +26,8 @@ const std::vector<FormatTraits>& format_table() {
       {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group", int8_kernel, reference, true},
       {"int4", Kind::integer, 4, 0, "nibbles through a 16-entry permute table (vpermps) where the ISA has it", gemm_int4,
        reference, true},
-      {"int3", Kind::integer, 3, 0, "the bit stream unpacked a row at a time into bytes, then as int8", intn_kernel, reference,
-       false},
+      {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)", intn_kernel,
+       reference, false},
       {"int2", Kind::integer, 2, 0, "2-bit fields shifted out of 32-bit words", intn_kernel, reference, false},
   };
   return t;

@@ -1,8 +1,10 @@
 // The one file with x86 intrinsics, chosen at compile time: the VNNI (vpdpbusd, u8 x s8 -> s32)
 // building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), their AVX2 form for CPUs
 // without AVX-512 VNNI (vpmaddubsw + vpmaddwd), and the F16C fp16 -> fp32 widening of the fp16
-// weight-only kernel. Without the ISA, the markers say so and the portable twins run (they are
-// always built and tested: KernelOptions::use_isa = false).
+// weight-only kernel and of group scales, and the AVX2 byte shuffle that spreads int3 weight bytes over
+// 32-bit lanes.
+// Without the ISA, the markers say so and the portable twins run (they are always built and tested:
+// KernelOptions::use_isa = false).
 #pragma once
 #include <cstdint>
 
@@ -216,4 +218,55 @@ struct Avx2x16 {
 };
 }  // namespace mq::kdetail
 
+#endif
+
+#if defined(__F16C__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// fp16 -> fp32 for a run of scales, 8 per vcvtph2ps (the scalar conversion was a third of the int4-g64
+// GEMV's time). Converts the first n - n % 8 values and returns how many it did; the caller does the rest.
+struct F16Run {
+  static constexpr bool kAvailable = true;
+  static int64_t convert(const uint16_t* h, int64_t n, float* out) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+    return i;
+  }
+};
+}  // namespace mq::kdetail
+#else
+namespace mq::kdetail {
+struct F16Run {
+  static constexpr bool kAvailable = false;
+  static int64_t convert(const uint16_t*, int64_t, float*) { return 0; }
+};
+}  // namespace mq::kdetail
+#endif
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// int3 weight-only blocks (word_kernel.h DecInt3): 24 bytes of the bit stream = 8 lanes x 3 bytes, lane j
+// zero-extended from bytes 3j..3j+2. Two 16-byte loads (bytes 0-15 and 8-23, so nothing past the block is
+// read: a row's last block ends on its last byte) and one in-lane byte shuffle. 256-bit lanes only.
+struct Int3Words {
+  static constexpr bool kAvailable = xsimd::batch<uint32_t>::size == 8;
+  static xsimd::batch<uint32_t> load(const uint8_t* p) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
+    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    // low half: bytes 0-11 of the block from lo; high half: bytes 12-23, at 4-15 of hi.
+    const __m256i idx = _mm256_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,  //
+                                         4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1);
+    return xsimd::batch<uint32_t>(_mm256_shuffle_epi8(v, idx));
+  }
+};
+}  // namespace mq::kdetail
+#else
+namespace mq::kdetail {
+struct Int3Words {
+  static constexpr bool kAvailable = false;
+};
+}  // namespace mq::kdetail
 #endif

@@ -1,8 +1,7 @@
 // Weight-only kernels of the integer families (the format table's int8 / int4 / int3 / int2 entries):
 // fields decoded in registers by word_kernel.h's decoders, activations stay fp32. int2 decodes straight
-// from its words; int3 (and any width that does not tile a 32-bit word) goes through the bit stream,
-// unpacked one row at a time into bytes and run as 8-bit fields; group widths the block layout cannot
-// serve fall back to the scalar loop.
+// from its words; int3, whose fields do not tile a 32-bit word, from 3-byte pieces of its bit stream
+// (DecInt3); group widths the block layout cannot serve fall back to the scalar loop.
 #include <algorithm>
 #include <vector>
 
@@ -40,14 +39,14 @@ void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int thread
   kdetail::run_any<kdetail::DecInt<4>>(w, x, n, y, threads);
 }
 
-void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using namespace kdetail;
   if (!w.scheme.is_integer()) throw UsageError("gemm_intn: scheme " + w.scheme.name() + " is not an integer scheme");
   switch (w.scheme.bits) {
     case 8: return run_any<DecInt<8>>(w, x, n, y, threads);
     case 4: return run_any<DecInt<4>>(w, x, n, y, threads);
     case 2: return run_any<DecInt<2>>(w, x, n, y, threads);
-    case 3: return run_any<DecInt<8>, 3>(w, x, n, y, threads);
+    case 3: return use_isa ? run_any<DecInt3Fast>(w, x, n, y, threads) : run_any<DecInt3>(w, x, n, y, threads);
     default: return gemm_scalar(w, x, n, y, threads);
   }
 }

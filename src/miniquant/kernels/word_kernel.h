@@ -7,6 +7,8 @@
 // xp[b*EB + k*L + j] = x[b*EB + j*F + k] (EB = L*F elements per block) and read contiguously.
 // Integer schemes: sum_i (u_i - z) x_i = sum_i u_i x_i - z * sum_i x_i, the second term from
 // per-group sums of x computed once per call, so the inner loop never subtracts z.
+// A block's L words are L consecutive 32-bit words of the row, except for a decoder that brings its
+// own load (D::load, D::kBlockBytes): int3, whose lanes are 3-byte pieces of the bit stream.
 #pragma once
 #include <omp.h>
 
@@ -110,6 +112,51 @@ struct DecInt {
   static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, Bits)); }
 };
 
+// int3: a block is 3L bytes of the row's bit stream (pack.h: every 3 bytes hold 8 fields), lane j the
+// 24 bits of bytes 3j..3j+2 zero-extended, i.e. fields 8j..8j+7, so decoding is DecInt's (shift 3K,
+// mask) and the lane/group layout is that of 8 fields per lane. Nothing past the block is read: for
+// whole blocks, 3L bytes are 8L fields. This portable load assembles the lanes byte by byte; DecInt3Fast
+// does it with one shuffle.
+struct DecInt3 {
+  static constexpr int F = 8;
+  static constexpr bool kScaled = true;
+  static constexpr bool kContiguous = false;
+  static constexpr int64_t kBlockBytes = 3 * L;
+  static ubatch load(const uint8_t* blk) {
+    alignas(64) uint32_t v[L];
+    for (int64_t j = 0; j < L; ++j)
+      v[j] = uint32_t{blk[3 * j]} | (uint32_t{blk[3 * j + 1]} << 8) | (uint32_t{blk[3 * j + 2]} << 16);
+    return ubatch::load_aligned(v);
+  }
+  template <int K> static fbatch field(const ubatch& w) {
+    ubatch f = w;
+    if constexpr (K > 0) f = f >> (3 * K);
+    if constexpr (K < F - 1) f = f & ubatch(7u);  // the last field has bits 24-31 clear above it
+    return xsimd::to_float(xsimd::bitwise_cast<ibatch>(f));
+  }
+  static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, 3)); }
+};
+
+// DecInt3 with the AVX2 shuffle load (isa_x86.h Int3Words).
+struct DecInt3Fast : DecInt3 {
+  static ubatch load(const uint8_t* blk) {
+    if constexpr (Int3Words::kAvailable) return Int3Words::load(blk);
+    else return DecInt3::load(blk);
+  }
+};
+
+// Bytes of one block of L lanes, and its load: L consecutive words unless the decoder has its own.
+template <class D>
+inline constexpr int64_t block_bytes() {
+  if constexpr (requires { D::kBlockBytes; }) return D::kBlockBytes;
+  else return L * 4;
+}
+template <class D>
+inline ubatch load_block(const uint8_t* row, int64_t b) {
+  if constexpr (requires { D::kBlockBytes; }) return D::load(row + b * D::kBlockBytes);
+  else return ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(row + b * L * 4));
+}
+
 // The table-lookup int4 decoder with DecInt<4>'s scalar tail.
 struct DecInt4Fast : DecInt4Perm {
   static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, 4)); }
@@ -184,81 +231,115 @@ inline void decode_all(const ubatch& w, fbatch* f, std::integer_sequence<int, K.
   ((f[K] = D::template field<K>(w)), ...);
 }
 
-// One block b of a row into the accumulators acc[t * kSplit + Slot] (Slot a compile-time constant,
-// so the accumulators stay in registers). Every loop over tokens and fields is unrolled (pragmas):
-// otherwise gcc keeps the decoded fields and the accumulators in stack arrays.
-template <class D, int T, int M, int kSplit, int Slot>
-inline void block_into(const uint8_t* row, const float* sf, const Plan& p, const float* xb, int64_t b, fbatch* acc) {
+// One block b of a row into the accumulator acc[Slot] (Slot a compile-time constant, so the
+// accumulators stay in registers). The field loop is unrolled (pragmas): otherwise gcc keeps the decoded
+// fields and the accumulators in stack arrays.
+template <class D, int M, int kSplit, int Slot>
+inline void block_into(const uint8_t* row, const float* sf, const Plan& p, int64_t b, fbatch* acc) {
   constexpr int F = D::F;
-  const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(row + b * L * 4));
+  const ubatch w = load_block<D>(row, b);
   fbatch f[F];
   decode_all<D>(w, f, std::make_integer_sequence<int, F>());
-  const float* xk = xb + b * p.EB;
+  const float* xk = p.xp.data() + b * p.EB;
   if constexpr (D::kScaled) {
-    // One token: the block's fields go to up to 4 independent partial sums (a single chain of
-    // dependent FMAs, 4 cycles each, is what narrow rows could not hide).
-    constexpr int kPart = T == 1 ? (F >= 4 ? 4 : F) : T;
+    // The block's fields go to up to 4 independent partial sums (a single chain of dependent FMAs,
+    // 4 cycles each, is what narrow rows could not hide), scaled once per block.
+    constexpr int kPart = F >= 4 ? 4 : F;
     fbatch part[kPart];
 #pragma GCC unroll 16
     for (int i = 0; i < kPart; ++i) part[i] = fbatch(0.0f);
-    if constexpr (T == 1) {
 #pragma GCC unroll 16
-      for (int k = 0; k < F; ++k) part[k % kPart] = xsimd::fma(f[k], fbatch::load_unaligned(xk + k * L), part[k % kPart]);
-      fbatch sum = part[0];
+    for (int k = 0; k < F; ++k) part[k % kPart] = xsimd::fma(f[k], fbatch::load_unaligned(xk + k * L), part[k % kPart]);
+    fbatch sum = part[0];
 #pragma GCC unroll 16
-      for (int i = 1; i < kPart; ++i) sum += part[i];
-      acc[Slot] = xsimd::fma(sum, lane_scales<M>(sf, p, b), acc[Slot]);
-    } else {
-#pragma GCC unroll 16
-      for (int k = 0; k < F; ++k)
-#pragma GCC unroll 16
-        for (int t = 0; t < T; ++t) part[t] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), part[t]);
-      const fbatch sv = lane_scales<M>(sf, p, b);
-#pragma GCC unroll 16
-      for (int t = 0; t < T; ++t) acc[t * kSplit + Slot] = xsimd::fma(part[t], sv, acc[t * kSplit + Slot]);
-    }
+    for (int i = 1; i < kPart; ++i) sum += part[i];
+    acc[Slot] = xsimd::fma(sum, lane_scales<M>(sf, p, b), acc[Slot]);
   } else {
 #pragma GCC unroll 16
-    for (int k = 0; k < F; ++k)
-#pragma GCC unroll 16
-      for (int t = 0; t < T; ++t)
-        acc[t * kSplit + Slot] = xsimd::fma(f[k], fbatch::load_unaligned(xk + t * p.ldx + k * L), acc[t * kSplit + Slot]);
+    for (int k = 0; k < F; ++k) acc[Slot] = xsimd::fma(f[k], fbatch::load_unaligned(xk + k * L), acc[Slot]);
   }
 }
 
-template <class D, int T, int M, int kSplit, int... S>
-inline void blocks_into(const uint8_t* row, const float* sf, const Plan& p, const float* xb, int64_t b, fbatch* acc,
+template <class D, int M, int kSplit, int... S>
+inline void blocks_into(const uint8_t* row, const float* sf, const Plan& p, int64_t b, fbatch* acc,
                         std::integer_sequence<int, S...>) {
-  (block_into<D, T, M, kSplit, S>(row, sf, p, xb, b + S, acc), ...);
+  (block_into<D, M, kSplit, S>(row, sf, p, b + S, acc), ...);
 }
 
-// out[t] (t < T) = sum over row of s_g * u * x[t0 + t] (integer) or w * x[t0 + t] (float), without
-// the zero-point correction. row: packed codes of one row; sf: its group scales (float, padded).
-template <class D, int T, int M>
-inline void row_tile(const uint8_t* row, const float* sf, const Plan& p, int64_t t0, float* out) {
-  // One token: consecutive blocks rotate over kSplit accumulators so the accumulation chain does
-  // not serialize the blocks (fp32 has one FMA per block). Token tiles are independent chains already.
-  constexpr int kSplit = T == 1 ? 4 : 1;
-  fbatch acc[T * kSplit];
-#pragma GCC unroll 32
-  for (int i = 0; i < T * kSplit; ++i) acc[i] = fbatch(0.0f);
-  const float* xb = p.xp.data() + t0 * p.ldx;
+// One token (x = the plan's token 0), one row: sum over the row of s_g * u * x (integer) or w * x
+// (float), without the zero-point correction. The rows a 4-row decode tile leaves over. row: packed
+// codes of one row; sf: its group scales (float, padded).
+template <class D, int M>
+inline float row_dot(const uint8_t* row, const float* sf, const Plan& p) {
+  // Consecutive blocks rotate over kSplit accumulators so the accumulation chain does not serialize
+  // the blocks (fp32 has one FMA per block).
+  constexpr int kSplit = 4;
+  fbatch acc[kSplit];
+#pragma GCC unroll 4
+  for (int i = 0; i < kSplit; ++i) acc[i] = fbatch(0.0f);
   int64_t b = 0;
   for (; b + kSplit <= p.nb; b += kSplit)
-    blocks_into<D, T, M, kSplit>(row, sf, p, xb, b, acc, std::make_integer_sequence<int, kSplit>());
-  for (; b < p.nb; ++b) block_into<D, T, M, kSplit, 0>(row, sf, p, xb, b, acc);
-  for (int t = 0; t < T; ++t) {
-    float tail = 0.0f;
-    const float* xt = p.x + (t0 + t) * p.cols;
-    for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
-      const float v = D::scalar(row, c) * xt[c];
-      tail += D::kScaled ? sf[c / p.g] * v : v;
-    }
-    fbatch a = acc[t * kSplit];
-#pragma GCC unroll 4
-    for (int i = 1; i < kSplit; ++i) a += acc[t * kSplit + i];
-    out[t] = xsimd::hadd(a) + tail;
+    blocks_into<D, M, kSplit>(row, sf, p, b, acc, std::make_integer_sequence<int, kSplit>());
+  for (; b < p.nb; ++b) block_into<D, M, kSplit, 0>(row, sf, p, b, acc);
+  float tail = 0.0f;
+  for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
+    const float v = D::scalar(row, c) * p.x[c];
+    tail += D::kScaled ? sf[c / p.g] * v : v;
   }
+  fbatch a = acc[0];
+#pragma GCC unroll 4
+  for (int i = 1; i < kSplit; ++i) a += acc[i];
+  return xsimd::hadd(a) + tail;
+}
+
+// Several tokens (prefill), two rows x T tokens per tile: every activation vector loaded feeds two
+// FMAs (one per row), and the decoded field is scaled once (s_g * u, per lane) and reused over the T
+// tokens, so each FMA goes straight into its output's accumulator. One field at a time keeps the tile
+// in registers: 2T accumulators, 2 fields, 2 lane scales (13 of 16 ymm at T = 4). rows[1] may equal
+// rows[0] (an odd last row). out[i * T + t] = row i, token t0 + t, without the zero-point correction.
+template <class D, int M, int T, int K>
+inline void pair_field(const ubatch* w, const fbatch* sv, const float* xk, int64_t ldx, fbatch* acc) {
+  fbatch f0 = D::template field<K>(w[0]), f1 = D::template field<K>(w[1]);
+  if constexpr (D::kScaled) {
+    f0 *= sv[0];
+    f1 *= sv[1];
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < T; ++t) {
+    const fbatch xv = fbatch::load_unaligned(xk + t * ldx + K * L);
+    acc[t] = xsimd::fma(f0, xv, acc[t]);
+    acc[T + t] = xsimd::fma(f1, xv, acc[T + t]);
+  }
+}
+
+template <class D, int M, int T, int... K>
+inline void pair_fields(const ubatch* w, const fbatch* sv, const float* xk, int64_t ldx, fbatch* acc,
+                        std::integer_sequence<int, K...>) {
+  (pair_field<D, M, T, K>(w, sv, xk, ldx, acc), ...);
+}
+
+template <class D, int M, int T>
+inline void pair_tile(const uint8_t* const* rows, const float* const* sf, const Plan& p, int64_t t0, float* out) {
+  fbatch acc[2 * T];
+#pragma GCC unroll 16
+  for (int i = 0; i < 2 * T; ++i) acc[i] = fbatch(0.0f);
+  const float* xb = p.xp.data() + t0 * p.ldx;
+  for (int64_t b = 0; b < p.nb; ++b) {
+    const ubatch w[2] = {load_block<D>(rows[0], b), load_block<D>(rows[1], b)};
+    fbatch sv[2] = {fbatch(1.0f), fbatch(1.0f)};
+    if constexpr (D::kScaled) sv[0] = lane_scales<M>(sf[0], p, b), sv[1] = lane_scales<M>(sf[1], p, b);
+    pair_fields<D, M, T>(w, sv, xb + b * p.EB, p.ldx, acc, std::make_integer_sequence<int, D::F>());
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int t = 0; t < T; ++t) {
+      float tail = 0.0f;
+      const float* xt = p.x + (t0 + t) * p.cols;
+      for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
+        const float v = D::scalar(rows[i], c) * xt[c];
+        tail += D::kScaled ? sf[i][c / p.g] * v : v;
+      }
+      out[i * T + t] = xsimd::hadd(acc[i * T + t]) + tail;
+    }
 }
 
 // Decode reads R rows as R separate streams; prefetching this far ahead of each (in bytes) keeps the
@@ -284,8 +365,8 @@ inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const 
     for (int k = 0; k < F; ++k) xv[k] = fbatch::load_unaligned(xk + k * L);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      __builtin_prefetch(rows[i] + b * L * 4 + kRowPrefetchBytes);  // past the row's end is harmless
-      const ubatch w = ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(rows[i] + b * L * 4));
+      __builtin_prefetch(rows[i] + b * block_bytes<D>() + kRowPrefetchBytes);  // past the row's end is harmless
+      const ubatch w = load_block<D>(rows[i], b);
       fbatch f[F];
       decode_all<D>(w, f, std::make_integer_sequence<int, F>());
       if constexpr (D::kScaled) {
@@ -311,28 +392,33 @@ inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const 
 }
 
 // Row r's group scales as floats (sf) and s_g * z_g (sz, exact: an 11-bit fp16 significand times an
-// integer below 256). sf, sz: (gpr).
+// integer below 256). sf, sz: (gpr). Vectorized: once per row and group, this was a third of a g64
+// GEMV's time when every scale went through the scalar software conversion.
 inline void row_scales(const QTensor& w, int64_t r, int64_t gpr, int zero_sym, float* sf, float* sz) {
   const bool per_tensor = w.scheme.group == kPerTensor;
-  for (int64_t gi = 0; gi < gpr; ++gi) {
-    const int64_t si = per_tensor ? 0 : r * gpr + gi;
-    sf[gi] = f16_to_f32(w.scales[si]);
-    const int z = w.scheme.symmetric ? zero_sym : field_at(w.zeros.data(), si, w.scheme.bits);
-    sz[gi] = sf[gi] * static_cast<float>(z);
+  const uint16_t* s16 = w.scales.data() + (per_tensor ? 0 : r * gpr);
+  int64_t g = per_tensor ? 0 : F16Run::convert(s16, gpr, sf);
+  for (; g < gpr; ++g) sf[g] = f16_to_f32(s16[per_tensor ? 0 : g]);
+  if (w.scheme.symmetric) {
+    const float z = static_cast<float>(zero_sym);
+    for (g = 0; g < gpr; ++g) sz[g] = sf[g] * z;
+  } else {
+    for (g = 0; g < gpr; ++g)
+      sz[g] = sf[g] * static_cast<float>(field_at(w.zeros.data(), per_tensor ? 0 : r * gpr + g, w.scheme.bits));
   }
 }
 
-// corr[t] = sum_g sz[g] * xg[g * n + t]. One token: four partial sums, so the row's correction is not
+// corr[t] = sum_g sz[g] * xg[g * n + t]. One token: L lanes of partial sums, so the row's correction is not
 // one chain of gpr dependent FMAs (it was the bottleneck of small-group GEMV); several tokens are
 // independent sums already. sz: (gpr); xg: (gpr, n); corr: (n).
 inline void zero_terms(const float* sz, const float* xg, int64_t gpr, int64_t n, float* corr) {
   if (n == 1) {
-    float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    fbatch a(0.0f);
     int64_t g = 0;
-    for (; g + 4 <= gpr; g += 4)
-      for (int i = 0; i < 4; ++i) a[i] += sz[g + i] * xg[g + i];
-    for (; g < gpr; ++g) a[0] += sz[g] * xg[g];
-    corr[0] = (a[0] + a[1]) + (a[2] + a[3]);
+    for (; g + L <= gpr; g += L) a = xsimd::fma(fbatch::load_unaligned(sz + g), fbatch::load_unaligned(xg + g), a);
+    float tail = 0.0f;
+    for (; g < gpr; ++g) tail += sz[g] * xg[g];
+    corr[0] = xsimd::hadd(a) + tail;
     return;
   }
   std::fill(corr, corr + n, 0.0f);
@@ -346,13 +432,11 @@ inline int effective_threads(int threads, int64_t work) {
   return std::max(1, nt);
 }
 
-// Runs the whole product y (n, rows) with decoder D. Unpack > 0: rows are first unpacked from
-// `Unpack`-bit fields into bytes (one row of scratch), then decoded as 8-bit fields (the general
-// bit-stream path).
-template <class D, int M, int Unpack = 0>
+// Runs the whole product y (n, rows) with decoder D.
+template <class D, int M>
 void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
   const Plan p = make_plan(w, x, n, D::F, D::kScaled, D::kContiguous);
-  const int64_t rbytes = Unpack ? w.cols : w.row_bytes();
+  const int64_t rbytes = w.row_bytes();
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   // Row chunks of at most ~256 KB of codes stay in L2 while every token tile streams over them.
   const int64_t rc = std::clamp<int64_t>((256 << 10) / std::max<int64_t>(rbytes, 1), 1,
@@ -364,57 +448,73 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
     // Per-thread scratch, each buffer on cache lines of its own: two threads writing to one line
     // (small buffers from one malloc arena) made decode speed vary 2x from run to run.
     constexpr int R = 4;  // decode: rows per tile
-    AlignedVector<float> sf(static_cast<size_t>(R * (p.gpr + L)), 0.0f);  // R rows' scales, each padded for lane_scales
-    AlignedVector<float> corr(static_cast<size_t>(std::max<int64_t>(n, R)), 0.0f);  // zero-point correction per token (or row)
-    AlignedVector<float> sz(static_cast<size_t>(p.gpr), 0.0f);        // (gpr) s_g * z_g of one row
-    AlignedBytes unpacked(Unpack ? static_cast<size_t>(R * (w.cols + 4 * L)) : 0);
+    // Several tokens: a sub-chunk of up to kSub rows has its scales and zero-point corrections computed
+    // once, then every T-token tile of activations runs over all of its rows (row pairs) while the tile
+    // stays in L1/L2.
+    constexpr int T = 4;
+    constexpr int64_t kSub = 128;
+    const int64_t sub_rows = n == 1 ? R : std::min<int64_t>(kSub, rc);
+    const int64_t sfw = p.gpr + L;  // one row's scales, padded for lane_scales
+    AlignedVector<float> sf(static_cast<size_t>(sub_rows * sfw), 0.0f);
+    AlignedVector<float> corr(static_cast<size_t>(sub_rows * n), 0.0f);  // (rows, n) zero-point corrections
+    AlignedVector<float> sz(static_cast<size_t>(p.gpr), 0.0f);           // (gpr) s_g * z_g of one row
     AlignedVector<float> out(16);
-    // Row r's codes as the decoder reads them (unpacked into scratch slot i for the bit-stream path).
-    const auto row_of = [&](int64_t r, int i) {
-      const uint8_t* row = w.row_codes(r);
-      if constexpr (Unpack > 0) {
-        uint8_t* u = unpacked.data() + i * (w.cols + 4 * L);
-        unpack_fields(row, w.cols, Unpack, u);
-        row = u;
-      }
-      return row;
-    };
 #pragma omp for schedule(static)
     for (int64_t ch = 0; ch < nchunks; ++ch) {
       const int64_t r_end = std::min(w.rows, (ch + 1) * rc);
-      int64_t r = ch * rc;
       if (n == 1) {
+        int64_t r = ch * rc;
         for (; r + R <= r_end; r += R) {
           const uint8_t* rows[R];
           const float* sfs[R];
           for (int i = 0; i < R; ++i) {
-            rows[i] = row_of(r + i, i);
-            sfs[i] = sf.data() + i * (p.gpr + L);
+            rows[i] = w.row_codes(r + i);
+            sfs[i] = sf.data() + i * sfw;
             corr[i] = 0.0f;
             if constexpr (D::kScaled) {
-              row_scales(w, r + i, p.gpr, zero_sym, sf.data() + i * (p.gpr + L), sz.data());
+              row_scales(w, r + i, p.gpr, zero_sym, sf.data() + i * sfw, sz.data());
               zero_terms(sz.data(), p.xg.data(), p.gpr, 1, &corr[i]);
             }
           }
           rows_tile<D, M, R>(rows, sfs, p, out.data());
           for (int i = 0; i < R; ++i) y[r + i] = out[i] - corr[i];
         }
+        for (; r < r_end; ++r) {
+          const uint8_t* row = w.row_codes(r);
+          corr[0] = 0.0f;
+          if constexpr (D::kScaled) {
+            row_scales(w, r, p.gpr, zero_sym, sf.data(), sz.data());
+            zero_terms(sz.data(), p.xg.data(), p.gpr, 1, corr.data());
+          }
+          y[r] = row_dot<D, M>(row, sf.data(), p) - corr[0];
+        }
+        continue;
       }
-      for (; r < r_end; ++r) {
-        const uint8_t* row = row_of(r, 0);
+      for (int64_t r0 = ch * rc; r0 < r_end; r0 += sub_rows) {
+        const int64_t nr = std::min(sub_rows, r_end - r0);
         if constexpr (D::kScaled) {
-          row_scales(w, r, p.gpr, zero_sym, sf.data(), sz.data());
-          zero_terms(sz.data(), p.xg.data(), p.gpr, n, corr.data());
+          for (int64_t i = 0; i < nr; ++i) {
+            row_scales(w, r0 + i, p.gpr, zero_sym, sf.data() + i * sfw, sz.data());
+            zero_terms(sz.data(), p.xg.data(), p.gpr, n, corr.data() + i * n);
+          }
         }
+        // One T-token tile (or a single leftover token) over every row pair of the sub-chunk.
+        const auto tokens = [&]<int TT>(int64_t t0) {
+          for (int64_t i = 0; i < nr; i += 2) {
+            const int64_t i1 = std::min(i + 1, nr - 1);  // an odd last row runs as its own pair
+            const uint8_t* rows[2] = {w.row_codes(r0 + i), w.row_codes(r0 + i1)};
+            const float* sfs[2] = {sf.data() + i * sfw, sf.data() + i1 * sfw};
+            pair_tile<D, M, TT>(rows, sfs, p, t0, out.data());
+            for (int64_t k = 0; k < 1 + (i1 > i); ++k)
+              for (int t = 0; t < TT; ++t) {
+                const float c = D::kScaled ? corr[(i + k) * n + t0 + t] : 0.0f;
+                y[(t0 + t) * w.rows + r0 + i + k] = out[k * TT + t] - c;
+              }
+          }
+        };
         int64_t t0 = 0;
-        for (; t0 + 8 <= n; t0 += 8) {
-          row_tile<D, 8, M>(row, sf.data(), p, t0, out.data());
-          for (int t = 0; t < 8; ++t) y[(t0 + t) * w.rows + r] = out[t] - corr[t0 + t];
-        }
-        for (; t0 < n; ++t0) {
-          row_tile<D, 1, M>(row, sf.data(), p, t0, out.data());
-          y[t0 * w.rows + r] = out[0] - corr[t0];
-        }
+        for (; t0 + T <= n; t0 += T) tokens.template operator()<T>(t0);
+        for (; t0 < n; ++t0) tokens.template operator()<1>(t0);
       }
     }
   }
@@ -433,14 +533,14 @@ inline int groups_per_block(const QTensor& w, int F) {
 void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int threads);
 
 // Dispatches run<D, M> over the supported group layouts; falls back to gemm_scalar.
-template <class D, int Unpack = 0>
+template <class D>
 void run_any(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
   switch (D::kScaled ? groups_per_block(w, D::F) : 0) {
-    case 0: return run<D, 0, Unpack>(w, x, n, y, threads);
-    case 2: return run<D, 2, Unpack>(w, x, n, y, threads);
-    case 4: return run<D, 4, Unpack>(w, x, n, y, threads);
-    case 8: return run<D, 8, Unpack>(w, x, n, y, threads);
-    case 16: return run<D, 16, Unpack>(w, x, n, y, threads);
+    case 0: return run<D, 0>(w, x, n, y, threads);
+    case 2: return run<D, 2>(w, x, n, y, threads);
+    case 4: return run<D, 4>(w, x, n, y, threads);
+    case 8: return run<D, 8>(w, x, n, y, threads);
+    case 16: return run<D, 16>(w, x, n, y, threads);
     default: return gemm_scalar(w, x, n, y, threads);
   }
 }
