@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Before / after table from two bench_kernels JSON files of the same rows (two binaries run in alternation,
+so both saw the same machine state): median time of each, the speed-up, and each one's fraction of its own
+same-run read-bandwidth probe. Rows present in only one file are left out.
+Usage: compare.py BEFORE.json AFTER.json [--filter REGEX]"""
+import json
+import re
+import sys
+
+
+def medians(path):
+    out = {}
+    for r in json.load(open(path))["benchmarks"]:
+        if r.get("run_type") == "aggregate" and r["aggregate_name"] == "median":
+            out[r.get("label", r["run_name"])] = r
+    return out
+
+
+def frac(r):
+    probe = r.get("probe_GBps", 0.0)
+    return f"{100.0 * r['GBps'] / probe:.0f}%" if probe > 0 and "GBps" in r else ""
+
+
+def main():
+    args = sys.argv[1:]
+    pattern = None
+    if "--filter" in args:
+        i = args.index("--filter")
+        pattern = re.compile(args[i + 1])
+        args = args[:i] + args[i + 2:]
+    if len(args) != 2:
+        sys.exit("usage: compare.py BEFORE.json AFTER.json [--filter REGEX]")
+    before, after = medians(args[0]), medians(args[1])
+    print("| row | before us | after us | speed-up | before, of probe BW | after, of probe BW |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, a in after.items():
+        b = before.get(label)
+        if b is None or (pattern and not pattern.search(label)):
+            continue
+        tb, ta = b["real_time"], a["real_time"]
+        print(f"| {label} | {tb:.1f} | {ta:.1f} | {tb / ta:.2f}x | {frac(b)} | {frac(a)} |")
+
+
+if __name__ == "__main__":
+    main()
