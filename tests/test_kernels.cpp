@@ -127,25 +127,30 @@ TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
 }
 
 TEST_CASE("int3 weight-only: lane loads, group layouts and row tails beyond the table's schemes") {
-  // The table's int3 schemes only have widths that are whole 64-field blocks. Here: per-channel with
-  // tails (cols not a multiple of 64: fields straddling bytes in the scalar tail), 32-wide groups (two
-  // groups per block, lane scales), asymmetric zero-points, and rows that start mid-word in memory
-  // (3 * cols / 8 bytes per row). Both loads (the AVX2 shuffle and the byte-by-byte portable one).
-  for (const Scheme& s : {Scheme::integer(3, kPerChannel), Scheme::integer(3, kPerChannel, false), Scheme::integer(3, 32),
-                          Scheme::integer(3, 32, false), Scheme::integer(3, 64, false), Scheme::integer(3, 256)}) {
+  // The table's int3 schemes only have widths that are whole 64-field blocks (on 8 float lanes). Here:
+  // per-tensor and per-channel with tails (cols not a multiple of the block: fields straddling bytes in
+  // the scalar tail), 32-wide groups (two groups per block, lane scales), asymmetric zero-points, rows
+  // that start mid-word in memory (3 * cols / 8 bytes per row), several 128-row sub-chunks of the
+  // several-token path (300 rows, an odd last row), and both loads (the AVX2 shuffle and the
+  // byte-by-byte portable one), on 1 and 2 threads.
+  for (const Scheme& s : {Scheme::integer(3, kPerTensor), Scheme::integer(3, kPerTensor, false), Scheme::integer(3, kPerChannel),
+                          Scheme::integer(3, kPerChannel, false), Scheme::integer(3, 32), Scheme::integer(3, 32, false),
+                          Scheme::integer(3, 64, false), Scheme::integer(3, 256)}) {
     for (int64_t cols : {int64_t{64}, int64_t{96}, int64_t{100}, int64_t{333}, int64_t{768}}) {
       if (s.group > 0 && cols % s.group != 0) continue;
-      const int64_t rows = 9;
+      const int64_t rows = cols == 100 ? 301 : 9;
       const Case c = make_case(s, rows, cols, 11 + static_cast<uint64_t>(cols));
       const int64_t gpr = s.groups_per_row(cols);
-      for (int64_t n : {int64_t{1}, int64_t{9}}) {
+      for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{9}}) {
         const std::vector<float> x = gaussian_matrix(n, cols, 5 + static_cast<uint64_t>(n));
+        for (int threads : {1, 2})
         for (bool isa : {true, false}) {
           CAPTURE(s.name());
           CAPTURE(cols);
           CAPTURE(n);
+          CAPTURE(threads);
           CAPTURE(isa);
-          const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = 1, .use_isa = isa});
+          const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .use_isa = isa});
           double worst = 0.0;
           for (int64_t t = 0; t < n; ++t)
             for (int64_t r = 0; r < rows; ++r) {

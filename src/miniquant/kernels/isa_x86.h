@@ -244,14 +244,15 @@ struct F16Run {
 }  // namespace mq::kdetail
 #endif
 
-#if defined(__AVX2__)
+#if defined(__AVX2__) && !defined(__AVX512F__)
 #include <immintrin.h>
 namespace mq::kdetail {
-// int3 weight-only blocks (word_kernel.h DecInt3): 24 bytes of the bit stream = 8 lanes x 3 bytes, lane j
-// zero-extended from bytes 3j..3j+2. Two 16-byte loads (bytes 0-15 and 8-23, so nothing past the block is
-// read: a row's last block ends on its last byte) and one in-lane byte shuffle. 256-bit lanes only.
+// int3 weight-only blocks (word_kernel.h DecInt3) on 256-bit lanes: 24 bytes of the bit stream = 8 lanes x
+// 3 bytes, lane j zero-extended from bytes 3j..3j+2. Two 16-byte loads (bytes 0-15 and 8-23, so nothing
+// past the block is read: a row's last whole block ends at or before its last byte) and one in-lane byte
+// shuffle. AVX-512 builds (16 lanes) take DecInt3's portable load.
 struct Int3Words {
-  static constexpr bool kAvailable = xsimd::batch<uint32_t>::size == 8;
+  static constexpr bool kAvailable = true;
   static xsimd::batch<uint32_t> load(const uint8_t* p) {
     const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8));
@@ -267,6 +268,8 @@ struct Int3Words {
 namespace mq::kdetail {
 struct Int3Words {
   static constexpr bool kAvailable = false;
+  // Declared only: named in a discarded `if constexpr` branch (DecInt3Fast), never called or defined.
+  static xsimd::batch<uint32_t> load(const uint8_t* p);
 };
 }  // namespace mq::kdetail
 #endif

@@ -295,7 +295,7 @@ inline float row_dot(const uint8_t* row, const float* sf, const Plan& p) {
 // Several tokens (prefill), two rows x T tokens per tile: every activation vector loaded feeds two
 // FMAs (one per row), and the decoded field is scaled once (s_g * u, per lane) and reused over the T
 // tokens, so each FMA goes straight into its output's accumulator. One field at a time keeps the tile
-// in registers: 2T accumulators, 2 fields, 2 lane scales (13 of 16 ymm at T = 4). rows[1] may equal
+// in registers: 2T accumulators, 2 code words, 2 fields, 2 lane scales (15 of 16 ymm at T = 4). rows[1] may equal
 // rows[0] (an odd last row). out[i * T + t] = row i, token t0 + t, without the zero-point correction.
 template <class D, int M, int T, int K>
 inline void pair_field(const ubatch* w, const fbatch* sv, const float* xk, int64_t ldx, fbatch* acc) {
@@ -451,9 +451,12 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
     // Several tokens: a sub-chunk of up to kSub rows has its scales and zero-point corrections computed
     // once, then every T-token tile of activations runs over all of its rows (row pairs) while the tile
     // stays in L1/L2.
+    // The corrections of a sub-chunk take sub_rows * n floats: capped at 2^16 (256 KB), so a long batch
+    // shrinks the sub-chunk instead of growing the scratch.
     constexpr int T = 4;
     constexpr int64_t kSub = 128;
-    const int64_t sub_rows = n == 1 ? R : std::min<int64_t>(kSub, rc);
+    const int64_t sub_rows =
+        n == 1 ? R : std::max<int64_t>(2, std::min({kSub, rc, (int64_t{1} << 16) / std::max<int64_t>(n, 1)}));
     const int64_t sfw = p.gpr + L;  // one row's scales, padded for lane_scales
     AlignedVector<float> sf(static_cast<size_t>(sub_rows * sfw), 0.0f);
     AlignedVector<float> corr(static_cast<size_t>(sub_rows * n), 0.0f);  // (rows, n) zero-point corrections
