@@ -231,10 +231,22 @@ inline void decode_all(const ubatch& w, fbatch* f, std::integer_sequence<int, K.
   ((f[K] = D::template field<K>(w)), ...);
 }
 
+// The part of a row past its whole blocks (cols not a multiple of the block), scalar: sum of
+// s_g * u * x (integer) or w * x (float) over columns nb*EB .. cols. x: (cols) one token.
+template <class D>
+inline float row_tail(const uint8_t* row, const float* sf, const Plan& p, const float* x) {
+  float tail = 0.0f;
+  for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
+    const float v = D::scalar(row, c) * x[c];
+    tail += D::kScaled ? sf[c / p.g] * v : v;
+  }
+  return tail;
+}
+
 // One block b of a row into the accumulator acc[Slot] (Slot a compile-time constant, so the
 // accumulators stay in registers). The field loop is unrolled (pragmas): otherwise gcc keeps the decoded
 // fields and the accumulators in stack arrays.
-template <class D, int M, int kSplit, int Slot>
+template <class D, int M, int Slot>
 inline void block_into(const uint8_t* row, const float* sf, const Plan& p, int64_t b, fbatch* acc) {
   constexpr int F = D::F;
   const ubatch w = load_block<D>(row, b);
@@ -260,10 +272,10 @@ inline void block_into(const uint8_t* row, const float* sf, const Plan& p, int64
   }
 }
 
-template <class D, int M, int kSplit, int... S>
+template <class D, int M, int... S>
 inline void blocks_into(const uint8_t* row, const float* sf, const Plan& p, int64_t b, fbatch* acc,
                         std::integer_sequence<int, S...>) {
-  (block_into<D, M, kSplit, S>(row, sf, p, b + S, acc), ...);
+  (block_into<D, M, S>(row, sf, p, b + S, acc), ...);
 }
 
 // One token (x = the plan's token 0), one row: sum over the row of s_g * u * x (integer) or w * x
@@ -279,13 +291,9 @@ inline float row_dot(const uint8_t* row, const float* sf, const Plan& p) {
   for (int i = 0; i < kSplit; ++i) acc[i] = fbatch(0.0f);
   int64_t b = 0;
   for (; b + kSplit <= p.nb; b += kSplit)
-    blocks_into<D, M, kSplit>(row, sf, p, b, acc, std::make_integer_sequence<int, kSplit>());
-  for (; b < p.nb; ++b) block_into<D, M, kSplit, 0>(row, sf, p, b, acc);
-  float tail = 0.0f;
-  for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
-    const float v = D::scalar(row, c) * p.x[c];
-    tail += D::kScaled ? sf[c / p.g] * v : v;
-  }
+    blocks_into<D, M>(row, sf, p, b, acc, std::make_integer_sequence<int, kSplit>());
+  for (; b < p.nb; ++b) block_into<D, M, 0>(row, sf, p, b, acc);
+  const float tail = row_tail<D>(row, sf, p, p.x);
   fbatch a = acc[0];
 #pragma GCC unroll 4
   for (int i = 1; i < kSplit; ++i) a += acc[i];
@@ -332,13 +340,7 @@ inline void pair_tile(const uint8_t* const* rows, const float* const* sf, const 
   }
   for (int i = 0; i < 2; ++i)
     for (int t = 0; t < T; ++t) {
-      float tail = 0.0f;
-      const float* xt = p.x + (t0 + t) * p.cols;
-      for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
-        const float v = D::scalar(rows[i], c) * xt[c];
-        tail += D::kScaled ? sf[i][c / p.g] * v : v;
-      }
-      out[i * T + t] = xsimd::hadd(acc[i * T + t]) + tail;
+      out[i * T + t] = xsimd::hadd(acc[i * T + t]) + row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
     }
 }
 
@@ -382,12 +384,7 @@ inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const 
   }
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i) {
-    float tail = 0.0f;
-    for (int64_t c = p.nb * p.EB; c < p.cols; ++c) {
-      const float v = D::scalar(rows[i], c) * p.x[c];
-      tail += D::kScaled ? sf[i][c / p.g] * v : v;
-    }
-    out[i] = xsimd::hadd(acc[i]) + tail;
+    out[i] = xsimd::hadd(acc[i]) + row_tail<D>(rows[i], sf[i], p, p.x);
   }
 }
 
