@@ -121,6 +121,8 @@ struct EnumResult {
   int64_t ambiguous = 0;  // texts reached by more than one derivation
   double total_p = 0;
   double worst_logp_mismatch = 0;
+  int64_t coordinated = 0, object_relative = 0;  // texts with "x and y", "the boy who the cat ..."
+  std::array<int64_t, kNumConstructions> slots{};  // verb slots per construction over all derivations
 };
 
 EnumResult enumerate(const Lexicon& lex, const GrammarConfig& g, int64_t limit) {
@@ -135,7 +137,11 @@ EnumResult enumerate(const Lexicon& lex, const GrammarConfig& g, int64_t limit) 
     for (double x : s.logp) lp += x;
     r.worst_logp_mismatch = std::max(r.worst_logp_mismatch, std::abs(lp - en.logq()));
     r.total_p += std::exp(lp);
-    if (++seen[join(s)] == 2) ++r.ambiguous;
+    const std::string text = join(s);
+    if (++seen[text] == 2) ++r.ambiguous;
+    r.coordinated += text.find(" and ") != std::string::npos;
+    for (const auto& sl : s.slots) ++r.slots[static_cast<size_t>(sl.kind)];
+    r.object_relative += text.find(" who the ") != std::string::npos || text.find(" that the ") != std::string::npos;
     if (++r.derivations > limit) FAIL("more derivations than the test budget: shrink the configuration");
   } while (en.advance());
   return r;
@@ -234,7 +240,7 @@ TEST_CASE("corpus: same seed, same corpus; another seed, another corpus") {
   for (size_t i = 0; i < std::min(a.test.size(), c.test.size()); ++i) same += a.test[i].tokens == c.test[i].tokens;
   CHECK(same < 5);
   // The first test story of seed 42 is pinned: a change of grammar or sampler shows up here.
-  CHECK(join(a.test[0]) == "every morning , the lazy wolf prefers the lemonades . the women have knocked on some chairs . <sep> ");
+  CHECK(join(a.test[0]) == "every morning , omar fights with the wolf . the clever doctors do not shiver . <sep> ");
 }
 
 TEST_CASE("corpus: split sizes and disjoint splits") {
@@ -307,7 +313,7 @@ TEST_CASE("corpus: every slot's truth is written and decided by what precedes it
   const Lexicon& lex = lexicon();
   std::set<std::string> sg, pl;
   for (const auto& n : lex.nouns) sg.insert(n.singular), pl.insert(n.plural);
-  std::array<int64_t, 4> counts{};
+  std::array<int64_t, kNumConstructions> counts{};
   for (const auto& s : small_corpus().test) {
     // The story's tense is named by the cue of its first sentence.
     std::optional<Tense> story_tense;
@@ -355,19 +361,42 @@ TEST_CASE("corpus: every slot's truth is written and decided by what precedes it
           CHECK(!cue_in_sentence);
           CHECK(sl.sent_begin > 0);
           break;
+        case Construction::coordination:
+          // "x and y __": always the plural form, with "and" two or more tokens before the blank.
+          CHECK(sl.correct == 0);
+          CHECK(std::find(s.tokens.begin() + sl.sent_begin, s.tokens.begin() + sl.pos, "and") <
+                s.tokens.begin() + sl.pos - 1);
+          break;
+        case Construction::object_relative:
+        case Construction::relative_inner: {
+          CHECK(sl.correct != 2);
+          CHECK((cue_before || (!cue_in_sentence && sl.sent_begin > 0)));
+          // A relative pronoun stands before the blank, and a noun phrase (not a verb) right after it.
+          // (the last one: a fronted clause may hold a subject relative, "when the man who eats ...").
+          auto rel = s.tokens.begin() + sl.pos;
+          while (rel > s.tokens.begin() + sl.sent_begin && *rel != "who" && *rel != "that") --rel;
+          REQUIRE((*rel == "who" || *rel == "that"));
+          const std::string& after = *(rel + 1);
+          CHECK((after == "the" || after == "a" || after == "an" || after == "some"));
+          break;
+        }
       }
     }
   }
   // 10k tokens: every category present, long_range the most common.
   for (int64_t n : counts) CHECK(n >= 10);
   CHECK(counts[3] > counts[0]);
+  CHECK(counts[static_cast<size_t>(Construction::object_relative)] ==
+        doctest::Approx(counts[static_cast<size_t>(Construction::relative_inner)]).epsilon(0.5));
 }
 
 TEST_CASE("probabilities: exhaustive enumeration sums to one, with no ambiguous text") {
   MicroLexicon m;
   const Lexicon lex = Lexicon::load(m.dir.string());
   GrammarConfig g;
+  bool modifiers = false;
   SUBCASE("one sentence, subject modifiers, no subordinate clauses") {
+    modifiers = true;
     g.min_sentences = g.max_sentences = 1;
     g.p_fronted_sub = 0, g.p_because = 0;
     g.p_article_a = 0;
@@ -384,7 +413,15 @@ TEST_CASE("probabilities: exhaustive enumeration sums to one, with no ambiguous 
     g.p_subj_pronoun = 0, g.p_subj_name = 0, g.p_obj_pronoun = 0, g.p_obj_name = 0;
   }
   const EnumResult r = enumerate(lex, g, 2'000'000);
-  MESSAGE("derivations: " << r.derivations);
+  MESSAGE("derivations: " << r.derivations << ", coordinated " << r.coordinated << ", object relative "
+                          << r.object_relative);
+  CHECK(r.coordinated > 0);  // every subcase's grammar coordinates subjects
+  CHECK((r.object_relative > 0) == modifiers);
+  // Each hard construction yields its verb slot in the grammars that can write it, every one of them
+  // under the exact log-probability checked above.
+  CHECK(r.slots[static_cast<size_t>(Construction::coordination)] > 0);
+  CHECK((r.slots[static_cast<size_t>(Construction::object_relative)] > 0) == modifiers);
+  CHECK((r.slots[static_cast<size_t>(Construction::relative_inner)] > 0) == modifiers);
   CHECK(r.derivations > 100);
   CHECK(r.ambiguous == 0);
   CHECK(r.total_p == doctest::Approx(1.0).epsilon(1e-9));

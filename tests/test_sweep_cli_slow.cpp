@@ -13,6 +13,7 @@
 
 #include "cli_run.h"
 #include "miniquant/util/io.h"
+#include "minigpt/corpus/story.h"
 
 namespace {
 
@@ -58,6 +59,12 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                                          "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq", "int3-g64-gptq-act-order",
                                          "int2-g64", "int2-g64-gptq", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());
+  // The rule baselines, on the same slots as the models (their totals match the fp32 row's plus skips).
+  REQUIRE(res["baselines"].size() == 3);
+  for (const auto& b : res["baselines"]) {
+    CHECK(b["by_construction"].size() == minigpt::kNumConstructions);
+    CHECK(b["overall"]["total"].get<long long>() >= res["schemes"][0]["verb_tense"]["overall"]["total"].get<long long>());
+  }
   for (size_t i = 0; i < want.size(); ++i) {
     const auto& s = res["schemes"][i];
     CAPTURE(want[i]);
@@ -73,7 +80,7 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                           "bits_per_weight", "decode_gflops", "decode_speedup", "quantize_seconds"})
       CHECK(s.contains(k));
     CHECK(s["ppl"].get<double>() > 1.0);
-    CHECK(s["verb_tense"]["by_construction"].size() == 4);
+    CHECK(s["verb_tense"]["by_construction"].size() == minigpt::kNumConstructions);
     CHECK(s["decode_tokens_per_s"]["median"].get<double>() > 0);
     CHECK(s["prefill_tokens_per_s"]["median"].get<double>() > 0);
     const auto& t = s["decode_traffic"];
@@ -93,7 +100,7 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
           doctest::Approx(s["ppl"].get<double>() - res["schemes"][0]["ppl"].get<double>()).epsilon(1e-9));
     CHECK(d["margin_change"]["slots"].get<long long>() > 0);
     CHECK(s["verb_tense"]["overall"]["ci95"].size() == 2);
-    CHECK(s["verb_tense"]["margin"]["by_construction"].size() == 4);
+    CHECK(s["verb_tense"]["margin"]["by_construction"].size() == minigpt::kNumConstructions);
     if (want[i] == "fp32") {
       CHECK(d["kl"]["max"] == 0.0);
       CHECK(d["top1_agreement"] == 1.0);

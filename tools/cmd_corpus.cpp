@@ -77,13 +77,17 @@ void run(const CorpusOptions& o) {
              o.lexicon, lex.verbs.size(), lex.irregular_count(), lex.nouns.size(), secs);
   fmt::print("vocabulary (train): {} tokens, hash {:016x}; stories redrawn to keep splits disjoint: val {}, train {}\n",
              tok.size(), tok.hash(), corpus.redrawn_val, corpus.redrawn_train);
-  fmt::print("{:<6} {:>8} {:>10} {:>6} {:>11} {:>10} {:>10} | {:>9} {:>14} {:>9} {:>10}\n", "split", "stories", "tokens",
-             "types", "nats/token", "bits/token", "floor ppl", "agreement", "local_time_cue", "attractor", "long_range");
+  std::string head = fmt::format("{:<6} {:>8} {:>10} {:>6} {:>11} {:>10} {:>10} |", "split", "stories", "tokens",
+                                 "types", "nats/token", "bits/token", "floor ppl");
+  for (int k = 0; k < minigpt::kNumConstructions; ++k)
+    head += fmt::format(" {:>15}", minigpt::construction_name(static_cast<minigpt::Construction>(k)));
+  fmt::print("{}\n", head);
   for (const auto& [name, split] : splits) {
     const auto s = minigpt::split_stats(*split);
-    fmt::print("{:<6} {:>8} {:>10} {:>6} {:>11.4f} {:>10.4f} {:>10.3f} | {:>9} {:>14} {:>9} {:>10}\n", name, s.stories,
-               s.tokens, distinct_tokens(*split), s.nats_per_token, s.bits_per_token, s.floor_ppl, s.slots[0], s.slots[1],
-               s.slots[2], s.slots[3]);
+    std::string line = fmt::format("{:<6} {:>8} {:>10} {:>6} {:>11.4f} {:>10.4f} {:>10.3f} |", name, s.stories,
+                                   s.tokens, distinct_tokens(*split), s.nats_per_token, s.bits_per_token, s.floor_ppl);
+    for (int64_t n : s.slots) line += fmt::format(" {:>15}", n);
+    fmt::print("{}\n", line);
   }
   for (size_t i = 0; i < samples.size(); ++i) fmt::print("\ntest story {}:\n{}", i, samples[i]);
 }

@@ -63,6 +63,10 @@ void run(const EvalOptions& o) {
     mqexp::evaluate_divergence(ref.model, o.reference, ref_margins, {{&lm.model, &q, &margins}}, c.tok, c.corpus.test, limits);
   }
 
+  // What the slots cost without a model: the rule baselines on the same slots (no model involved).
+  const std::vector<mqexp::BaselineRow> baselines =
+      mqexp::baseline_rows(minigpt::rule_baselines(c.lex, c.corpus.train, c.corpus.test, o.limits.max_slots));
+
   mqexp::SchemeRow row;
   row.scheme = lm.plan.id;
   row.ok = true;
@@ -80,6 +84,8 @@ void run(const EvalOptions& o) {
   out["timing_s"] = {{"corpus_and_load", load_s}, {"perplexity", q.perplexity_seconds}, {"verb_tense", q.verb_tense_seconds}};
   if (map) out["timing_s"]["quantize"] = quantize_s;
   if (q.divergence) out["timing_s"]["divergence"] = q.divergence->seconds;
+  out["baselines"] = nlohmann::json::array();
+  for (const auto& b : baselines) out["baselines"].push_back(mqexp::to_json(b));
   if (o.json) {
     fmt::print("{}\n", out.dump(2));
     return;
@@ -97,6 +103,11 @@ void run(const EvalOptions& o) {
     const mqexp::MarginStats& m = q.margin_by_construction.at(name);
     fmt::print("  {:<15} {:.4f} ({}/{}) [{:.4f}, {:.4f}]  margin median {:.2f} p1 {:.2f}\n", name, sc.accuracy(), sc.correct,
                sc.total, wil(sc).low, wil(sc).high, m.median, m.p1);
+  }
+  for (const auto& b : baselines) {
+    std::string line = fmt::format("  rule {:<14} {:.4f} (no model):", b.name, b.overall.accuracy());
+    for (const auto& [name, sc] : b.by_construction) line += fmt::format(" {} {:.3f}", name, sc.accuracy());
+    fmt::print("{}\n", line);
   }
   if (const auto& d = q.divergence) {
     fmt::print("against {} over {} tokens ({} windows)  [{:.1f} s]\n", d->reference, d->tokens, d->windows, d->seconds);

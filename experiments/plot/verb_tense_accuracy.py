@@ -1,34 +1,80 @@
-"""verb_tense_accuracy.png from 26-quant-curve/results.json: accuracy bars per scheme, one bar per
-construction and one for all slots, with their Wilson 95% intervals (ci95 in results.json) as error bars.
+"""verb_tense_accuracy.png from 26-quant-curve/results.json: a grid of verb-tense accuracy, one row per
+scheme and one per rule baseline (below the line), one column per construction (the easy four, the
+hard three, the hard set together, all slots). Each cell shows the accuracy and its Wilson 95% interval
+(ci95 in results.json); the colour is the accuracy, so a scheme that breaks shows as a lighter row.
 
 usage: verb_tense_accuracy.py results.json verb_tense_accuracy.png
 """
+import math
+
 import numpy as np
 
 import common
 
+EASY = ["agreement", "local_time_cue", "attractor", "long_range"]
+HARD = ["coordination", "object_relative", "relative_inner"]
+
+
+def wilson(k, n, z=1.959963984540054):
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def cells(by, overall, kinds):
+    """(accuracy, low, high) per column: each construction, the hard set pooled, all slots."""
+    out = []
+    for k in kinds:
+        s = by.get(k)
+        out.append(None if s is None else (s["accuracy"], *wilson(s["correct"], s["total"])))
+    hard = [by[k] for k in HARD if k in by]
+    if hard:
+        c, n = sum(s["correct"] for s in hard), sum(s["total"] for s in hard)
+        out.append((c / n if n else 0.0, *wilson(c, n)))
+    out.append((overall["accuracy"], *wilson(overall["correct"], overall["total"])))
+    return out
+
+
 src, dst = common.usage(2, "results.json verb_tense_accuracy.png")
-rows = common.ok(common.load(src)["schemes"])
-kinds = list(rows[0]["verb_tense"]["by_construction"].keys()) if rows else []
-series = kinds + ["overall"]
-fig, ax = common.plt.subplots(figsize=(max(7, 1.3 * len(rows)), 4.8))
-w = 0.8 / max(1, len(series))
-x = np.arange(len(rows))
-lo = 1.0
-for i, k in enumerate(series):
-    sc = [r["verb_tense"]["overall"] if k == "overall" else r["verb_tense"]["by_construction"][k] for r in rows]
-    vals = [s["accuracy"] for s in sc]
-    ci = [s.get("ci95", [s["accuracy"], s["accuracy"]]) for s in sc]
-    err = np.array([[v - c[0] for v, c in zip(vals, ci)], [c[1] - v for v, c in zip(vals, ci)]])
-    lo = min([lo] + [c[0] for c in ci])
-    ax.bar(x + (i - (len(series) - 1) / 2) * w, vals, w, yerr=err, capsize=1.5, error_kw=dict(lw=0.6),
-           label=k.replace("_", " "))
-ax.set_xticks(x)
-ax.set_xticklabels([r["scheme"] for r in rows], rotation=20, ha="right", fontsize=8)
-ax.set_ylabel("verb-tense minimal-pair accuracy")
-ax.set_ylim(max(0.0, lo - 0.25 * (1 - lo) - 0.01), 1.0 + 0.002)
-ax.axhline(1 / 3, color="0.5", ls=":", lw=1)
-ax.set_title("Verb-tense accuracy per scheme and construction")
-ax.legend(fontsize=8, ncol=len(series), loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
-ax.grid(True, axis="y", alpha=0.25)
+data = common.load(src)
+rows = common.ok(data["schemes"])
+present = set(rows[0]["verb_tense"]["by_construction"].keys()) if rows else set()
+kinds = [k for k in EASY + HARD if k in present] + sorted(present - set(EASY + HARD))
+has_hard = any(k in present for k in HARD)
+cols = kinds + (["hard set"] if has_hard else []) + ["all slots"]
+labels, grid = [], []
+for r in rows:
+    labels.append(r["scheme"])
+    grid.append(cells(r["verb_tense"]["by_construction"], r["verb_tense"]["overall"], kinds))
+n_models = len(labels)
+for b in data.get("baselines", []):
+    labels.append("rule: " + b["name"])
+    grid.append(cells(b["by_construction"], b["overall"], kinds))
+
+acc = np.array([[np.nan if c is None else c[0] for c in row] for row in grid], dtype=float)
+fig, ax = common.plt.subplots(figsize=(1.25 * len(cols) + 2.5, 0.36 * len(labels) + 1.6))
+cmap = common.plt.cm.viridis.copy()
+cmap.set_bad("0.9")
+im = ax.imshow(acc, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+for i, row in enumerate(grid):
+    for j, c in enumerate(row):
+        if c is None:
+            continue
+        a, lo, hi = c
+        ax.text(j, i, f"{a:.3f}\n[{lo:.3f}, {hi:.3f}]", ha="center", va="center", fontsize=5.6,
+                color="black" if a > 0.6 else "white")
+ax.set_xticks(range(len(cols)))
+ax.set_xticklabels([c.replace("_", " ") for c in cols], rotation=25, ha="right", fontsize=8)
+ax.set_yticks(range(len(labels)))
+ax.set_yticklabels(labels, fontsize=7)
+if n_models < len(labels):
+    ax.axhline(n_models - 0.5, color="white", lw=2.5)
+if has_hard:
+    ax.axvline(len([k for k in kinds if k in EASY]) - 0.5, color="white", lw=2.5)
+ax.set_title("Verb-tense accuracy [Wilson 95%] per construction: schemes, then rules without a model", fontsize=9)
+fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label="accuracy")
 common.save(fig, dst)

@@ -253,6 +253,31 @@ SchemeRow scheme_row_from_json(const json& j) {
   return r;
 }
 
+std::vector<BaselineRow> baseline_rows(const std::vector<minigpt::BaselineScore>& b) {
+  std::vector<BaselineRow> out;
+  for (const auto& x : b) {
+    BaselineRow r{x.name, x.rule, {x.overall.correct, x.overall.total}, {}};
+    for (int k = 0; k < minigpt::kNumConstructions; ++k) {
+      const auto& s = x.by_kind[static_cast<size_t>(k)];
+      r.by_construction[minigpt::construction_name(static_cast<minigpt::Construction>(k))] = {s.correct, s.total};
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+json to_json(const BaselineRow& b) {
+  json by = json::object();
+  for (const auto& [k, s] : b.by_construction) by[k] = score_json(s);
+  return {{"name", b.name}, {"rule", b.rule}, {"overall", score_json(b.overall)}, {"by_construction", by}};
+}
+
+BaselineRow baseline_row_from_json(const json& j) {
+  BaselineRow b{j.at("name").get<std::string>(), j.value("rule", ""), score_from(j.at("overall")), {}};
+  for (const auto& [k, v] : j.at("by_construction").items()) b.by_construction[k] = score_from(v);
+  return b;
+}
+
 json to_json(const SweepResults& r) {
   json rows = json::array();
   for (const auto& s : r.schemes) rows.push_back(to_json(s));
@@ -263,6 +288,10 @@ json to_json(const SweepResults& r) {
     j["gpt2_small_shaped"] = {{"config", shape_json(*r.gpt2_config)}, {"weights", r.gpt2_weights}, {"schemes", g}};
   }
   if (!r.ceilings_file.empty()) j["ceilings_file"] = r.ceilings_file;
+  if (!r.baselines.empty()) {
+    j["baselines"] = json::array();
+    for (const auto& b : r.baselines) j["baselines"].push_back(to_json(b));
+  }
   return j;
 }
 
@@ -280,6 +309,8 @@ SweepResults sweep_results_from_json(const json& j) {
       for (const auto& s : g.at("schemes")) r.gpt2_schemes.push_back(scheme_row_from_json(s));
     }
     r.ceilings_file = j.value("ceilings_file", "");
+    if (j.contains("baselines"))
+      for (const auto& b : j.at("baselines")) r.baselines.push_back(baseline_row_from_json(b));
     return r;
   } catch (const json::exception& e) {
     throw mq::Error(fmt::format("sweep results: a field is missing or has the wrong type ({})", e.what()));

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/util/timer.h"
+#include "minigpt/baselines.h"
 
 namespace mqexp {
 
@@ -132,6 +133,16 @@ struct ModelShape {
   int vocab_size = 0, n_ctx = 0, d_model = 0, n_layer = 0, n_head = 0, d_ff = 0;
 };
 
+// A rule that picks a slot's form without a model (minigpt/baselines.h), scored on the same slots.
+struct BaselineRow {
+  std::string name, rule;
+  Score overall;
+  std::map<std::string, Score> by_construction;
+};
+std::vector<BaselineRow> baseline_rows(const std::vector<minigpt::BaselineScore>& b);
+nlohmann::json to_json(const BaselineRow& b);
+BaselineRow baseline_row_from_json(const nlohmann::json& j);
+
 struct SweepResults {
   std::string baseline;  // the first row that succeeded, fp32 in the default list
   unsigned long long seed = 0;
@@ -141,6 +152,7 @@ struct SweepResults {
   std::string gpt2_weights;
   std::vector<SchemeRow> gpt2_schemes;
   std::string ceilings_file;                  // relative to the results folder
+  std::vector<BaselineRow> baselines;         // rule baselines on the same verb slots
 
   const SchemeRow* find(const std::string& scheme) const;  // an ok row, or null
 };

@@ -236,6 +236,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   SweepResults res;
   res.seed = o.seed;
   res.calibration_windows = o.calibration;
+  res.baselines = baseline_rows(minigpt::rule_baselines(c.lex, c.corpus.train, c.corpus.test, o.max_slots));
   // Evaluate: quantize every scheme, its quality and bytes. The configured models are kept for timing.
   std::vector<std::unique_ptr<LoadedModel>> kept;  // per row; null when it failed
   std::vector<std::vector<double>> margins;        // per row: verb-tense slot margins, for pairing with fp32

@@ -42,19 +42,40 @@ std::string results_table(const std::vector<SchemeRow>& rows, const std::string&
   return s;
 }
 
-// The verb-tense constructions of the first row that scored them (with slot margins, if asked), in its
-// order: the columns of both construction tables.
+// The verb-tense constructions of the first row that scored them (with slot margins, if asked): the
+// columns of both construction tables, the easy four first, then the hard set, then any other name.
 std::vector<std::string> construction_kinds(const std::vector<SchemeRow>& rows, bool with_margins) {
   std::vector<std::string> kinds;
   for (const auto& r : rows)
     if (r.ok && r.quality && (!with_margins || r.quality->margin.slots > 0)) {
-      for (const auto& [k, v] : r.quality->by_construction) kinds.push_back(k);
+      const auto& by = r.quality->by_construction;
+      for (int k = 0; k < minigpt::kNumConstructions; ++k) {
+        const std::string name = minigpt::construction_name(static_cast<minigpt::Construction>(k));
+        if (by.count(name)) kinds.push_back(name);
+      }
+      for (const auto& [k, v] : by)
+        if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
       break;
     }
   return kinds;
 }
 
-std::string construction_table(const std::vector<SchemeRow>& rows) {
+bool hard_kind(const std::string& name) {
+  for (int k = minigpt::kNumEasyConstructions; k < minigpt::kNumConstructions; ++k)
+    if (name == minigpt::construction_name(static_cast<minigpt::Construction>(k))) return true;
+  return false;
+}
+
+// Correct / total over the hard constructions of a by-construction map.
+Score hard_set(const std::map<std::string, Score>& by) {
+  Score s;
+  for (const auto& [k, v] : by)
+    if (hard_kind(k)) s.correct += v.correct, s.total += v.total;
+  return s;
+}
+
+// Per construction, the schemes and then the rule baselines (in italics) on the same slots.
+std::string construction_table(const std::vector<SchemeRow>& rows, const std::vector<BaselineRow>& baselines) {
   const std::vector<std::string> kinds = construction_kinds(rows, false);
   if (kinds.empty()) return "";
   std::string s = "| scheme |";
@@ -71,6 +92,64 @@ std::string construction_table(const std::vector<SchemeRow>& rows) {
     }
     s += "\n";
   }
+  for (const auto& b : baselines) {
+    s += "| *rule: " + b.name + "* |";
+    for (const auto& k : kinds) {
+      const auto it = b.by_construction.find(k);
+      s += it == b.by_construction.end() ? std::string(" - |")
+                                         : fmt::format(" *{:.4f}* ({}/{}) |", it->second.accuracy(), it->second.correct,
+                                                       it->second.total);
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+// The hard set against fp32 and the rules: which schemes leave fp32's interval, and by how much the
+// best rule trails the model.
+std::string hard_set_answer(const std::vector<SchemeRow>& rows, const std::vector<BaselineRow>& baselines,
+                            const SchemeRow* fp32) {
+  if (!fp32 || !fp32->quality) return "";
+  const Score f = hard_set(fp32->quality->by_construction);
+  if (f.total == 0) return "";
+  const Interval fw = wilson(f.correct, f.total);
+  std::string s = fmt::format("**The hard constructions** ({}): fp32 {:.4f} [{:.4f}, {:.4f}] over {} slots", 
+                              [] {
+                                std::string n;
+                                for (int k = minigpt::kNumEasyConstructions; k < minigpt::kNumConstructions; ++k)
+                                  n += std::string(k > minigpt::kNumEasyConstructions ? ", " : "") +
+                                       minigpt::construction_name(static_cast<minigpt::Construction>(k));
+                                return n;
+                              }(),
+                              f.accuracy(), fw.low, fw.high, f.total);
+  const BaselineRow* best = nullptr;
+  for (const auto& b : baselines)
+    if (!best || hard_set(b.by_construction).accuracy() > hard_set(best->by_construction).accuracy()) best = &b;
+  if (best) {
+    const Score h = hard_set(best->by_construction);
+    const Interval w = wilson(h.correct, h.total);
+    s += fmt::format("; the best rule, {}, {:.4f} [{:.4f}, {:.4f}]", best->name, h.accuracy(), w.low, w.high);
+  }
+  std::vector<std::string> below, above;
+  for (const auto& r : rows) {
+    if (!r.ok || !r.quality || &r == fp32) continue;
+    const Score h = hard_set(r.quality->by_construction);
+    const Interval w = wilson(h.correct, h.total);
+    if (w.high < fw.low) below.push_back(fmt::format("{} {:.4f} [{:.4f}, {:.4f}]", r.scheme, h.accuracy(), w.low, w.high));
+    if (w.low > fw.high) above.push_back(fmt::format("{} {:.4f}", r.scheme, h.accuracy()));
+  }
+  s += ". ";
+  if (below.empty()) {
+    s += "No scheme's interval lies below fp32's";
+  } else {
+    s += "Below fp32's interval: ";
+    for (size_t i = 0; i < below.size(); ++i) s += (i ? "; " : "") + below[i];
+  }
+  if (!above.empty()) {
+    s += "; above it: ";
+    for (size_t i = 0; i < above.size(); ++i) s += (i ? "; " : "") + above[i];
+  }
+  s += "; every other scheme's interval overlaps fp32's.\n\n";
   return s;
 }
 
@@ -256,7 +335,14 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
         base->footprint.embedding_format, base->scheme, sp.decode_tokens_per_s.reps, sp.prefill_prompt_tokens,
         sp.prefill_prompt_tokens + sp.decode_tokens_per_rep, sp.prefill_prompt_tokens, base->footprint.decode.context);
   }
-  s += "### Verb-tense accuracy per construction\n\n" + construction_table(rows) + "\n";
+  s += "### Verb-tense accuracy per construction\n\n" + construction_table(rows, res.baselines) + "\n";
+  if (!res.baselines.empty()) {
+    s += "The first four constructions are decided by a two-line rule; the last three (the hard set) are built so that "
+         "it, or the nearest noun, reads the wrong word. The rows in italics pick a form without a model, on the same "
+         "slots:\n\n";
+    for (const auto& b : res.baselines) s += "- *" + b.name + "*: " + b.rule + ".\n";
+    s += "\n";
+  }
   if (const std::string qt = quality_table(rows); !qt.empty()) {
     const Divergence& d0 = *std::find_if(rows.begin(), rows.end(), [](const SchemeRow& r) {
                               return r.ok && r.quality && r.quality->divergence;
@@ -307,6 +393,7 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
     s += fmt::format(". Verb-tense accuracy {:.4f} vs {:.4f}.\n\n", g->quality->verb_tense.accuracy(), f->quality->verb_tense.accuracy());
   }
 
+  s += hard_set_answer(rows, res.baselines, f);
   s += "**What INT4 buys by the roofline, and what was measured:**\n\n" + speedup_sentence(rows, "MiniGPT", int8_kernel);
   if (res.gpt2_config) s += speedup_sentence(res.gpt2_schemes, "GPT-2-small-shaped body", int8_kernel);
   s += "\n";

@@ -16,14 +16,14 @@ namespace mqexp {
 CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed) {
   if (!std::filesystem::is_directory(lexicon_dir))
     throw mq::UsageError(fmt::format("lexicon '{}' is not a directory; point --lexicon at data/lexicon", lexicon_dir));
-  const auto lex = minigpt::Lexicon::load(lexicon_dir);
+  auto lex = minigpt::Lexicon::load(lexicon_dir);
   minigpt::CorpusConfig cfg;
   cfg.seed = seed;
   const auto t0 = std::chrono::steady_clock::now();
   minigpt::Corpus corpus = minigpt::generate_corpus(lex, cfg);
   const double secs = mq::seconds_since(t0);
   minigpt::Tokenizer tok = minigpt::Tokenizer::build(corpus.train);
-  return {std::move(corpus), std::move(tok), secs};
+  return {std::move(corpus), std::move(tok), std::move(lex), secs};
 }
 
 std::string hash_hex(uint64_t h) { return fmt::format("{:016x}", h); }

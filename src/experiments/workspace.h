@@ -22,6 +22,7 @@ inline const std::string kDefaultModel = MQ_SOURCE_DIR "/data/minigpt.safetensor
 struct CorpusBundle {
   minigpt::Corpus corpus;
   minigpt::Tokenizer tok;  // built from corpus.train
+  minigpt::Lexicon lex;    // what the corpus was generated from (the rule baselines read it)
   double seconds = 0.0;    // generation time
 };
 // Regenerates the corpus from `seed` (errors: UsageError when the lexicon folder is missing).

@@ -38,7 +38,7 @@ struct SplitStats {
   double nats_per_token = 0;
   double bits_per_token = 0;
   double floor_ppl = 0;      // exp(nats_per_token): the perplexity an ideal model reaches
-  std::array<int64_t, 4> slots{};  // indexed by Construction
+  std::array<int64_t, kNumConstructions> slots{};  // indexed by Construction
 };
 SplitStats split_stats(const std::vector<Story>& split);
 

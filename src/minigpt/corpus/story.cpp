@@ -15,6 +15,9 @@ const char* construction_name(Construction c) {
     case Construction::local_time_cue: return "local_time_cue";
     case Construction::attractor: return "attractor";
     case Construction::long_range: return "long_range";
+    case Construction::coordination: return "coordination";
+    case Construction::object_relative: return "object_relative";
+    case Construction::relative_inner: return "relative_inner";
   }
   return "?";
 }
@@ -44,6 +47,9 @@ struct GrammarTables {
   int human = -1, animal = -1;
   std::vector<int> verbs_for[2];                   // [0] human subjects, [1] animal subjects
   std::vector<std::pair<int, int>> rel_for[2];     // (verb, frame) whose frame is one noun phrase
+  // Object relatives "the <head> that the <inner> <verb>": [head][inner] (0 human, 1 animal) lists the
+  // (verb, frame) whose subject may be the inner noun and whose frame is one noun phrase of the head's class.
+  std::vector<std::pair<int, int>> orel_for[2][2];
   std::vector<std::vector<int>> nouns_of;          // per class
   std::vector<std::vector<int>> adjs_of;           // per class
   std::vector<int> attractor_classes;              // classes a subject's PP may name
@@ -58,10 +64,14 @@ constexpr const char* kPreps[] = {"near", "with", "behind", "beside"};
 // Agreement class of a subject: "i" takes the base form like a plural, but "am"/"was".
 enum class Agr : uint8_t { sg1, sg3, pl };
 
+// Which hard construction a verb slot belongs to when the story is in the present tense.
+enum class Hard : uint8_t { none, coordination, object_relative, relative_inner };
+
 struct Subject {
   Agr agr = Agr::sg3;
   int cls = 0;            // human or animal class id
   bool attractor = false;  // a noun of the other number stands between head and verb
+  Hard hard = Hard::none;  // coordinated subject, or a head with an object relative
 };
 
 // A verb position recorded during the sentence; its category is known only once the sentence ends.
@@ -70,6 +80,7 @@ struct SlotDraft {
   const std::string *base, *s3, *past;
   uint8_t correct;
   bool attractor;
+  Hard hard;
 };
 
 bool starts_with_vowel(const std::string& w) {
@@ -185,7 +196,13 @@ class Builder {
   void finish_slots(int32_t begin, int32_t end) {
     for (const auto& d : drafts_) {
       Construction kind;
-      if (cue_pos_ >= 0 && cue_pos_ < d.pos) {
+      const bool decided = (cue_pos_ >= 0 && cue_pos_ < d.pos) || (!first_ && cue_pos_ < 0);
+      if (decided && d.hard != Hard::none && tense_ == Tense::present) {
+        // Number is all that is left to decide, and the easy rules read it from the wrong noun.
+        kind = d.hard == Hard::coordination      ? Construction::coordination
+               : d.hard == Hard::object_relative ? Construction::object_relative
+                                                 : Construction::relative_inner;
+      } else if (cue_pos_ >= 0 && cue_pos_ < d.pos) {
         if (tense_ == Tense::past) kind = Construction::local_time_cue;
         else kind = d.attractor ? Construction::attractor : Construction::agreement;
       } else if (!first_ && cue_pos_ < 0) {
@@ -261,7 +278,7 @@ class Builder {
     const uint8_t correct = tense_ == Tense::past ? 2 : s.agr == Agr::sg3 ? 1 : 0;
     const std::string& w = correct == 2 ? past : correct == 1 ? s3 : base;
     const int32_t pos = emit(w);
-    drafts_.push_back({pos, &base, &s3, &past, correct, s.attractor});
+    drafts_.push_back({pos, &base, &s3, &past, correct, s.attractor, s.hard});
   }
 
   void question() {
@@ -273,7 +290,7 @@ class Builder {
     if (tense_ == Tense::past) {
       // Only "did" is decided by what precedes it; "do"/"does" hang on the subject that follows.
       static const std::string kDo = "do", kDoes = "does", kDid = "did";
-      drafts_.push_back({aux, &kDo, &kDoes, &kDid, 2, false});
+      drafts_.push_back({aux, &kDo, &kDoes, &kDid, 2, false, Hard::none});
     }
     const Verb& v = verb_for(s);
     emit(v.base);
@@ -299,6 +316,7 @@ class Builder {
 
   // --- noun phrases ----------------------------------------------------------------------------
   Subject subject(bool allow_modifier) {
+    if (allow_modifier && coin(g_.p_coordination)) return coordinated();
     Subject s;
     const int kind = pick({L_.pronouns.empty() ? 0.0 : g_.p_subj_pronoun, L_.names.empty() ? 0.0 : g_.p_subj_name,
                            g_.p_subj_noun});
@@ -322,7 +340,27 @@ class Builder {
     if (!allow_modifier || !coin(g_.p_modifier)) return s;
     const int hc = s.cls == T_.human ? 0 : 1;
     const bool rel = !T_.rel_for[hc].empty() && coin(g_.p_modifier_rel);
-    if (rel) {
+    const bool object_rel =
+        rel && (!T_.orel_for[hc][0].empty() || !T_.orel_for[hc][1].empty()) && coin(g_.p_object_rel);
+    if (object_rel) {
+      // "the dog that the boys feed __": the relative's verb agrees with its own subject (a slot of
+      // kind relative_inner), the main verb with the head across it (object_relative).
+      emit(s.cls == T_.human ? "who" : "that");
+      const double nh = T_.orel_for[hc][0].empty() ? 0.0 : static_cast<double>(T_.nouns_of[T_.human].size());
+      const double na = T_.orel_for[hc][1].empty() ? 0.0 : static_cast<double>(T_.nouns_of[T_.animal].size());
+      const int ic = pick({nh, na});
+      const bool other = coin(g_.p_attractor_other);
+      const bool inner_plural = other ? !plural : plural;
+      noun_phrase(ic == 0 ? T_.human : T_.animal, inner_plural);
+      const auto& [vi, fi] = T_.orel_for[hc][ic][uniform(T_.orel_for[hc][ic].size())];
+      (void)fi;  // the frame's one noun phrase is the gap the head fills
+      const Verb& v = L_.verbs[vi];
+      Subject inner{inner_plural ? Agr::pl : Agr::sg3, ic == 0 ? T_.human : T_.animal, plural != inner_plural,
+                    Hard::relative_inner};
+      finite(inner, v.base, v.s3, v.past, &v.base);
+      s.attractor = other;
+      s.hard = Hard::object_relative;
+    } else if (rel) {
       emit(s.cls == T_.human ? "who" : "that");
       const auto& [vi, fi] = T_.rel_for[hc][uniform(T_.rel_for[hc].size())];
       const Verb& v = L_.verbs[vi];
@@ -338,6 +376,24 @@ class Builder {
       const bool other = coin(g_.p_attractor_other);
       noun_phrase(c, other ? !plural : plural);
       s.attractor = other;
+    }
+    return s;
+  }
+
+  // "tom and the girl", "the cat and some dogs": two conjuncts of one class, always plural. Neither
+  // conjunct takes a modifier, so "and" can only join the two (no "the man near the dog and ...").
+  Subject coordinated() {
+    Subject s;
+    s.agr = Agr::pl;
+    s.hard = Hard::coordination;
+    const double nh = static_cast<double>(T_.nouns_of[T_.human].size());
+    const double na = static_cast<double>(T_.nouns_of[T_.animal].size());
+    s.cls = pick({nh, na}) == 0 ? T_.human : T_.animal;
+    for (int k = 0; k < 2; ++k) {
+      if (k == 1) emit("and");
+      const bool name = s.cls == T_.human && !L_.names.empty() && pick({g_.p_subj_name, g_.p_subj_noun}) == 0;
+      if (name) emit(L_.names[uniform(L_.names.size())]);
+      else noun_phrase(s.cls, coin(g_.p_coord_plural));
     }
     return s;
   }
@@ -385,7 +441,8 @@ StoryGenerator::StoryGenerator(const Lexicon& lex, const GrammarConfig& cfg)
                           cfg.p_front_cue_later, cfg.p_mid_cue_first, cfg.p_mid_cue_later, cfg.p_end_cue_later,
                           cfg.p_question, cfg.p_fronted_sub, cfg.p_because, cfg.p_subj_pronoun, cfg.p_subj_name,
                           cfg.p_subj_noun, cfg.p_obj_pronoun, cfg.p_obj_name, cfg.p_plural, cfg.p_modifier,
-                          cfg.p_modifier_rel, cfg.p_attractor_other, cfg.p_adjective, cfg.p_adverb,
+                          cfg.p_modifier_rel, cfg.p_attractor_other, cfg.p_object_rel, cfg.p_coordination,
+                          cfg.p_coord_plural, cfg.p_adjective, cfg.p_adverb,
                           cfg.p_article_a, cfg.p_some, cfg.p_vp[0], cfg.p_vp[1], cfg.p_vp[2], cfg.p_vp[3]};
   for (double p : probs)
     if (!(p >= 0 && p <= 1)) throw mq::UsageError("grammar: every GrammarConfig probability must lie in [0, 1]");
@@ -409,8 +466,13 @@ StoryGenerator::StoryGenerator(const Lexicon& lex, const GrammarConfig& cfg)
       const bool fits = v.subject == SubjectClass::animate || (h == 0) == (v.subject == SubjectClass::human);
       if (!fits) continue;
       t.verbs_for[h].push_back(static_cast<int>(i));
-      for (size_t f = 0; f < v.frames.size(); ++f)
-        if (v.frames[f].size() == 1 && v.frames[f][0].is_np) t.rel_for[h].push_back({static_cast<int>(i), static_cast<int>(f)});
+      for (size_t f = 0; f < v.frames.size(); ++f) {
+        if (v.frames[f].size() != 1 || !v.frames[f][0].is_np) continue;
+        t.rel_for[h].push_back({static_cast<int>(i), static_cast<int>(f)});
+        // The same verb with subject class h, its object the head: "the <head> that the <h-noun> <verb>".
+        const int obj = v.frames[f][0].cls;
+        if (obj == t.human || obj == t.animal) t.orel_for[obj == t.human ? 0 : 1][h].push_back({static_cast<int>(i), static_cast<int>(f)});
+      }
     }
   }
   if (t.verbs_for[0].empty() || t.verbs_for[1].empty())

@@ -15,9 +15,25 @@ namespace minigpt {
 
 inline constexpr const char* kSeparator = "<sep>";
 
-enum class Construction : uint8_t { agreement, local_time_cue, attractor, long_range };
-inline constexpr int kNumConstructions = 4;
+// The first four are decided by a two-line rule (tense from the nearest earlier cue, number from the
+// first noun after the clause boundary). The hard three are present-tense number slots that rule
+// (and "agree with the nearest noun") gets wrong on purpose:
+//   coordination      "tom and the girl __"           two singular conjuncts take the plural
+//   object_relative   "the dog that the boys feed __"  the head, not the relative's subject
+//   relative_inner    "the dog that the boys __"       the relative's own subject, not the head
+enum class Construction : uint8_t {
+  agreement,
+  local_time_cue,
+  attractor,
+  long_range,
+  coordination,
+  object_relative,
+  relative_inner
+};
+inline constexpr int kNumConstructions = 7;
+inline constexpr int kNumEasyConstructions = 4;  // the first four; the rest are the hard set
 const char* construction_name(Construction);
+inline bool is_hard(Construction c) { return static_cast<int>(c) >= kNumEasyConstructions; }
 
 // A minimal pair (triple): the verb at `pos` could be written in any of `forms`
 // (base, 3rd singular, past); only forms[correct] continues the story grammatically.
@@ -52,6 +68,9 @@ struct GrammarConfig {
   double p_plural = 0.5;
   double p_modifier = 0.5, p_modifier_rel = 0.4;  // subject noun gets a PP / relative clause
   double p_attractor_other = 0.8;                 // the modifier's noun has the other number
+  double p_object_rel = 0.5;     // a relative modifier is an object relative: "the dog that the boys feed"
+  double p_coordination = 0.1;   // a clause subject is two conjuncts: "tom and the girl", "the cat and the dogs"
+  double p_coord_plural = 0.25;  // each conjunct noun phrase is plural (mostly singular: the "and" decides)
   double p_adjective = 0.25, p_adverb = 0.3;
   double p_article_a = 0.4, p_some = 0.3;
 };
