@@ -57,20 +57,23 @@ TEST_CASE("int3-g64: GPTQ's KL divergence from fp32 is below round-to-nearest's,
   CHECK(g.kl_mean < r.kl_mean);
   CHECK(g.kl_high < r.kl_low);
   CHECK(g.top1 >= r.top1);
-  // Measured with this code (gcc 12, -O3 -march=native, AVX-512, 2 threads), 4096 tokens, 32 windows:
-  //   RTN  KLD 0.004075 [0.003797, 0.004353], p99 0.0197, top-1 0.8345, dPPL +0.0727
-  //   GPTQ KLD 0.000295 [0.000268, 0.000321], p99 0.00277, top-1 0.9619, dPPL +0.0140
-  // (the sweep's 8000 tokens, 128 windows: 0.00429 and 0.000304). Bands: measured x [0.7, 1.4]: the
-  // pass is deterministic, float rounding of another SIMD width moves KLD far less; what they catch
-  // is a quantizer or a KL formula off by a factor (e.g. KL(q || p), or the log in base 2: x 1.44).
-  CHECK(r.kl_mean > 0.7 * 0.004075);
-  CHECK(r.kl_mean < 1.4 * 0.004075);
-  CHECK(g.kl_mean > 0.7 * 0.000295);
-  CHECK(g.kl_mean < 1.4 * 0.000295);
+  // Measured with this code on the retrained checkpoint (grammar with the hard verb-tense set; gcc 12,
+  // -O3 -march=native, AVX2 Zen 3, 2 threads), 4096 tokens, 32 windows:
+  //   RTN  KLD 0.008870 [0.008074, 0.009667], p99 0.0528, top-1 0.7886, dPPL +0.1344
+  //   GPTQ KLD 0.000373 [0.000339, 0.000407], p99 0.00328, top-1 0.9456, dPPL +0.0009
+  // (the previous checkpoint gave 0.004075 and 0.000295: RTN's KLD depends on the weights' outliers,
+  // which a retrain moves). Bands: measured x [0.7, 1.4]: the pass is deterministic, float rounding
+  // of another SIMD width moves KLD far less; what they catch is a quantizer or a KL formula off by a
+  // factor (e.g. KL(q || p), or the log in base 2: x 1.44).
+  CHECK(r.kl_mean > 0.7 * 0.008870);
+  CHECK(r.kl_mean < 1.4 * 0.008870);
+  CHECK(g.kl_mean > 0.7 * 0.000373);
+  CHECK(g.kl_mean < 1.4 * 0.000373);
   // top-1 agreement: many next tokens are near ties in this grammar, so a small KLD flips argmaxes.
-  CHECK(r.top1 > 0.78);
-  CHECK(r.top1 < 0.89);
-  CHECK(g.top1 > 0.93);
+  // Bands: measured +- about 0.05 (0.7886 and 0.9456).
+  CHECK(r.top1 > 0.74);
+  CHECK(r.top1 < 0.84);
+  CHECK(g.top1 > 0.90);
   CHECK(g.top1 < 0.99);
   CHECK(r.dppl > 0.0);
 }

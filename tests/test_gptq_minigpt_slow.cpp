@@ -42,35 +42,38 @@ TEST_CASE("GPTQ beats round-to-nearest on the shipped model's Hessians, inside a
   const std::vector<std::vector<int32_t>> calib(windows.begin(), windows.begin() + 32);  // 4096 samples
   const std::vector<std::vector<int32_t>> held(windows.begin() + 32, windows.end());     // 4096 others
 
-  // Ratios tr((W-Q) H (W-Q)^T) GPTQ / RTN measured with this code at seed 42 (gcc 12, -O3
-  // -march=native, AVX-512), plain / act-order:
-  //   h.0.attn.c_attn (768x256):  int4-g64 0.2781 / 0.2171, int4-g128 0.2837 / 0.2128,
-  //                               int4-per-channel 0.2738 / 0.2096, int3-g128 0.2859 / 0.2085
-  //   h.3.mlp.c_proj (256x1024):  int4-g64 0.0512 / 0.0231, int4-g128 0.0504 / 0.0225,
-  //                               int4-per-channel 0.0492 / 0.0214, int3-g128 0.0345 / 0.0147
+  // Ratios tr((W-Q) H (W-Q)^T) GPTQ / RTN measured with this code at seed 42 on the retrained
+  // checkpoint (gcc 12, -O3 -march=native, AVX2 Zen 3), plain / act-order:
+  //   h.0.attn.c_attn (768x256):  int4-g64 0.2980 / 0.1925, int4-g128 0.2961 / 0.1885,
+  //                               int4-per-channel 0.2849 / 0.1859, int3-g128 0.3083 / 0.1905
+  //   h.3.mlp.c_proj (256x1024):  int4-g64 0.0668 / 0.0298, int4-g128 0.0726 / 0.0285,
+  //                               int4-per-channel 0.0475 / 0.0240, int3-g128 0.0570 / 0.0209
+  // (the previous checkpoint: 0.27-0.29 / 0.21-0.22 and 0.035-0.051 / 0.015-0.023).
   // Far below the ~0.65 of test_gptq.cpp's random inputs: these activations are strongly
   // correlated (H's eigenvalues run from ~1e-6 to 7.5 for c_attn and to 218 for mlp.c_proj), so
   // most of a column's rounding error can be cancelled by the columns after it. On the 32 held-out
-  // windows the ratios are 1.05-1.07x these (act-order 1.07-1.20x): the gain is not fitted noise.
+  // windows the ratios are 1.05-1.12x these (act-order 1.09-1.25x): the gain is not fitted noise.
   //
   // Band: measured +-10%. The computation is deterministic; calibrating on the other 32 windows
   // instead moves every ratio by at most 4.4%, and a change of summation order (another SIMD width
-  // in Eigen) moves it far less. What the band catches, measured by breaking gptq.cpp on purpose:
+  // in Eigen) moves it far less. What the band catches, measured by breaking gptq.cpp on purpose
+  // (on the previous checkpoint, whose ratios were of the same size):
   // no error propagation gives 1.0; no lazy update across blocks 0.55-0.60 (c_attn) and 0.31-0.72
   // (mlp.c_proj); no propagation inside a block 0.63-0.73 and 0.15-0.44; errors not divided by
   // U_jj 10-250; act-order without permuting H 0.96-1.56. (Choosing groups' scales up front
   // without act-order stays inside: 0.2778 for 0.2781, a design choice, not a regression.)
-  // The held-out check fails with damping 1e-6 instead of 1% (act-order mlp.c_proj: 1.37x).
+  // The held-out check fails with damping 1e-6 instead of 1% (act-order mlp.c_proj: 1.37x; the
+  // retrained checkpoint's largest held-out ratio with 1% is 1.25x).
   struct Band {
     const char* linear;
     const char* scheme;
     double plain, act_order;  // measured ratios
   };
   const Band bands[] = {
-      {"h.0.attn.c_attn", "int4-g64", 0.2781, 0.2171},  {"h.0.attn.c_attn", "int4-g128", 0.2837, 0.2128},
-      {"h.0.attn.c_attn", "int4-per-channel", 0.2738, 0.2096}, {"h.0.attn.c_attn", "int3-g128", 0.2859, 0.2085},
-      {"h.3.mlp.c_proj", "int4-g64", 0.0512, 0.0231},   {"h.3.mlp.c_proj", "int4-g128", 0.0504, 0.0225},
-      {"h.3.mlp.c_proj", "int4-per-channel", 0.0492, 0.0214}, {"h.3.mlp.c_proj", "int3-g128", 0.0345, 0.0147},
+      {"h.0.attn.c_attn", "int4-g64", 0.2980, 0.1925},  {"h.0.attn.c_attn", "int4-g128", 0.2961, 0.1885},
+      {"h.0.attn.c_attn", "int4-per-channel", 0.2849, 0.1859}, {"h.0.attn.c_attn", "int3-g128", 0.3083, 0.1905},
+      {"h.3.mlp.c_proj", "int4-g64", 0.0668, 0.0298},   {"h.3.mlp.c_proj", "int4-g128", 0.0726, 0.0285},
+      {"h.3.mlp.c_proj", "int4-per-channel", 0.0475, 0.0240}, {"h.3.mlp.c_proj", "int3-g128", 0.0570, 0.0209},
   };
 
   const std::vector<std::string> names = {"h.0.attn.c_attn", "h.3.mlp.c_proj"};
@@ -100,7 +103,7 @@ TEST_CASE("GPTQ beats round-to-nearest on the shipped model's Hessians, inside a
       CHECK(g.dead_columns.empty());
       CHECK(ratio > 0.9 * expect);
       CHECK(ratio < 1.1 * expect);
-      // Generalisation: measured at most 1.20x the in-sample ratio (1.23x calibrating on the others).
+      // Generalisation: measured at most 1.25x the in-sample ratio on the retrained checkpoint (1.20x before).
       CHECK(ratio_held < 1.3 * ratio);
     }
   }

@@ -122,9 +122,13 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   CHECK(s[8]["ppl"].get<double>() == doctest::Approx(s[4]["ppl"].get<double>()).epsilon(0.02));
   CHECK(s[0]["embedding_format"] == "fp32");
   CHECK(s[1]["embedding_format"] == "fp16");
-  CHECK(s[1]["bytes_embedding"] == 2 * 1963 * 128);
+  CHECK(s[1]["bytes_embedding"] == 2 * 1964 * 128);
   CHECK(s[1]["ppl"].get<double>() == doctest::Approx(s[0]["ppl"].get<double>()).epsilon(1e-3));
-  CHECK(s[0]["on_pareto_frontier"] == (s[0]["ppl"] < s[1]["ppl"]));  // fp32 is only on it when strictly better
+  // fp32 stores the most bytes, so it is on the frontier only when its perplexity is strictly below every other row's.
+  bool fp32_best = true;
+  for (size_t i = 1; i < s.size(); ++i)
+    if (s[i]["status"] == "ok" && s[i]["ppl"].get<double>() <= s[0]["ppl"].get<double>()) fp32_best = false;
+  CHECK(s[0]["on_pareto_frontier"] == fp32_best);
   // Fewer bits, further from fp32: int2 RTN diverges more than int3 RTN, than int4 RTN.
   const auto kl = [&](size_t i) { return s[i]["divergence"]["kl"]["mean"].get<double>(); };
   CHECK(kl(14) > kl(11));

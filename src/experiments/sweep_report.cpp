@@ -113,14 +113,11 @@ std::string hard_set_answer(const std::vector<SchemeRow>& rows, const std::vecto
   const Score f = hard_set(fp32->quality->by_construction);
   if (f.total == 0) return "";
   const Interval fw = wilson(f.correct, f.total);
-  std::string s = fmt::format("**The hard constructions** ({}): fp32 {:.4f} [{:.4f}, {:.4f}] over {} slots", 
-                              [] {
-                                std::string n;
-                                for (int k = minigpt::kNumEasyConstructions; k < minigpt::kNumConstructions; ++k)
-                                  n += std::string(k > minigpt::kNumEasyConstructions ? ", " : "") +
-                                       minigpt::construction_name(static_cast<minigpt::Construction>(k));
-                                return n;
-                              }(),
+  std::string names;
+  for (int k = minigpt::kNumEasyConstructions; k < minigpt::kNumConstructions; ++k)
+    names += fmt::format("{}{}", k > minigpt::kNumEasyConstructions ? ", " : "",
+                         minigpt::construction_name(static_cast<minigpt::Construction>(k)));
+  std::string s = fmt::format("**The hard constructions** ({}): fp32 {:.4f} [{:.4f}, {:.4f}] over {} slots", names,
                               f.accuracy(), fw.low, fw.high, f.total);
   const BaselineRow* best = nullptr;
   for (const auto& b : baselines)
@@ -340,8 +337,9 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
     s += "The first four constructions are decided by a two-line rule; the last three (the hard set) are built so that "
          "it, or the nearest noun, reads the wrong word. The rows in italics pick a form without a model, on the same "
          "slots:\n\n";
-    for (const auto& b : res.baselines) s += "- *" + b.name + "*: " + b.rule + ".\n";
+    for (const auto& b : res.baselines) s += fmt::format("- *{}*: {}.\n", b.name, b.rule);
     s += "\n";
+    s += hard_set_answer(rows, res.baselines, find_in(rows, "fp32"));
   }
   if (const std::string qt = quality_table(rows); !qt.empty()) {
     const Divergence& d0 = *std::find_if(rows.begin(), rows.end(), [](const SchemeRow& r) {
@@ -393,7 +391,6 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
     s += fmt::format(". Verb-tense accuracy {:.4f} vs {:.4f}.\n\n", g->quality->verb_tense.accuracy(), f->quality->verb_tense.accuracy());
   }
 
-  s += hard_set_answer(rows, res.baselines, f);
   s += "**What INT4 buys by the roofline, and what was measured:**\n\n" + speedup_sentence(rows, "MiniGPT", int8_kernel);
   if (res.gpt2_config) s += speedup_sentence(res.gpt2_schemes, "GPT-2-small-shaped body", int8_kernel);
   s += "\n";
