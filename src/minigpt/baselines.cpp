@@ -137,8 +137,10 @@ class Bigram {
   }
 };
 
-int bigram_pick(const Bigram& bg, const Story& st, const VerbSlot& sl, const std::string& prev_story_end) {
-  const std::string& prev = sl.pos > 0 ? st.tokens[static_cast<size_t>(sl.pos - 1)] : prev_story_end;
+// A slot at a story's first token follows the previous story's <sep>, as in the train stream.
+int bigram_pick(const Bigram& bg, const Story& st, const VerbSlot& sl) {
+  static const std::string kSep = kSeparator;
+  const std::string& prev = sl.pos > 0 ? st.tokens[static_cast<size_t>(sl.pos - 1)] : kSep;
   const std::string& next = st.tokens[static_cast<size_t>(sl.pos + 1)];  // a slot never ends its story
   int best = 0;
   double best_score = -INFINITY;
@@ -169,7 +171,7 @@ std::vector<BaselineScore> rule_baselines(const Lexicon& lex, const std::vector<
     for (const VerbSlot& sl : st.slots) {
       if (max_slots > 0 && n >= max_slots) return out;
       ++n;
-      const int pick[3] = {two_line_rule(words, st, sl), nearest_noun(words, st, sl), bigram_pick(bigram, st, sl, kSeparator)};
+      const int pick[3] = {two_line_rule(words, st, sl), nearest_noun(words, st, sl), bigram_pick(bigram, st, sl)};
       for (int b = 0; b < 3; ++b) {
         const int ok = pick[b] == sl.correct ? 1 : 0;
         ConstructionScore& k = out[static_cast<size_t>(b)].by_kind[static_cast<size_t>(sl.kind)];
