@@ -70,10 +70,11 @@ TEST_CASE("int3-g64: GPTQ's KL divergence from fp32 is below round-to-nearest's,
   CHECK(g.kl_mean > 0.7 * 0.000373);
   CHECK(g.kl_mean < 1.4 * 0.000373);
   // top-1 agreement: many next tokens are near ties in this grammar, so a small KLD flips argmaxes.
-  // Bands: measured +- about 0.05 (0.7886 and 0.9456).
+  // Bands keep the previous checkpoint's distances from the measurement: RTN measured 0.7886 in
+  // [-0.05, +0.05], GPTQ measured 0.9456 in [-0.036, +0.034] (0.9619 in [0.93, 0.99] before).
   CHECK(r.top1 > 0.74);
   CHECK(r.top1 < 0.84);
-  CHECK(g.top1 > 0.90);
-  CHECK(g.top1 < 0.99);
+  CHECK(g.top1 > 0.91);
+  CHECK(g.top1 < 0.98);
   CHECK(r.dppl > 0.0);
 }
