@@ -9,6 +9,7 @@ is a backward jump inside one function that holds no other such jump). Per loop 
 instructions, FMAs, int8 dot steps (vpmaddubsw / vpdpbusd), vpmaddwd, int->float converts,
 shifts and ands, shuffles, broadcasts, vector memory operands and vector accesses to the stack
 frame (rsp / rbp), which inside a hot loop are register spills and reloads. Needs binutils' objdump.
+Bad arguments print one line and exit with 2; an object objdump cannot read exits with 1.
 clang names OpenMP-outlined regions `.omp_outlined.`, so a kernel inlined into one is not found by
 its template name there.
 """
@@ -23,7 +24,7 @@ def innermost_loops(obj, pattern):
                           capture_output=True, text=True, check=True).stdout
     for chunk in re.split(r"\n(?=[0-9a-f]+ <)", text):
         head = re.match(r"([0-9a-f]+) <(.*)>:", chunk)
-        if not head or not re.search(pattern, head.group(2)):
+        if not head or not pattern.search(head.group(2)):
             continue
         ins = []  # (address, mnemonic, operands)
         for line in chunk.splitlines()[1:]:
@@ -34,8 +35,9 @@ def innermost_loops(obj, pattern):
         loops = []
         for i, (a, op, arg) in enumerate(ins):
             t = re.match(r"([0-9a-f]+) <", arg) if op.startswith("j") else None
-            if t and int(t.group(1), 16) <= a and int(t.group(1), 16) in at:
-                loops.append((at[int(t.group(1), 16)], i))
+            target = int(t.group(1), 16) if t else None
+            if target is not None and target <= a and target in at:  # a backward jump: a loop
+                loops.append((at[target], i))
         for s, e in loops:
             if any(s <= s2 and e2 <= e and (s2, e2) != (s, e) for s2, e2 in loops):
                 continue  # not innermost
@@ -59,18 +61,36 @@ def mix(body):
     return c
 
 
+COLS = ["n", "fma", "dot", "maddwd", "cvt", "shift_and", "shuffle", "bcast", "vec_mem", "stack"]
+
+
 def main():
-    if len(sys.argv) < 3:
-        sys.exit("usage: asm_loops.py OBJECT REGEX [fma|dot] [TOP]")
+    usage = "usage: asm_loops.py OBJECT REGEX [fma|dot] [TOP]"
+    if not 3 <= len(sys.argv) <= 5:
+        print(usage, file=sys.stderr)
+        return 2
     key = sys.argv[3] if len(sys.argv) > 3 else "fma"
-    top = int(sys.argv[4]) if len(sys.argv) > 4 else 8
-    rows = [r for r in innermost_loops(sys.argv[1], sys.argv[2]) if r[2][key] > 0]
+    top = sys.argv[4] if len(sys.argv) > 4 else "8"
+    if key not in ("fma", "dot") or not top.isdigit() or int(top) < 1:
+        print(f"asm_loops.py: COUNT_KEY must be fma or dot and TOP a positive integer ({usage})", file=sys.stderr)
+        return 2
+    try:
+        pattern = re.compile(sys.argv[2])
+    except re.error as e:
+        print(f"asm_loops.py: REGEX {sys.argv[2]!r} is not a regular expression: {e}", file=sys.stderr)
+        return 2
+    try:
+        rows = [r for r in innermost_loops(sys.argv[1], pattern) if r[2][key] > 0]
+    except (OSError, subprocess.CalledProcessError) as e:
+        err = getattr(e, "stderr", None) or str(e)
+        print(f"asm_loops.py: cannot disassemble {sys.argv[1]}: {err.strip().splitlines()[-1]}", file=sys.stderr)
+        return 1
     rows.sort(key=lambda r: -r[2][key])
-    cols = ["n", "fma", "dot", "maddwd", "cvt", "shift_and", "shuffle", "bcast", "vec_mem", "stack"]
-    for name, addr, c in rows[:top]:
+    for name, addr, c in rows[:int(top)]:
         name = re.sub(r"mq::kdetail::|\(anonymous namespace\)::", "", name).split("(")[0]
-        print(f"{addr:6x} " + " ".join(f"{k}={c[k]}" for k in cols) + f"  {name}")
+        print(f"{addr:6x} " + " ".join(f"{k}={c[k]}" for k in COLS) + f"  {name}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
