@@ -72,7 +72,7 @@ std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, con
   }
   std::vector<float> y(static_cast<size_t>(n * q.rows)), yr(static_cast<size_t>(n * rows));
   kernel(x.data(), y.data());
-  if (o.act == ActMode::dynamic_int8) mq::gemm_dynamic_ref(head, x.data(), n, yr.data());
+  if (o.act != ActMode::weight_only) mq::gemm_dynamic_ref(head, x.data(), n, yr.data(), o.act);
   else mq::gemm_ref(head, x.data(), n, yr.data());
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < rows; ++r) {
@@ -93,21 +93,25 @@ int64_t cold_copies(double bytes) {
   return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(want / bytes)));
 }
 
-// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8), cold (0: the same
+// The activation modes' arguments and the suffixes of their row names.
+ActMode act_arg(int64_t v) { return v == 2 ? ActMode::dynamic_int16 : v == 1 ? ActMode::dynamic_int8 : ActMode::weight_only; }
+const char* act_suffix(ActMode a) { return a == ActMode::dynamic_int16 ? "+a16" : a == ActMode::dynamic_int8 ? "+a8" : ""; }
+
+// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8, 2 dynamic int16), cold (0: the same
 // weights every call, cache-resident where they fit; 1: cycle through cold_copies() copies, from DRAM).
 void BM_gemm(benchmark::State& st) {
   const Shape sh = kShapes[st.range(0)];
   const Scheme s = mq::scheme_table()[static_cast<size_t>(st.range(1))];
   const int64_t n = st.range(2);
   const int threads = static_cast<int>(st.range(3));
-  const ActMode act = st.range(4) ? ActMode::dynamic_int8 : ActMode::weight_only;
+  const ActMode act = act_arg(st.range(4));
   const bool cold = st.range(5) == 1;
   const QTensor& q = tensor(sh, s);
   const std::vector<float> x = mq::gaussian_matrix(n, sh.in, 7);
   std::vector<float> y(static_cast<size_t>(n * sh.out));
   const mq::KernelOptions o{.threads = threads, .act = act};
   // The dynamic path runs on the 16-row block layout, packed once as QuantizedLinear does.
-  const bool blocked = act == ActMode::dynamic_int8 && mq::blockable(q);
+  const bool blocked = act != ActMode::weight_only && mq::blockable(q);
   const mq::BlockedCodes b = blocked ? mq::pack_blocked(q) : mq::BlockedCodes{};
   // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
   const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
@@ -117,7 +121,7 @@ void BM_gemm(benchmark::State& st) {
   std::vector<mq::BlockedCodes> bs(static_cast<size_t>(blocked ? copies - 1 : 0), b);
   int64_t next = 0;
   auto run_copy = [&](int64_t i, const float* xp, float* yp) {
-    if (blocked) mq::gemm_blocked(i == 0 ? b : bs[static_cast<size_t>(i - 1)], xp, n, yp, threads);
+    if (blocked) mq::gemm_blocked(i == 0 ? b : bs[static_cast<size_t>(i - 1)], xp, n, yp, threads, true, act);
     else mq::gemm(i == 0 ? q : qs[static_cast<size_t>(i - 1)], xp, n, yp, o);
   };
   auto kernel = [&](const float* xp, float* yp) { run_copy(0, xp, yp); };
@@ -128,8 +132,9 @@ void BM_gemm(benchmark::State& st) {
   const double ops = 2.0 * static_cast<double>(sh.out * sh.in * n);
   // The same-run probe at the working set the timed loop reads: all copies when cold (DRAM).
   const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes * static_cast<double>(copies)), threads);
-  // +a8 rows against the int8 VNNI peak where the CPU has it, else (AVX2 or portable path) the fp32 FMA peak.
-  const double vnni = act == ActMode::dynamic_int8 ? mqbench::vnni_peak(threads) : 0.0;
+  // +a8 / +a16 rows against the int8 VNNI peak where the CPU has it, else (AVX2 or portable path) the fp32
+  // FMA peak. (+a16 does two int8 dots per weight, so its own ceiling is half of that.)
+  const double vnni = act != ActMode::weight_only ? mqbench::vnni_peak(threads) : 0.0;
   const double peak = vnni > 0 ? vnni : mqbench::fma_peak(threads);
   const double roof = std::min(peak, ops / bytes * bw);
   for (int64_t i = 0; i < std::max<int64_t>(3, copies); ++i) run_copy(i % copies, x.data(), y.data());  // warm-up
@@ -146,7 +151,7 @@ void BM_gemm(benchmark::State& st) {
   st.counters["frac_bw"] = benchmark::Counter(bytes / bw, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["frac_roof"] = benchmark::Counter(ops / roof, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["copies"] = static_cast<double>(copies);
-  st.SetLabel(s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "") + " " + std::to_string(sh.out) + "x" +
+  st.SetLabel(s.name() + act_suffix(act) + " " + std::to_string(sh.out) + "x" +
               std::to_string(sh.in) + " n=" + std::to_string(n) + " t=" + std::to_string(threads) + (cold ? " cold" : ""));
 }
 
@@ -187,18 +192,18 @@ void BM_eigen(benchmark::State& st) {
 
 minigpt::ModelConfig model_config(int which) {
   // MiniGPT itself, and a GPT-2-small-shaped body (768 wide, 12 layers, 12 heads) keeping MiniGPT's
-  // vocabulary of 1963: with GPT-2's 50257 the fp32 tied LM head (154 MB) would dominate decode.
-  if (which == 0) return {.vocab_size = 1963, .n_ctx = 128, .d_model = 256, .n_layer = 4, .n_head = 4, .d_ff = 1024};
-  return {.vocab_size = 1963, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
+  // vocabulary of 1964: with GPT-2's 50257 the fp32 tied LM head (154 MB) would dominate decode.
+  if (which == 0) return {.vocab_size = 1964, .n_ctx = 128, .d_model = 256, .n_layer = 4, .n_head = 4, .d_ff = 1024};
+  return {.vocab_size = 1964, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
 }
 
 // Args: model (0 MiniGPT, 1 GPT-2-small-shaped), scheme index (-1: the model's own Eigen fp32
-// projections), threads, act, phase (0 decode, 1 prefill of 64 tokens).
+// projections), threads, act (as BM_gemm's), phase (0 decode, 1 prefill of 64 tokens).
 void BM_model(benchmark::State& st) {
   const int which = static_cast<int>(st.range(0));
   const int si = static_cast<int>(st.range(1));
   const int threads = static_cast<int>(st.range(2));
-  const ActMode act = st.range(3) ? ActMode::dynamic_int8 : ActMode::weight_only;
+  const ActMode act = act_arg(st.range(3));
   const bool prefill = st.range(4) == 1;
   const minigpt::ModelConfig c = model_config(which);
   mq::set_default_threads(threads);
@@ -218,7 +223,7 @@ void BM_model(benchmark::State& st) {
     for (const auto& li : model->linears()) bytes += 4LL * li.in * li.out;
     if (si >= 0) {
       const Scheme s = mq::scheme_table()[static_cast<size_t>(si)];
-      name = s.name() + (act == ActMode::dynamic_int8 ? "+a8" : "");
+      name = s.name() + act_suffix(act);
       // The sweep's plan for that name: every Linear in the scheme, the tied embedding (and LM head) in fp16.
       const minigpt::ModelQuantReport rep = minigpt::quantize_model(*model, minigpt::QuantPlan::uniform(name));
       bytes = 0;
@@ -292,12 +297,13 @@ void register_all() {
           reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 0, 0});
         }
       if (in_dyn && (big || batched))
-        for (int threads : {1, 2})
-          for (int64_t n : {1, 8, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 1, 0});
+        for (int64_t act : {1, 2})
+          for (int threads : {1, 2})
+            for (int64_t n : {1, 8, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, act, 0});
     }
   }
   // Cold rows: one decode GEMV per 4096-class shape from DRAM for every weight-only scheme the sweep runs and
-  // both +a8 ones, beside the hot rows above.
+  // the dynamic ones (+a8 and +a16), beside the hot rows above.
   const std::vector<std::string> cold_schemes = {"fp32", "fp16", "bf16", "int8-per-channel", "int4-g64", "int4-g128",
                                                  "int4-per-channel", "int3-g64", "int2-g64"};
   auto index_of = [](const std::string& nm) {
@@ -308,14 +314,16 @@ void register_all() {
   for (int64_t shi : {0, 1})
     for (int threads : {1, 2}) {
       for (const std::string& nm : cold_schemes) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 0, 1});
-      for (const char* nm : {"int8-per-channel", "int4-g64", "int4-g32"}) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 1, 1});
+      for (int64_t act : {1, 2})
+        for (const char* nm : {"int8-per-channel", "int4-g64", "int4-g32"}) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, act, 1});
     }
   for (int which : {0, 1}) {
     std::vector<std::pair<int, int>> runs = {{-1, 0}};  // (scheme index, act)
     for (size_t si = 0; si < table.size(); ++si)
       if (which == 0 || std::find(batch_schemes.begin(), batch_schemes.end(), table[si].name()) != batch_schemes.end())
         runs.push_back({static_cast<int>(si), 0});
-    for (const char* d : {"int8-per-channel", "int4-g64"}) runs.push_back({scheme_index(d), 1});
+    for (int act : {1, 2})
+      for (const char* d : {"int8-per-channel", "int4-g64"}) runs.push_back({scheme_index(d), act});
     for (auto [si, act] : runs)
       for (int threads : {1, 2})
         for (int phase : {0, 1})

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -75,30 +76,45 @@ TEST_CASE("which tensors have a block layout") {
 
 TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA path (VNNI or AVX2) and portable") {
   MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name()));
-  double overall = 0.0;
+  double overall[2] = {0.0, 0.0};
+  for (const ActMode act : {ActMode::dynamic_int8, ActMode::dynamic_int16})
   for (const Scheme& s : blocked_schemes())
     for (int64_t rows : {int64_t{5}, int64_t{70}, int64_t{130}})
       for (int64_t cols : {int64_t{128}, int64_t{256}}) {
+        const bool wide = act == ActMode::dynamic_int16;
         const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel / per-tensor: padded columns
         const std::vector<float> w = gaussian_matrix(rows, c, 17 + static_cast<uint64_t>(rows));
         const QTensor q = quantize(w.data(), rows, c, s);
         const BlockedCodes b = pack_blocked(q);
         const int64_t gpr = s.groups_per_row(c);
+        // With 16-bit activations the kernel runs each token as two int8 rows, so n = 1, 2, 4, ... reach
+        // its 2-row decode tile (half the single-token tile's blocks), the 4-token tiles and remainders.
         for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{8}, int64_t{13}, int64_t{64}}) {
           const std::vector<float> x = gaussian_matrix(n, c, 5 + static_cast<uint64_t>(n));
           std::vector<float> yref(static_cast<size_t>(n * rows));
-          gemm_dynamic_ref(q, x.data(), n, yref.data());
+          gemm_dynamic_ref(q, x.data(), n, yref.data(), act);
           // Bound per output: the exact int32 group dot meets one int -> float rounding, one fma per
-          // group and the token scale: gamma(2 gpr + 2) of sum_i s |u_i - z| |a_i| * s_x.
+          // group and the token scale: gamma(2 gpr + 2) of sum_i s |u_i - z| |a_i| * s_x. 16-bit: each
+          // half (h with scale 256 s_x, l with s_x) meets that, then their sum one more rounding:
+          // gamma(2 gpr + 3) of sum_i s |u_i - z| (256 |h_i| + |l_i|) * s_x.
           std::vector<double> bound(static_cast<size_t>(n * rows));
           std::vector<int8_t> a(static_cast<size_t>(c));
+          std::vector<int16_t> a16(static_cast<size_t>(c));
           for (int64_t t = 0; t < n; ++t) {
-            const double sx = quantize_activations(x.data() + t * c, c, a.data());
+            const double sx = wide ? quantize_activations16(x.data() + t * c, c, a16.data())
+                                   : quantize_activations(x.data() + t * c, c, a.data());
             for (int64_t r = 0; r < rows; ++r) {
               double m = 0.0;
-              for (int64_t k = 0; k < c; ++k)
-                m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * std::abs(a[k]);
-              bound[t * rows + r] = gamma(2 * gpr + 2) * sx * m + 1e-30;
+              for (int64_t k = 0; k < c; ++k) {
+                double mag = std::abs(a[k]);
+                if (wide) {
+                  int8_t h = 0, l = 0;
+                  split_act16(a16[k], h, l);
+                  mag = 256.0 * std::abs(h) + std::abs(l);
+                }
+                m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * mag;
+              }
+              bound[t * rows + r] = gamma(2 * gpr + (wide ? 3 : 2)) * sx * m + 1e-30;
             }
           }
           // The ISA path (VNNI or AVX2) and the portable twin do the same exact integer dots and the same
@@ -107,24 +123,52 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
           for (bool isa : {true, false})
             for (int threads : {1, 2}) {
               CAPTURE(s.name());
+              CAPTURE(wide);
               CAPTURE(rows);
               CAPTURE(c);
               CAPTURE(n);
               CAPTURE(isa);
               CAPTURE(threads);
               std::vector<float> y(static_cast<size_t>(n * rows) + 1, -7.0f);
-              gemm_blocked(b, x.data(), n, y.data(), threads, isa);
+              gemm_blocked(b, x.data(), n, y.data(), threads, isa, act);
               CHECK(y.back() == -7.0f);  // the padded rows of the last block are not stored
               double worst = 0.0;
               for (int64_t i = 0; i < n * rows; ++i) worst = std::max(worst, std::fabs(y[i] - yref[i]) / bound[i]);
               CHECK(worst <= 1.0);
-              overall = std::max(overall, worst);
+              overall[wide] = std::max(overall[wide], worst);
               if (isa) y_isa[threads] = y;
               else CHECK(y == y_isa[threads]);
             }
         }
       }
-  MESSAGE("worst error / bound vs reference: " << overall);
+  MESSAGE("worst error / bound vs reference: int8 activations " << overall[0] << ", 16-bit " << overall[1]);
+}
+
+TEST_CASE("16-bit activations: the split into two int8 halves is exact over the whole code range") {
+  for (int32_t v = -kAct16Max; v <= kAct16Max; ++v) {
+    int8_t h = 0, l = 0;
+    split_act16(static_cast<int16_t>(v), h, l);
+    if (256 * int32_t{h} + int32_t{l} != v || h < -127) {
+      CAPTURE(v);
+      FAIL("split_act16 does not reproduce the code");
+    }
+  }
+  // The quantizer reaches both ends of the range and no further, and maps NaN / Inf and zero as the
+  // int8 one does.
+  std::vector<float> x = {0.5f, -2.0f, 1e-3f, 2.0f, 0.0f};
+  std::vector<int16_t> a(x.size());
+  const float sx = quantize_activations16(x.data(), 5, a.data());
+  CHECK(sx == 2.0f / static_cast<float>(kAct16Max));
+  CHECK(a[1] == -kAct16Max);
+  CHECK(a[3] == kAct16Max);
+  CHECK(a[4] == 0);
+  CHECK(std::abs(a[0] * sx - 0.5f) <= sx / 2);
+  std::fill(x.begin(), x.end(), 0.0f);
+  CHECK(quantize_activations16(x.data(), 5, a.data()) == 0.0f);
+  CHECK(a[2] == 0);
+  x[2] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(std::isnan(quantize_activations16(x.data(), 5, a.data())));
+  CHECK(a[2] == 0);
 }
 
 TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports both sizes") {
@@ -144,4 +188,12 @@ TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports b
   dyn.forward(x.data(), 3, y.data());
   gemm_blocked(pack_blocked(dyn.weight()), x.data(), 3, yr.data(), 1);
   CHECK(y == yr);
+  // 16-bit activations: the same layout and storage, the kernel's int16 mode.
+  const QuantizedLinear d16(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::dynamic_int16);
+  CHECK(d16.resident_bytes() == dyn.resident_bytes());
+  d16.forward(x.data(), 3, y.data());
+  gemm_blocked(pack_blocked(d16.weight()), x.data(), 3, yr.data(), 1, true, ActMode::dynamic_int16);
+  CHECK(y == yr);
+  CHECK_THROWS_AS(QuantizedLinear(w.data(), 40, 256, Scheme::integer(3, 64), ActMode::dynamic_int16), UsageError);
+  CHECK_THROWS_AS(gemm_blocked(pack_blocked(d16.weight()), x.data(), 3, yr.data(), 1, true, ActMode::weight_only), UsageError);
 }

@@ -139,6 +139,16 @@ TEST_CASE("the energy model charges each Linear's operations as that Linear runs
   // How the Linears run moves operations between datatypes, never bytes: the same codes are read.
   CHECK(h.total_bytes() == u.total_bytes());
   CHECK(hp.total_bytes() == up.total_bytes());
+  // +a16 runs two int8 dot products per weight (the codes' high and low halves): twice +a8's int8 work.
+  minigpt::Model a16(kTiny, 42);
+  minigpt::quantize_model(a16, minigpt::QuantPlan::uniform("int8-per-channel+a16"));
+  const mq::energy::Work v = decode_step_work(a16, context, batch, w);
+  CHECK(v.ops_int8 == 2 * all * batch);
+  CHECK(v.flops_fp32 == u.flops_fp32);
+  CHECK(v.total_bytes() == u.total_bytes());
+  CHECK(activations_of(a16) == "16-bit (dynamic, per token, two int8 halves)");
+  CHECK(activations_of(a8) == "int8 (dynamic, per token)");
+  CHECK(activations_of(fp) == "fp32");
 }
 
 TEST_CASE("method names map to schemes") {

@@ -151,7 +151,7 @@ TEST_CASE("a quantized checkpoint loads back to the same model without fp32 weig
                        mq::Error);
 }
 
-TEST_CASE("scheme names: -gptq and +a8 suffixes, and the errors for ones that cannot apply") {
+TEST_CASE("scheme names: -gptq, +a8 and +a16 suffixes, and the errors for ones that cannot apply") {
   const LinearRecipe a = LinearRecipe::parse("int4-g64");
   CHECK(a.scheme == mq::Scheme::integer(4, 64));
   CHECK_FALSE(a.gptq);
@@ -164,6 +164,15 @@ TEST_CASE("scheme names: -gptq and +a8 suffixes, and the errors for ones that ca
   CHECK(LinearRecipe::parse("int8-per-channel+a8").act == mq::ActMode::dynamic_int8);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16+a8"), doctest::Contains("need int8 or int4 weights"), mq::UsageError);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("int3-g128+a8"), doctest::Contains("+a8"), mq::UsageError);
+  const LinearRecipe c = LinearRecipe::parse("int4-g64-gptq+a16");
+  CHECK(c.act == mq::ActMode::dynamic_int16);
+  CHECK(c.gptq);
+  CHECK(c.name() == "int4-g64-gptq+a16");
+  CHECK(LinearRecipe::parse("int8-per-channel+a16").act == mq::ActMode::dynamic_int16);
+  CHECK_THROWS_WITH_AS(LinearRecipe::parse("int2-g64+a16"), doctest::Contains("+a16"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp32+a16"), doctest::Contains("need int8 or int4 weights"), mq::UsageError);
+  CHECK(QuantPlan::uniform("int3-g64-gptq-act-order").base.act == mq::ActMode::weight_only);
+  CHECK(QuantPlan::uniform("int4-g64-gptq-act-order+a16").base == c);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16-gptq"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
   CHECK_THROWS_AS(LinearRecipe::parse("int4-g64+a4"), mq::UsageError);  // not a suffix we know: an unknown scheme
 }

@@ -114,14 +114,27 @@ std::string scheme_of(const std::string& method, const EnergyOptions& o) {
   return scheme_for_method(method);
 }
 
+}  // namespace
+
 // How the configured model's Linears take their activations, as the energy model charges them.
 std::string activations_of(const minigpt::Model& m) {
   const std::vector<minigpt::LinearInfo> lin = m.linears();
-  const auto n = std::count_if(lin.begin(), lin.end(), [&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_activations(); });
-  if (n == 0) return "fp32";
-  if (static_cast<size_t>(n) == lin.size()) return "int8 (dynamic, per token)";
-  return fmt::format("int8 (dynamic, per token) in {} of {} Linears, fp32 in the others", n, lin.size());
+  const auto count = [&](int dots) {
+    return std::count_if(lin.begin(), lin.end(), [&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_dots() == dots; });
+  };
+  const auto n8 = count(1), n16 = count(2);
+  if (n8 + n16 == 0) return "fp32";
+  const char* k8 = "int8 (dynamic, per token)";
+  const char* k16 = "16-bit (dynamic, per token, two int8 halves)";
+  if (static_cast<size_t>(n8) == lin.size()) return k8;
+  if (static_cast<size_t>(n16) == lin.size()) return k16;
+  std::string s;
+  if (n8 > 0) s += fmt::format("{} in {} of {} Linears, ", k8, n8, lin.size());
+  if (n16 > 0) s += fmt::format("{} in {} of {} Linears, ", k16, n16, lin.size());
+  return s + "fp32 in the others";
 }
+
+namespace {
 
 json trial_json(const Subject& sub, const std::string& method, const std::string& kind, int index, const RunResult& r,
                 const std::vector<std::pair<int, BatchRun>>& batch, const json& agreement, const Shared& s) {

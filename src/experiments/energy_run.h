@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/energy/select.h"
+#include "minigpt/model.h"
 #include "minigpt/quant_plan.h"
 
 namespace mqexp {
@@ -24,6 +25,9 @@ const std::vector<std::string>& default_gpt2_energy_methods();
 // name unchanged.
 std::string scheme_for_method(const std::string& method);
 bool method_is_baseline(const std::string& method);  // its scheme is fp32
+// How the configured model's Linears take their activations, as the energy model charges them: "fp32",
+// "int8 (dynamic, per token)", "16-bit (dynamic, per token, two int8 halves)", or a mix with counts.
+std::string activations_of(const minigpt::Model& m);
 
 struct EnergyOptions {
   std::vector<std::string> methods;       // empty: default_energy_methods()

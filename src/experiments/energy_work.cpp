@@ -11,16 +11,22 @@ namespace {
 using mq::energy::Work;
 
 // The Linears' operations per token (2 per multiply-add), split by how each one runs: int8 dot
-// products when it quantizes its activations (+a8), fp32 FMAs otherwise (fp32 weights, or codes
-// widened to fp32). A quant map can mix both in one model.
+// products when it quantizes its activations (+a8: one per weight; +a16: two, its codes' high and low
+// halves), fp32 FMAs otherwise (fp32 weights, or codes widened to fp32). A quant map can mix them.
 struct LinearOps {
   double int8 = 0, fp32 = 0;
-  double total() const { return int8 + fp32; }
+  double model = 0;  // the Linears' multiply-adds x 2 as the model counts them (decode_traffic's flops):
+                     // int8 + fp32, except that +a16 runs each of its multiply-adds as two int8 ones
 };
 
 LinearOps linear_ops(const minigpt::Model& m) {
   LinearOps ops;
-  for (const auto& li : m.linears()) (m.projection(li.name).int8_activations() ? ops.int8 : ops.fp32) += 2.0 * li.in * li.out;
+  for (const auto& li : m.linears()) {
+    const int dots = m.projection(li.name).int8_dots();
+    const double madds = 2.0 * li.in * li.out;
+    (dots > 0 ? ops.int8 : ops.fp32) += std::max(dots, 1) * madds;
+    ops.model += madds;
+  }
   return ops;
 }
 
@@ -49,7 +55,7 @@ Work decode_step_work(const minigpt::Model& m, int context, int batch, const Wor
   // KV: every sequence reads its own cache; together they are the working set.
   wk.bytes[level(w, t.kv_bytes * batch)] += t.kv_bytes * batch;
   const LinearOps lin = linear_ops(m);
-  add_ops(wk, lin, batch, (t.flops - lin.total()) * batch);
+  add_ops(wk, lin, batch, (t.flops - lin.model) * batch);
   return wk;
 }
 
@@ -66,7 +72,7 @@ Work prefill_work(const minigpt::Model& m, int prompt, const WorkContext& w) {
   wk.bytes[level(w, kv)] += 2 * kv;        // written once, read once by the score and value products
   const LinearOps lin = linear_ops(m);
   // t.flops at context 0 = Linears + LM head per token; attention: full P x P scores and sums per layer.
-  add_ops(wk, lin, P, (t.flops - lin.total()) * P + 4.0 * L * d * P * P);
+  add_ops(wk, lin, P, (t.flops - lin.model) * P + 4.0 * L * d * P * P);
   return wk;
 }
 

@@ -16,10 +16,12 @@ class Projection {
   // Bytes this layer really stores for its weight (codes + scales + zero-points).
   virtual long long weight_bytes() const = 0;
   virtual std::string format_name() const = 0;
-  // True when the layer quantizes each token's activations to int8 and multiplies integers (a "+a8"
-  // recipe); false when it multiplies in fp32 (fp32 weights, or codes widened to fp32). What the
-  // sweep's roofline bound and the energy model charge its arithmetic as.
-  virtual bool int8_activations() const { return false; }
+  // int8 dot products per weight per token: 1 when the layer quantizes each token's activations to
+  // int8 and multiplies integers (a "+a8" recipe), 2 for 16-bit activations run as two int8 halves
+  // ("+a16"), 0 when it multiplies in fp32 (fp32 weights, or codes widened to fp32). What the sweep's
+  // roofline bound and the energy model charge its arithmetic as.
+  virtual int int8_dots() const { return 0; }
+  bool int8_activations() const { return int8_dots() > 0; }
 };
 
 }  // namespace minigpt

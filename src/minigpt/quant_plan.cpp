@@ -21,18 +21,24 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
   if (storage.size() > 3 && storage.ends_with("+a8")) {
     r.act = mq::ActMode::dynamic_int8;
     storage.resize(storage.size() - 3);
+  } else if (storage.size() > 4 && storage.ends_with("+a16")) {
+    r.act = mq::ActMode::dynamic_int16;
+    storage.resize(storage.size() - 4);
   }
   r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
   if (r.gptq) storage.resize(storage.size() - 5);
   r.scheme = mq::Scheme::parse(storage);
   if (r.gptq && !r.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
-  if (r.act == mq::ActMode::dynamic_int8 && !mq::supports_dynamic(r.scheme))
-    throw mq::UsageError(fmt::format("scheme {}: dynamic int8 activations (+a8) need int8 or int4 weights", name));
+  if (r.act != mq::ActMode::weight_only && !mq::supports_dynamic(r.scheme))
+    throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need int8 or int4 weights", name,
+                                     r.act == mq::ActMode::dynamic_int8 ? "int8" : "16-bit",
+                                     r.act == mq::ActMode::dynamic_int8 ? "+a8" : "+a16"));
   return r;
 }
 
 std::string LinearRecipe::name() const {
-  return scheme.name() + (gptq ? "-gptq" : "") + (act == mq::ActMode::dynamic_int8 ? "+a8" : "");
+  return scheme.name() + (gptq ? "-gptq" : "") +
+         (act == mq::ActMode::dynamic_int8 ? "+a8" : act == mq::ActMode::dynamic_int16 ? "+a16" : "");
 }
 
 bool PlanRule::matches(int layer, LinearKind k) const {
@@ -48,7 +54,7 @@ QuantPlan QuantPlan::uniform(const std::string& name) {
   if (const size_t at = recipe.find(kActOrder); at != std::string::npos) {
     // Act-order reorders GPTQ's columns; it means nothing to round-to-nearest, so it only follows "-gptq".
     const std::string before = recipe.substr(0, at), after = recipe.substr(at + kActOrder.size());
-    if (!before.ends_with("-gptq") || (!after.empty() && after != "+a8"))
+    if (!before.ends_with("-gptq") || (!after.empty() && after != "+a8" && after != "+a16"))
       throw mq::UsageError(fmt::format("scheme {}: -act-order is a GPTQ setting and follows -gptq (e.g. int3-g64-gptq-act-order)",
                                        mq::clip_text(name)));
     recipe = before + after;

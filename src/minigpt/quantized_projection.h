@@ -18,7 +18,9 @@ class QuantizedProjection final : public Projection {
   long long weight_bytes() const override { return l_.storage().total(); }
   // The scheme's name (the activation mode is not part of the storage format).
   std::string format_name() const override { return l_.scheme().name(); }
-  bool int8_activations() const override { return l_.act() == mq::ActMode::dynamic_int8; }
+  int int8_dots() const override {
+    return l_.act() == mq::ActMode::dynamic_int16 ? 2 : l_.act() == mq::ActMode::dynamic_int8 ? 1 : 0;
+  }
   const mq::QuantizedLinear& linear() const { return l_; }
 
  private:

@@ -31,10 +31,10 @@ QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act
 }
 
 void QuantizedLinear::prepare() {
-  if (act_ != ActMode::dynamic_int8) return;
+  if (act_ == ActMode::weight_only) return;
   if (!supports_dynamic(w_.scheme))
-    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic int8 activations need int8 or int4 weights, not {}",
-                                 w_.name, w_.scheme.name()));
+    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8 or int4 weights, not {}", w_.name,
+                                 act_ == ActMode::dynamic_int8 ? "int8" : "int16", w_.scheme.name()));
   if (!blockable(w_)) return;  // gemm() runs the scalar reference
   blocked_ = pack_blocked(w_);
   // One copy of the weights in memory: the row-major codes and scales are rebuilt on demand.
@@ -57,7 +57,7 @@ const uint8_t* QuantizedLinear::row_codes(int64_t r) const {
 void QuantizedLinear::forward(const float* x, int64_t n, float* y) const {
   if (n < 0) throw UsageError(fmt::format("QuantizedLinear '{}': negative token count {}", w_.name, n));
   if (n > 0 && (x == nullptr || y == nullptr)) throw UsageError(fmt::format("QuantizedLinear '{}': null x or y", w_.name));
-  if (blocked_) return gemm_blocked(*blocked_, x, n, y, /*threads: the default*/ 0);
+  if (blocked_) return gemm_blocked(*blocked_, x, n, y, /*threads: the default*/ 0, /*use_isa*/ true, act_);
   gemm(w_, x, n, y, {.act = act_});
 }
 

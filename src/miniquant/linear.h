@@ -25,7 +25,7 @@ class QuantizedLinear {
   int64_t in_features() const { return w_.cols; }
   int64_t out_features() const { return w_.rows; }
   const Scheme& scheme() const { return w_.scheme; }
-  ActMode act() const { return act_; }  // how it runs: weight-only, or int8 activations per token
+  ActMode act() const { return act_; }  // how it runs: weight-only, or int8 / 16-bit activations per token
   // The stored tensor (a copy; in dynamic mode rebuilt from the block layout, the only copy held).
   QTensor weight() const;
   // Row r's stored codes, for lookups (embeddings). Throws UsageError in dynamic mode, where the

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "miniquant/aligned.h"
+#include "miniquant/kernels/kernels.h"
 #include "miniquant/quantize.h"
 
 namespace mq {
@@ -65,9 +66,11 @@ BlockedCodes pack_blocked(const QTensor& w);
 // The inverse (tests): the QTensor pack_blocked() was made from, byte for byte.
 QTensor unpack_blocked(const BlockedCodes& b);
 
-// Y = X W^T with dynamically quantized int8 activations (quantize_activations per token), the same
-// arithmetic as gemm_dynamic_ref: exact int32 group dots, scaled in float once per group.
+// Y = X W^T with dynamically quantized activations (act: dynamic_int8, quantize_activations per token;
+// dynamic_int16, quantize_activations16), the same arithmetic as gemm_dynamic_ref: exact int32 group
+// dots, scaled in float once per group (16-bit: once per half, the two halves' outputs added).
 // x: (n, cols) row-major;  y: (n, rows) row-major.  use_isa = false runs the portable twin.
-void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
+void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
+                  ActMode act = ActMode::dynamic_int8);
 
 }  // namespace mq

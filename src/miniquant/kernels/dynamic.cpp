@@ -1,5 +1,6 @@
 // Dynamic-activation kernels for int8 / int4 weights in the 16-row block layout (blocked.h).
-// Each token is quantized to int8 (one fp32 scale per token, quantize_activations). For a block of
+// Each token is quantized to int8 (one fp32 scale per token, quantize_activations), or to 16 bits and
+// split into two int8 rows (ActMode::dynamic_int16, see Acts). For a block of
 // 16 rows and one group, lane l accumulates sum_i (u_i - z) a_i exactly in int32: it starts at
 // -z * sum_i a_i (the zero-point term, sum_i a_i computed once per call) and vpdpbusd adds u_i a_i
 // four columns at a time, with the activations' 4 bytes broadcast to every lane. Once per group
@@ -83,33 +84,61 @@ struct Portable16 {
 };
 
 // One call's activations: int8 codes padded to cols_pad with zeros, per-group sums, token scales.
+// With 16-bit activations every token becomes two int8 rows, its codes' high and low halves
+// (a = 256 h + l, split_act16) with scales 256 s and s: the kernels run them as two tokens that
+// share every weight load, and the caller adds the two output rows.
 struct Acts {
-  int64_t n = 0, ld = 0, groups = 0;
+  int64_t n = 0, ld = 0, groups = 0;  // n: int8 rows (2 per token with 16-bit activations)
   mq::AlignedVector<int8_t> a;  // (n, ld)
   std::vector<int32_t> sum;     // (n, groups) sum of a over each group
   std::vector<float> sx;        // (n)
 };
 
-Acts quantize_acts(const BlockedCodes& w, const float* x, int64_t n, int threads) {
+Acts quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens, int threads, ActMode act) {
+  const bool wide = act == ActMode::dynamic_int16;
   Acts p;
-  p.n = n;
+  p.n = wide ? 2 * tokens : tokens;
   p.ld = w.cols_pad;
   p.groups = w.groups;
-  p.a.assign(static_cast<size_t>(n * p.ld), 0);
-  p.sum.assign(static_cast<size_t>(n * w.groups), 0);
-  p.sx.resize(static_cast<size_t>(n));
-#pragma omp parallel for num_threads(threads) if (n >= 4)
-  for (int64_t t = 0; t < n; ++t) {
-    int8_t* at = p.a.data() + t * p.ld;
-    p.sx[t] = quantize_activations(x + t * w.cols, w.cols, at);
+  p.a.assign(static_cast<size_t>(p.n * p.ld), 0);
+  p.sum.assign(static_cast<size_t>(p.n * w.groups), 0);
+  p.sx.resize(static_cast<size_t>(p.n));
+  auto group_sums = [&](int64_t row) {
+    const int8_t* at = p.a.data() + row * p.ld;
     for (int64_t g = 0; g < w.groups; ++g) {
       int32_t s = 0;
       for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) s += at[c];
-      p.sum[t * w.groups + g] = s;
+      p.sum[row * w.groups + g] = s;
     }
+  };
+#pragma omp parallel for num_threads(threads) if (tokens >= 4)
+  for (int64_t t = 0; t < tokens; ++t) {
+    if (!wide) {
+      p.sx[t] = quantize_activations(x + t * w.cols, w.cols, p.a.data() + t * p.ld);
+      group_sums(t);
+      continue;
+    }
+    std::vector<int16_t> a16(static_cast<size_t>(w.cols));
+    const float s = quantize_activations16(x + t * w.cols, w.cols, a16.data());
+    int8_t* hi = p.a.data() + 2 * t * p.ld;
+    int8_t* lo = hi + p.ld;
+    for (int64_t c = 0; c < w.cols; ++c) split_act16(a16[c], hi[c], lo[c]);
+    p.sx[2 * t] = 256.0f * s;  // exact: a power-of-two multiple (NaN stays NaN)
+    p.sx[2 * t + 1] = s;
+    group_sums(2 * t);
+    group_sums(2 * t + 1);
   }
   return p;
 }
+
+// True when the ISA's int8 dot works on nibble-split fields (Isa::dot_split; AVX2's vpmaddubsw).
+template <class Isa>
+constexpr bool split_bytes() {
+  if constexpr (requires { Isa::kSplitBytes; }) return Isa::kSplitBytes;
+  else return false;
+}
+template <class Isa>
+inline constexpr bool kSplitBytes = split_bytes<Isa>();
 
 // How far ahead of its loads a tile prefetches each block's codes (32 int4 / 16 int8 steps). The
 // hardware prefetcher alone ramps up too slowly on the R separate block streams: measured on one
@@ -148,8 +177,17 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
       } else {
         Isa::nibbles(Isa::load(q), u0, u1);
       }
-      (Isa::template dot<Bits>(std::get<r * T + K>(a1), u0, ap[K] + off), ...);
-      (Isa::template dot<Bits>(std::get<r * T + K>(second), u1, ap[K] + off + 4), ...);
+      if constexpr (Bits == 8 && kSplitBytes<Isa>) {
+        // AVX2: int8 fields go through vpmaddubsw as nibbles; split once here for all T tokens.
+        U l0, h0, l1, h1;
+        Isa::nibbles(u0, l0, h0);
+        Isa::nibbles(u1, l1, h1);
+        (Isa::dot_split(std::get<r * T + K>(a1), l0, h0, ap[K] + off), ...);
+        (Isa::dot_split(std::get<r * T + K>(second), l1, h1, ap[K] + off + 4), ...);
+      } else {
+        (Isa::template dot<Bits>(std::get<r * T + K>(a1), u0, ap[K] + off), ...);
+        (Isa::template dot<Bits>(std::get<r * T + K>(second), u1, ap[K] + off + 4), ...);
+      }
     };
     [&]<size_t... Rs>(std::index_sequence<Rs...>) {
       (block(std::integral_constant<size_t, Rs>(), std::make_index_sequence<T>()), ...);
@@ -215,17 +253,22 @@ void block_tokens(const BlockedCodes& w, int64_t b, const Acts& p, int64_t t0, f
 
 template <class Isa, int Bits, bool Sym>
 void run(const BlockedCodes& w, const Acts& p, float* y, int threads) {
-  // One token: kDecodeBlocks blocks (64 rows) per tile, for 8 independent accumulator chains on VNNI.
-  // Several tokens: one block per work item and kTileTokens-token tiles, so a block's codes are re-read
-  // from L1/L2.
-  constexpr int64_t kR1 = Isa::kDecodeBlocks;
-  const int64_t per_item = p.n == 1 ? kR1 : 1;
+  // One int8 row (an int8 token): kDecodeBlocks blocks (64 rows) per tile, for 8 independent accumulator
+  // chains on VNNI. Two rows (a 16-bit token's two halves, or two int8 tokens): half as many blocks x
+  // both rows, the same number of accumulators. More: one block per work item and kTileTokens-token
+  // tiles, so a block's codes are re-read from L1/L2.
+  constexpr int64_t kR1 = Isa::kDecodeBlocks, kR2 = std::max(1, Isa::kDecodeBlocks / 2);
+  const int64_t per_item = p.n == 1 ? kR1 : p.n == 2 ? kR2 : 1;
   const int64_t items = (w.blocks + per_item - 1) / per_item;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t it = 0; it < items; ++it) {
     const int64_t b0 = it * per_item, b1 = std::min(w.blocks, b0 + per_item);
     if (p.n == 1 && b1 - b0 == kR1) {
       tile<Isa, Bits, Sym, kR1, 1>(w, b0, p, 0, y);
+      continue;
+    }
+    if (p.n == 2 && b1 - b0 == kR2) {
+      tile<Isa, Bits, Sym, kR2, 2>(w, b0, p, 0, y);
       continue;
     }
     for (int64_t b = b0; b < b1; ++b) block_tokens<Isa, Bits, Sym>(w, b, p, 0, y);
@@ -253,20 +296,30 @@ using FastIsa = std::conditional_t<Vnni16::kAvailable, Vnni16, std::conditional_
 
 const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
-void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
+  if (act == ActMode::weight_only) throw UsageError("gemm_blocked: runs the dynamic activation modes, not weight-only");
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
-  const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt);
-  if (use_isa) return kdetail::dispatch<kdetail::FastIsa>(w, p, y, nt);
-  kdetail::dispatch<kdetail::Portable16>(w, p, y, nt);
+  const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt, act);
+  // 16-bit activations: the high and low halves' outputs go to rows 2t and 2t + 1, then add up.
+  std::vector<float> halves(act == ActMode::dynamic_int16 ? static_cast<size_t>(2 * n * w.rows) : 0);
+  float* out = halves.empty() ? y : halves.data();
+  if (use_isa) kdetail::dispatch<kdetail::FastIsa>(w, p, out, nt);
+  else kdetail::dispatch<kdetail::Portable16>(w, p, out, nt);
+  if (halves.empty()) return;
+  for (int64_t t = 0; t < n; ++t) {
+    const float* h = out + 2 * t * w.rows;
+    const float* l = h + w.rows;
+    for (int64_t r = 0; r < w.rows; ++r) y[t * w.rows + r] = h[r] + l[r];
+  }
 }
 
-void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (!supports_dynamic(w.scheme))
     throw UsageError("gemm_dynamic: needs int8 or int4 weights, not " + w.scheme.name());
   // One-off calls pack here; QuantizedLinear packs once at construction.
-  if (!blockable(w)) return gemm_dynamic_ref(w, x, n, y);
-  gemm_blocked(pack_blocked(w), x, n, y, threads, use_isa);
+  if (!blockable(w)) return gemm_dynamic_ref(w, x, n, y, act);
+  gemm_blocked(pack_blocked(w), x, n, y, threads, use_isa, act);
 }
 
 }  // namespace mq

@@ -159,21 +159,30 @@ struct Avx2x16 {
   }
   template <int Bits>
   static void dot(I& acc, const U& u, const int8_t* a) {
+    if constexpr (Bits == 4) {
+      int32_t v;
+      std::memcpy(&v, a, 4);
+      const __m256i av = _mm256_set1_epi32(v);
+      const __m256i ones = _mm256_set1_epi16(1);
+      for (int k = 0; k < 2; ++k)
+        acc.h[k] = _mm256_add_epi32(acc.h[k], _mm256_madd_epi16(_mm256_maddubs_epi16(u.h[k], av), ones));
+    } else {
+      U lo, hi;
+      nibbles(u, lo, hi);
+      dot_split(acc, lo, hi, a);
+    }
+  }
+  // int8 fields already split into nibbles (u = 16 hi + lo): a tile splits each weight step once and
+  // reuses it for all its tokens (kSplitBytes), instead of once per token in dot<8>.
+  static constexpr bool kSplitBytes = true;
+  static void dot_split(I& acc, const U& lo, const U& hi, const int8_t* a) {
     int32_t v;
     std::memcpy(&v, a, 4);
     const __m256i av = _mm256_set1_epi32(v);
-    const __m256i ones = _mm256_set1_epi16(1);
     for (int k = 0; k < 2; ++k) {
-      if constexpr (Bits == 4) {
-        acc.h[k] = _mm256_add_epi32(acc.h[k], _mm256_madd_epi16(_mm256_maddubs_epi16(u.h[k], av), ones));
-      } else {
-        const __m256i m = _mm256_set1_epi8(0x0F);
-        const __m256i lo = _mm256_and_si256(u.h[k], m);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(u.h[k], 4), m);
-        const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, av), ones);
-        const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, av), _mm256_set1_epi16(16));
-        acc.h[k] = _mm256_add_epi32(acc.h[k], _mm256_add_epi32(plo, phi));
-      }
+      const __m256i plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo.h[k], av), _mm256_set1_epi16(1));
+      const __m256i phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi.h[k], av), _mm256_set1_epi16(16));
+      acc.h[k] = _mm256_add_epi32(acc.h[k], _mm256_add_epi32(plo, phi));
     }
   }
   static I iset(int32_t v) { return {{_mm256_set1_epi32(v), _mm256_set1_epi32(v)}}; }

@@ -11,6 +11,11 @@ namespace mq {
 enum class ActMode : uint8_t {
   weight_only,   // activations stay fp32; weights are decoded in registers
   dynamic_int8,  // activations quantized per token to int8 (one fp32 scale per token), integer dots
+  // Activations quantized per token to 16 bits (quantize_activations16: |a| <= 32639, one fp32 scale),
+  // each code split into two int8 halves a = 256 h + l, so the int8 dot products run twice (h and l)
+  // on the same weight loads: integer speed with activations ~256x finer than int8. Its error against
+  // fp32 activations is at most s_x / 2 * sum |w| per output (s_x = absmax / 32639) plus float rounding.
+  dynamic_int16,
 };
 
 struct KernelOptions {
@@ -31,7 +36,8 @@ int default_threads();
 // Throws UsageError when the activation mode does not support the scheme.
 void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt = {});
 
-// True when ActMode::dynamic_int8 can run this scheme (int8 and int4, symmetric or asymmetric).
+// True when the dynamic modes (ActMode::dynamic_int8 / dynamic_int16) can run this scheme (int8 and int4,
+// symmetric or asymmetric).
 bool supports_dynamic(const Scheme& s);
 // True when this build has the VNNI (vpdpbusd) path compiled in.
 bool has_vnni_path();
@@ -45,12 +51,25 @@ void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threa
 void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads);    // 8-bit fields
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit
 void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
-void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa);
+void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,
+                  ActMode act = ActMode::dynamic_int8);
 
 // Symmetric per-token activation quantization shared by the dynamic kernels and their reference:
 // s = absmax / 127 (fp32), a_i = round_half_even(x_i / s) in [-127, 127]; s = 0 and a = 0 for a zero row;
 // s = NaN (a = 0) when x holds a NaN or Inf, so that token's outputs are NaN.
 // x: (cols);  a: (cols).  Returns s.
 float quantize_activations(const float* x, int64_t cols, int8_t* a);
+
+// The same with 16-bit codes for ActMode::dynamic_int16: s = absmax / kAct16Max, a_i = round_half_even(x_i / s)
+// in [-kAct16Max, kAct16Max]. kAct16Max = 32767 - 128 keeps both halves of the split a = 256 h + l in int8
+// (h = (a + 128) >> 8 in [-127, 127], l = a - 256 h in [-128, 127]; split_act16).
+inline constexpr int32_t kAct16Max = 32639;
+float quantize_activations16(const float* x, int64_t cols, int16_t* a);
+// a = 256 h + l with h and l in int8 (a in [-kAct16Max, kAct16Max]).
+inline void split_act16(int16_t a, int8_t& h, int8_t& l) {
+  const int32_t hi = (int32_t{a} + 128) >> 8;  // floor((a + 128) / 256): arithmetic shift
+  h = static_cast<int8_t>(hi);
+  l = static_cast<int8_t>(int32_t{a} - 256 * hi);
+}
 
 }  // namespace mq

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "miniquant/kernels/kernels.h"
 #include "miniquant/quantize.h"
 
 namespace mq {
@@ -21,6 +22,8 @@ void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y);
 // Reference of the dynamic-activation path (int8 / int4 weights): each token is quantized with
 // quantize_activations (kernels.h), then y = s_x * sum_g s_g * sum_{i in g} (u_i - z_g) a_i with the
 // integer sums exact (int64) and the scaling in double.  X: (n, cols);  Y: (n, rows).
-void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y);
+// act = ActMode::dynamic_int16 quantizes with quantize_activations16 instead (the 16-bit codes whole,
+// not the kernels' two halves).
+void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y, ActMode act = ActMode::dynamic_int8);
 
 }  // namespace mq

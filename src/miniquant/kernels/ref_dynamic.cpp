@@ -1,4 +1,5 @@
-// Scalar reference of the dynamic int8-activation path: exact integer group sums, double scaling.
+// Scalar reference of the dynamic-activation paths (int8 and int16 activations): exact integer group sums,
+// double scaling.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,7 +10,10 @@
 
 namespace mq {
 
-float quantize_activations(const float* x, int64_t cols, int8_t* a) {
+namespace {
+// Shared by the int8 and int16 activation quantizers: s = absmax / qmax, a_i = round_half_even(x_i / s).
+template <class A>
+float quantize_symmetric(const float* x, int64_t cols, A* a, float qmax) {
   float absmax = 0.0f;
   bool finite = true;
   for (int64_t i = 0; i < cols; ++i) {
@@ -17,26 +21,36 @@ float quantize_activations(const float* x, int64_t cols, int8_t* a) {
     absmax = std::fmax(absmax, std::fabs(x[i]));
   }
   if (!finite) {  // a NaN / Inf token: NaN scale, so its outputs are NaN as in fp32 (and no UB cast)
-    std::fill(a, a + cols, int8_t{0});
+    std::fill(a, a + cols, A{0});
     return std::numeric_limits<float>::quiet_NaN();
   }
-  const float s = absmax / 127.0f;
+  const float s = absmax / qmax;
   for (int64_t i = 0; i < cols; ++i)
-    a[i] = s == 0.0f ? int8_t{0} : static_cast<int8_t>(std::nearbyint(x[i] / s));  // |x/s| <= 127(+ulp) rounds into range
+    a[i] = s == 0.0f ? A{0} : static_cast<A>(std::nearbyint(x[i] / s));  // |x/s| <= qmax(+ulp) rounds into range
   return s;
 }
+}  // namespace
 
-void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y) {
+float quantize_activations(const float* x, int64_t cols, int8_t* a) { return quantize_symmetric(x, cols, a, 127.0f); }
+
+float quantize_activations16(const float* x, int64_t cols, int16_t* a) {
+  return quantize_symmetric(x, cols, a, static_cast<float>(kAct16Max));
+}
+
+void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y, ActMode act) {
   const int64_t gw = w.scheme.group_width(w.cols);
-  std::vector<int8_t> a(static_cast<size_t>(w.cols));
+  std::vector<int8_t> a8(static_cast<size_t>(w.cols));
+  std::vector<int16_t> a16(static_cast<size_t>(w.cols));
+  const bool wide = act == ActMode::dynamic_int16;
   for (int64_t t = 0; t < n; ++t) {
-    const double sx = quantize_activations(x + t * w.cols, w.cols, a.data());
+    const double sx = wide ? quantize_activations16(x + t * w.cols, w.cols, a16.data())
+                           : quantize_activations(x + t * w.cols, w.cols, a8.data());
     for (int64_t r = 0; r < w.rows; ++r) {
       double acc = 0.0;
       for (int64_t c0 = 0; c0 < w.cols; c0 += gw) {
         const int64_t z = w.zero_at(r, c0);
         int64_t dot = 0;
-        for (int64_t c = c0; c < c0 + gw; ++c) dot += (w.field_at(r, c) - z) * int64_t{a[c]};
+        for (int64_t c = c0; c < c0 + gw; ++c) dot += (w.field_at(r, c) - z) * int64_t{wide ? a16[c] : a8[c]};
         acc += static_cast<double>(w.scale_at(r, c0)) * static_cast<double>(dot);
       }
       y[t * w.rows + r] = static_cast<float>(acc * sx);
