@@ -292,6 +292,7 @@ TEST_CASE("kernel errors and degenerate shapes") {
   const QTensor f16 = quantize(w.data(), 4, 64, Scheme::fp16());
   std::vector<float> x(64, 1.0f), y(4);
   CHECK_THROWS_AS(gemm(f16, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8}), UsageError);
+  CHECK_THROWS_AS(gemm(f16, x.data(), 1, y.data(), {.act = ActMode::dynamic_int16}), UsageError);
   CHECK_THROWS_AS(gemm(f16, x.data(), -1, y.data()), UsageError);
   const QTensor empty = quantize(w.data(), 4, 0, Scheme::integer(8, kPerChannel));
   std::fill(y.begin(), y.end(), 5.0f);
@@ -303,8 +304,13 @@ TEST_CASE("kernel errors and degenerate shapes") {
   gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8});
   CHECK(y[0] == 0.0f);
   // A non-finite activation gives NaN outputs in both modes, never a silent number.
+  gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int16});
+  CHECK(y[0] == 0.0f);
   x[5] = std::numeric_limits<float>::infinity();
   gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int8});
+  CHECK(std::isnan(y[2]));
+  std::fill(y.begin(), y.end(), 0.0f);
+  gemm(q8, x.data(), 1, y.data(), {.act = ActMode::dynamic_int16});
   CHECK(std::isnan(y[2]));
   x[5] = std::numeric_limits<float>::quiet_NaN();
   gemm(q8, x.data(), 1, y.data());
