@@ -15,6 +15,7 @@
 #include "miniquant/kernels/ref.h"
 #include "miniquant/linear.h"
 #include "miniquant/random.h"
+#include "act_codes.h"
 
 using namespace mq;
 
@@ -98,22 +99,12 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
           // half (h with scale 256 s_x, l with s_x) meets that, then their sum one more rounding:
           // gamma(2 gpr + 3) of sum_i s |u_i - z| (256 |h_i| + |l_i|) * s_x.
           std::vector<double> bound(static_cast<size_t>(n * rows));
-          std::vector<int8_t> a(static_cast<size_t>(c));
-          std::vector<int16_t> a16(static_cast<size_t>(c));
+          std::vector<double> mag;
           for (int64_t t = 0; t < n; ++t) {
-            const double sx = wide ? quantize_activations16(x.data() + t * c, c, a16.data())
-                                   : quantize_activations(x.data() + t * c, c, a.data());
+            const double sx = actcodes::quantize_magnitudes(x.data() + t * c, c, act, mag);
             for (int64_t r = 0; r < rows; ++r) {
               double m = 0.0;
-              for (int64_t k = 0; k < c; ++k) {
-                double mag = std::abs(a[k]);
-                if (wide) {
-                  int8_t h = 0, l = 0;
-                  split_act16(a16[k], h, l);
-                  mag = 256.0 * std::abs(h) + std::abs(l);
-                }
-                m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * mag;
-              }
+              for (int64_t k = 0; k < c; ++k) m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * mag[k];
               bound[t * rows + r] = gamma(2 * gpr + (wide ? 3 : 2)) * sx * m + 1e-30;
             }
           }

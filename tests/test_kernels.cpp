@@ -12,6 +12,7 @@
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/random.h"
+#include "act_codes.h"
 
 using namespace mq;
 
@@ -212,23 +213,14 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
             CAPTURE(threads);
             const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .act = act, .use_isa = isa});
             double worst_ref = 0.0, worst_exact = 0.0;
-            std::vector<int8_t> a(static_cast<size_t>(cols));
-            std::vector<int16_t> a16(static_cast<size_t>(cols));
+            std::vector<double> am;  // the codes' magnitudes (16-bit: 256 |h| + |l| of its two int8 halves)
             for (int64_t t = 0; t < n; ++t) {
-              const double sx = wide ? quantize_activations16(x.data() + t * cols, cols, a16.data())
-                                     : quantize_activations(x.data() + t * cols, cols, a.data());
+              const double sx = actcodes::quantize_magnitudes(x.data() + t * cols, cols, act, am);
               for (int64_t r = 0; r < rows; ++r) {
                 double exact = 0.0, fbound = 0.0, abound = 0.0;
                 for (int64_t k = 0; k < cols; ++k) {
-                  // 16-bit codes run as two int8 halves a = 256 h + l, each scaled on its own.
-                  double am = std::abs(a[k]);
-                  if (wide) {
-                    int8_t h = 0, l = 0;
-                    split_act16(a16[k], h, l);
-                    am = 256.0 * std::abs(h) + std::abs(l);
-                  }
                   exact += c.wq[r * cols + k] * x[t * cols + k];
-                  fbound += c.mag[r * cols + k] * am;
+                  fbound += c.mag[r * cols + k] * am[k];
                   abound += std::fabs(c.wq[r * cols + k]) * sx / 2;  // each a_i is off by at most half a step
                 }
                 // Group dots (zero-point term included) are exact int32; float roundings per output:
@@ -265,17 +257,15 @@ TEST_CASE("16-bit activations stay within their stated bound of fp32 activations
   std::vector<float> y8(rows), y16(rows);
   gemm(c.q, x.data(), 1, y8.data(), {.threads = 1, .act = ActMode::dynamic_int8});
   gemm(c.q, x.data(), 1, y16.data(), {.threads = 1, .act = ActMode::dynamic_int16});
-  std::vector<int16_t> a16(static_cast<size_t>(cols));
-  const double sx = quantize_activations16(x.data(), cols, a16.data());
+  std::vector<double> am;
+  const double sx = actcodes::quantize_magnitudes(x.data(), cols, ActMode::dynamic_int16, am);
   double e8 = 0.0, e16 = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
     const double exact = exact_dot(c, x, 0, r).first;
     double wsum = 0.0, fl = 0.0;  // sum |w|; the float-rounding scale sum_k mag_k (256 |h_k| + |l_k|) s_x
     for (int64_t k = 0; k < cols; ++k) {
-      int8_t h = 0, l = 0;
-      split_act16(a16[k], h, l);
       wsum += std::fabs(c.wq[r * cols + k]);
-      fl += c.mag[r * cols + k] * (256.0 * std::abs(h) + std::abs(l)) * sx;
+      fl += c.mag[r * cols + k] * am[k] * sx;
     }
     CHECK(std::fabs(y16[r] - exact) <= sx / 2 * wsum + gamma(2 * s.groups_per_row(cols) + 3) * fl);
     e8 += std::fabs(y8[r] - exact);
