@@ -339,6 +339,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   std::printf("dynamic (+a8) kernel path: %s\n", mq::dynamic_kernel_name());
+  std::printf("weight-only int4 / int2 on AVX-512 BF16 dots: %s\n", mq::has_bf16_weight_path() ? "yes" : "no");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

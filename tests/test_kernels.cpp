@@ -79,6 +79,24 @@ double worst_over_bound(const Case& c, const std::vector<float>& x, int64_t n, c
   return worst;
 }
 
+// True when gemm runs this scheme on the bf16 path (AVX-512 BF16 builds, use_isa): its activations are
+// x' = hi + lo (split_bf16), so it is held to W x' (gemm_bf16_ref) with the float-rounding bound, and x' to x
+// with split_bf16's 2^-16.
+bool bf16_path(const Scheme& s, bool isa) {
+  return has_bf16_weight_path() && isa && s.is_integer() && (s.bits == 4 || s.bits == 2);
+}
+// x' = hi + lo of every activation.
+std::vector<float> split_activations(const std::vector<float>& x) {
+  std::vector<float> xs(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t hi, lo;
+    split_bf16(x[i], hi, lo);
+    xs[i] = bf16_to_f32(hi) + bf16_to_f32(lo);
+    CHECK(std::fabs(double(xs[i]) - double(x[i])) <= std::ldexp(std::fabs(double(x[i])), -16));
+  }
+  return xs;
+}
+
 // Runs gemm on misaligned copies of x and y (offset by one float) and returns y.
 std::vector<float> run_misaligned(const QTensor& q, const std::vector<float>& x, int64_t n, const KernelOptions& o) {
   std::vector<float> xb(x.size() + 1), yb(static_cast<size_t>(n * q.rows) + 1, -1.0f);
@@ -98,18 +116,25 @@ TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
         const Case c = make_case(s, rows, cols, 42 + static_cast<uint64_t>(rows * 1000 + cols));
         const int64_t gpr = s.is_integer() ? s.groups_per_row(cols) : 1;
         for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{11}}) {
-          const std::vector<float> x = gaussian_matrix(n, cols, 7 + static_cast<uint64_t>(n));
-          std::vector<float> yref(static_cast<size_t>(n * rows));
-          gemm_ref(c.q, x.data(), n, yref.data());
+          const std::vector<float> x0 = gaussian_matrix(n, cols, 7 + static_cast<uint64_t>(n));
+          const std::vector<float> xs = split_activations(x0);
+          std::vector<float> yref0(static_cast<size_t>(n * rows)), yrefs(yref0.size());
+          gemm_ref(c.q, x0.data(), n, yref0.data());
+          gemm_bf16_ref(c.q, x0.data(), n, yrefs.data());
           for (int threads : {1, 2})
           for (bool isa : {true, false}) {
+            // The bf16 path against its own reference and exact products on x' (the same float-rounding
+            // bound); every other path on x.
+            const bool b16 = bf16_path(s, isa);
+            const std::vector<float>& x = b16 ? xs : x0;
+            const std::vector<float>& yref = b16 ? yrefs : yref0;
             CAPTURE(s.name());
             CAPTURE(isa);
             CAPTURE(rows);
             CAPTURE(cols);
             CAPTURE(n);
             CAPTURE(threads);
-            const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .use_isa = isa});
+            const std::vector<float> y = run_misaligned(c.q, x0, n, {.threads = threads, .use_isa = isa});
             double worst = 0.0;
             std::string where;
             for (int64_t t = 0; t < n; ++t)
@@ -182,7 +207,7 @@ TEST_CASE("batch 64 and many groups") {
       gemm(c.q, x.data(), n, y.data(), {.threads = threads});
       CAPTURE(s.name());
       CAPTURE(threads);
-      CHECK(worst_over_bound(c, x, n, y, cols / 32 + 16) <= 1.0);
+      CHECK(worst_over_bound(c, bf16_path(s, true) ? split_activations(x) : x, n, y, cols / 32 + 16) <= 1.0);
     }
   }
 }
@@ -277,6 +302,25 @@ TEST_CASE("16-bit activations stay within their stated bound of fp32 activations
   CHECK(e8 / e16 < 1024.0);
 }
 
+TEST_CASE("bf16 activation split: the threshold and the 2^-16 bound at the edges") {
+  const float below = std::nextafter(0x1p126f, 0.0f);
+  const float ok[] = {1.0f, -below, 0.0f};
+  CHECK(bf16_safe(ok, 3));
+  for (const float bad : {0x1p126f, -0x1p127f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    const float xs[] = {1.0f, bad};
+    CHECK_FALSE(bf16_safe(xs, 2));
+  }
+  // The largest safe value rounds up to 2^126 in bf16, still finite; lo carries the rest.
+  for (const float v : {below, 1.0f + 0x1p-20f, 3.14159265f, -2.7182818e-20f, 0x1p-120f}) {
+    uint16_t hi, lo;
+    split_bf16(v, hi, lo);
+    const double back = double(bf16_to_f32(hi)) + double(bf16_to_f32(lo));
+    CAPTURE(v);
+    CHECK(std::isfinite(bf16_to_f32(hi)));
+    CHECK(std::fabs(back - double(v)) <= std::ldexp(std::fabs(double(v)), -16));
+  }
+}
+
 TEST_CASE("kernel errors and degenerate shapes") {
   const std::vector<float> w = gaussian_matrix(4, 64, 1);
   const QTensor f16 = quantize(w.data(), 4, 64, Scheme::fp16());
@@ -305,4 +349,17 @@ TEST_CASE("kernel errors and degenerate shapes") {
   x[5] = std::numeric_limits<float>::quiet_NaN();
   gemm(q8, x.data(), 1, y.data());
   CHECK(std::isnan(y[2]));
+  // int4 / int2 weight-only (the bf16 path where the build has it): a NaN or Inf activation gives NaN (the
+  // call runs the fp32 kernel, bf16_safe), never a number.
+  for (const Scheme& s : {Scheme::integer(4, 32), Scheme::integer(2, 64, false)}) {
+    CAPTURE(s.name());
+    const QTensor q = quantize(w.data(), 4, 64, s);
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+      std::fill(x.begin(), x.end(), 1.0f);
+      x[7] = bad;
+      std::fill(y.begin(), y.end(), 0.0f);
+      gemm(q, x.data(), 1, y.data());
+      for (float v : y) CHECK(std::isnan(v));
+    }
+  }
 }

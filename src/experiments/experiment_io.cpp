@@ -90,7 +90,10 @@ nlohmann::json build_json() {
           {"compiler", b.compiler},
           // Which kernel the +a8 (int8-activation) rows ran: the machine the binary was built for decides
           // (-march=native), and a portable-twin row is not a VNNI measurement.
-          {"int8_activation_kernel", mq::dynamic_kernel_name()}};
+          {"int8_activation_kernel", mq::dynamic_kernel_name()},
+          // Whether weight-only int4 / int2 ran on AVX-512 BF16 dots (activations split into two bf16 each,
+          // kernels.h has_bf16_weight_path): their quality numbers then carry that rounding.
+          {"bf16_weight_kernel", mq::has_bf16_weight_path()}};
 }
 
 }  // namespace mqexp

@@ -24,11 +24,12 @@ const std::vector<FormatTraits>& format_table() {
       {"fp16", Kind::fp16, 16, 2, "F16C widening (vcvtph2ps)", gemm_float, reference, false},
       {"bf16", Kind::bf16, 16, 2, "16-bit shift into the fp32 high half", gemm_float, reference, false},
       {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group", int8_kernel, reference, true},
-      {"int4", Kind::integer, 4, 0, "nibbles through a 16-entry permute table (vpermps) where the ISA has it", gemm_int4,
+      {"int4", Kind::integer, 4, 0, "AVX-512 BF16: a 32-entry word table (vpermw) into bf16, vdpbf16ps on activations split into two bf16; "
+       "else nibbles through a 16-entry permute table (vpermps) where the ISA has it", gemm_int4,
        reference, true},
       {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)", intn_kernel,
        reference, false},
-      {"int2", Kind::integer, 2, 0, "2-bit fields shifted out of 32-bit words", intn_kernel, reference, false},
+      {"int2", Kind::integer, 2, 0, "AVX-512 BF16: the int4 path's word table (vpermw) and vdpbf16ps; else 2-bit fields shifted out of 32-bit words", intn_kernel, reference, false},
   };
   return t;
 }

@@ -1,12 +1,15 @@
 // The one file with x86 intrinsics, chosen at compile time: the VNNI (vpdpbusd, u8 x s8 -> s32)
 // building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), their AVX2 form for CPUs
-// without AVX-512 VNNI (vpmaddubsw + vpmaddwd), and the F16C fp16 -> fp32 widening of the fp16
+// without AVX-512 VNNI (vpmaddubsw + vpmaddwd), the AVX-512 BF16 table decode and bf16 dot of the
+// weight-only int4 / int2 kernels, and the F16C fp16 -> fp32 widening of the fp16
 // weight-only kernel and of group scales, and the AVX2 byte shuffle that spreads int3 weight bytes over
 // 32-bit lanes.
 // Without the ISA, the markers say so and the portable twins run (they are always built and tested:
 // KernelOptions::use_isa = false).
 #pragma once
+#include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include <xsimd/xsimd.hpp>
 
@@ -51,6 +54,66 @@ struct DecF16Wide {
   static constexpr bool kAvailable = false;
 };
 struct DecInt4Perm {
+  static constexpr bool kAvailable = false;
+};
+}  // namespace mq::kdetail
+#endif
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// Weight-only int4 / int2 products on bf16 dot products (word_kernel.h DecIntBf16): one 512-bit register is
+// 32 16-bit words of packed fields; field K of every word becomes a bf16 through a 32-entry word table
+// (vpermw reads the low 5 bits of each word, so the table repeats every 2^Bits entries and the bits of the
+// next field above need no mask), and vdpbf16ps multiplies 32 such weights by 32 bf16 activations into 16
+// fp32 lanes (lane j: words 2j and 2j+1). Small integers (|v| <= 15) are exact in bf16 and every bf16 x bf16
+// product is exact in fp32, so the only rounding is the fp32 accumulation, plus the activations' own
+// bf16 representation (two bf16 per activation, word_kernel.h split_bf16).
+struct Bf16Dot {
+  static constexpr bool kAvailable = true;
+  using W = __m512i;  // 32 words: packed fields, or 32 bf16 values
+  using A = __m512;   // 16 fp32 lanes
+  // Table entry i = bf16(i mod 2^Bits - Off): the field's value minus the symmetric zero-point (Off) or not
+  // (0). Built at compile time: exact, since |v| < 2^8 needs at most 8 significant bits.
+  template <int Bits, int Off>
+  struct Table {
+    alignas(64) uint16_t t[32];
+    constexpr Table() : t{} {
+      for (int i = 0; i < 32; ++i)
+        t[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>((i & ((1 << Bits) - 1)) - Off)) >> 16);
+    }
+  };
+  template <int Bits, int Off>
+  static W table() {
+    alignas(64) static constexpr Table<Bits, Off> tab{};
+    return _mm512_load_si512(tab.t);
+  }
+  // hi / lo halves of x = hi + lo + e for 16 activations (split_bf16's rounding; vcvtneps2bf16 rounds to
+  // nearest even and, unlike split_bf16, flushes denormals, which vdpbf16ps counts as zero anyway).
+  static void split16(const float* x, uint16_t* hi, uint16_t* lo) {
+    const __m512 v = _mm512_loadu_ps(x);
+    const __m256bh h = _mm512_cvtneps_pbh(v);
+    const __m512 hf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)h), 16));
+    const __m256bh l = _mm512_cvtneps_pbh(_mm512_sub_ps(v, hf));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), (__m256i)h);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), (__m256i)l);
+  }
+  template <int Bits, int K>
+  static W field(const W& w, const W& tab) {
+    if constexpr (K == 0) return _mm512_permutexvar_epi16(w, tab);
+    else return _mm512_permutexvar_epi16(_mm512_srli_epi16(w, Bits * K), tab);
+  }
+  static W load(const uint16_t* p) { return _mm512_load_si512(p); }  // activations: 64-byte aligned
+  static A zero() { return _mm512_setzero_ps(); }
+  // acc + sum over the lane's two words of a * b (vdpbf16ps: bf16 inputs below 2^-126 count as zero).
+  static A dot(const A& acc, const W& a, const W& b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+  static A add(const A& a, const A& b) { return _mm512_add_ps(a, b); }
+  static A fma(const A& a, const A& b, const A& c) { return _mm512_fmadd_ps(a, b, c); }
+};
+}  // namespace mq::kdetail
+#else
+namespace mq::kdetail {
+struct Bf16Dot {
   static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail
@@ -233,13 +296,21 @@ struct Avx2x16 {
 #include <immintrin.h>
 namespace mq::kdetail {
 // fp16 -> fp32 for a run of scales, 8 per vcvtph2ps (the scalar conversion was a third of the int4-g64
-// GEMV's time). Converts the first n - n % 8 values and returns how many it did; the caller does the rest.
+// GEMV's time); with AVX-512 (BW + VL) the last n % 8 too, through a masked load and store (short rows have
+// 4 groups: MiniGPT's 256-wide int4-g64 rows). Returns how many it converted; the caller does the rest.
 struct F16Run {
   static constexpr bool kAvailable = true;
   static int64_t convert(const uint16_t* h, int64_t n, float* out) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
       _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    if (i < n) {
+      const __mmask8 m = static_cast<__mmask8>((1u << (n - i)) - 1u);
+      _mm256_mask_storeu_ps(out + i, m, _mm256_cvtph_ps(_mm_maskz_loadu_epi16(m, h + i)));
+      i = n;
+    }
+#endif
     return i;
   }
 };

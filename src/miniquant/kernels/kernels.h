@@ -2,8 +2,10 @@
 // scheme of the format table, weight-only (fp32 activations) or with dynamically quantized int8
 // activations (int8 / int4 weights, VNNI where the target has it).
 #pragma once
+#include <cmath>
 #include <cstdint>
 
+#include "miniquant/half.h"
 #include "miniquant/quantize.h"
 
 namespace mq {
@@ -41,6 +43,26 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
 bool supports_dynamic(const Scheme& s);
 // True when this build has the VNNI (vpdpbusd) path compiled in.
 bool has_vnni_path();
+// True when this build runs weight-only int4 / int2 on AVX-512 BF16 dot products (use_isa): each activation
+// split into two bf16 (split_bf16), so the product is W x' with x' = hi + lo, within 2^-16 sum |w x| of fp32
+// activations per output, plus the fp32 accumulation's rounding (and bf16 inputs below 2^-126, which
+// vdpbf16ps counts as zero). Calls with a NaN, an Inf or a magnitude of 2^126 or more among the activations
+// run the fp32 kernels instead (bf16_safe), which propagate them as the reference does.
+bool has_bf16_weight_path();
+
+// An activation as two bf16, x = hi + lo + e: hi = bf16(x), lo = bf16(x - hi), round to nearest even (x - hi
+// is exact in fp32), so |e| <= 2^-8 |x - hi| <= 2^-16 |x|: bf16 keeps 8 significant bits. hi + lo is exact in
+// fp32 (at most 17 significant bits). Finite |x| < 2^126 only (bf16_safe): hi cannot round to infinity.
+inline void split_bf16(float x, uint16_t& hi, uint16_t& lo) {
+  hi = f32_to_bf16(x);
+  lo = f32_to_bf16(x - bf16_to_f32(hi));
+}
+// True when every activation can be split: finite and below 2^126 in magnitude (false for NaN).
+inline bool bf16_safe(const float* x, int64_t count) {
+  bool ok = true;
+  for (int64_t i = 0; i < count; ++i) ok &= std::fabs(x[i]) < 0x1p126f;
+  return ok;
+}
 // The dynamic kernels' instruction path in this build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw +
 // vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop twin). -march=native decides.
 const char* dynamic_kernel_name();

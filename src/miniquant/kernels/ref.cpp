@@ -1,6 +1,8 @@
 // Scalar reference kernels: no SIMD, no threads, one element at a time.
 #include "miniquant/kernels/ref.h"
 
+#include <vector>
+
 namespace mq {
 
 float dot_row_ref(const QTensor& w, int64_t r, const float* x) {
@@ -26,6 +28,16 @@ void gemv_ref(const QTensor& w, const float* x, float* y) {
 
 void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y) {
   for (int64_t t = 0; t < n; ++t) gemv_ref(w, x + t * w.cols, y + t * w.rows);
+}
+
+void gemm_bf16_ref(const QTensor& w, const float* x, int64_t n, float* y) {
+  std::vector<float> xs(static_cast<size_t>(n * w.cols));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    uint16_t hi, lo;
+    split_bf16(x[i], hi, lo);
+    xs[i] = bf16_to_f32(hi) + bf16_to_f32(lo);
+  }
+  gemm_ref(w, xs.data(), n, y);
 }
 
 }  // namespace mq

@@ -19,6 +19,10 @@ void gemv_ref(const QTensor& w, const float* x, float* y);
 // Y = X W^T.  X: (n, cols) row-major; Y: (n, rows) row-major.
 void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y);
 
+// Reference of the weight-only bf16 path (has_bf16_weight_path): gemm_ref on x' = hi + lo, each activation
+// split by split_bf16 (x' is exact in fp32). Finite |x| < 2^126 (bf16_safe).  X: (n, cols);  Y: (n, rows).
+void gemm_bf16_ref(const QTensor& w, const float* x, int64_t n, float* y);
+
 // Reference of the dynamic-activation path (int8 / int4 weights): each token is quantized with
 // quantize_activations (kernels.h), then y = s_x * sum_g s_g * sum_{i in g} (u_i - z_g) a_i with the
 // integer sums exact (int64) and the scaling in double.  X: (n, cols);  Y: (n, rows).

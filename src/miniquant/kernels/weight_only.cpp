@@ -30,9 +30,28 @@ void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int thread
   kdetail::run_any<kdetail::DecInt<8>>(w, x, n, y, threads);
 }
 
+namespace {
+// The bf16 kernels (DecIntBf16) when the build has AVX-512 BF16 and every activation can be split
+// (bf16_safe); returns false, having done nothing, otherwise.
+template <int Bits>
+bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  using namespace kdetail;
+  if constexpr (Bf16Dot::kAvailable) {
+    if (!use_isa || !bf16_safe(x, n * w.cols)) return false;
+    if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true>>(w, x, n, y, threads);
+    else run_any<DecIntBf16<Bits, false>>(w, x, n, y, threads);
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool has_bf16_weight_path() { return kdetail::Bf16Dot::kAvailable; }
+
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (!w.scheme.is_integer() || w.scheme.bits != 4)
     throw UsageError("gemm_int4: scheme " + w.scheme.name() + " does not store 4-bit fields");
+  if (run_bf16<4>(w, x, n, y, threads, use_isa)) return;
   if constexpr (kdetail::DecInt4Perm::kAvailable) {
     if (use_isa) return kdetail::run_any<kdetail::DecInt4Fast>(w, x, n, y, threads);
   }
@@ -45,7 +64,9 @@ void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int thread
   switch (w.scheme.bits) {
     case 8: return run_any<DecInt<8>>(w, x, n, y, threads);
     case 4: return run_any<DecInt<4>>(w, x, n, y, threads);
-    case 2: return run_any<DecInt<2>>(w, x, n, y, threads);
+    case 2:
+      if (run_bf16<2>(w, x, n, y, threads, use_isa)) return;
+      return run_any<DecInt<2>>(w, x, n, y, threads);
     case 3: return use_isa ? run_any<DecInt3Fast>(w, x, n, y, threads) : run_any<DecInt3>(w, x, n, y, threads);
     default: return gemm_scalar(w, x, n, y, threads);
   }

@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -162,6 +163,41 @@ struct DecInt4Fast : DecInt4Perm {
   static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, 4)); }
 };
 
+// int4 / int2 on bf16 dot products (isa_x86.h Bf16Dot; AVX-512 BF16 builds only): a block is the same
+// L words as DecInt<Bits>'s, so lane j of the fp32 accumulators covers fields j*F .. j*F+F-1 and the
+// group layout (lane_scales, groups_per_block) is DecInt's. Its Fw fields per 16-bit word are decoded
+// by a word table into Fw bf16 vectors and multiplied by the activations split into two bf16 each
+// (kernels.h split_bf16, Plan::xh / xl). Symmetric schemes subtract the zero-point in the table (kSignedTable), so
+// no z * sum(x) correction is computed; asymmetric ones keep DecInt's correction.
+template <int Bits, bool Sym>
+struct DecIntBf16 {
+  using Isa = Bf16Dot;
+  static constexpr bool kBf16 = true;
+  static constexpr int kBits = Bits;
+  static constexpr int F = 32 / Bits;   // fields per 32-bit lane: DecInt<Bits>'s group layout
+  static constexpr int Fw = 16 / Bits;  // fields per 16-bit word: bf16 vectors per block
+  static constexpr bool kScaled = true;
+  static constexpr bool kContiguous = false;
+  static constexpr bool kSignedTable = Sym;
+  static constexpr int kOff = Sym ? 1 << (Bits - 1) : 0;  // the symmetric zero-point, taken off in the table
+  static float scalar(const uint8_t* row, int64_t c) {
+    return static_cast<float>(static_cast<int>(field_at(row, c, Bits)) - kOff);
+  }
+};
+
+template <class D>
+inline constexpr bool is_bf16() {
+  if constexpr (requires { D::kBf16; }) return D::kBf16;
+  else return false;
+}
+// True when the decoder's values already have the zero-point taken off (no correction term).
+template <class D>
+inline constexpr bool signed_table() {
+  if constexpr (requires { D::kSignedTable; }) return D::kSignedTable;
+  else return false;
+}
+
+
 // --- per-call plan: permuted x, per-group sums of x ---
 
 struct Plan {
@@ -173,11 +209,18 @@ struct Plan {
   int64_t gpr = 0;  // groups per row
   const float* x = nullptr;  // (n, cols) the caller's activations, for tails
   AlignedVector<float> xp;   // (n, nb * EB) permuted activations, 64-byte aligned like the codes
+  // bf16 decoders instead of xp: (n, nb * EB) activations split into two bf16 (split_bf16), in the order
+  // the word table decodes them: xh[t*ldx + b*EB + k*2L + i] = hi(x[t*cols + b*EB + i*Fw + k]).
+  AlignedVector<uint16_t> xh, xl;
+  std::vector<float> xs;  // bf16 decoders with row tails: (n, cols) hi + lo, the x of the tails (p.x points here)
   std::vector<float> xg;     // (gpr, n) per-group sums of x (integer schemes)
   std::vector<int32_t> block_group;  // (nb) group of each block when one group spans it (no division in the loop)
 };
 
-inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool scaled, bool contiguous) {
+template <class D>
+inline Plan make_plan(const QTensor& w, const float* x, int64_t n) {
+  constexpr int F = D::F;
+  constexpr bool scaled = D::kScaled, contiguous = D::kContiguous;
   Plan p;
   p.rows = w.rows;
   p.cols = w.cols;
@@ -188,15 +231,40 @@ inline Plan make_plan(const QTensor& w, const float* x, int64_t n, int F, bool s
   p.x = x;
   p.g = scaled ? w.scheme.group_width(w.cols) : w.cols;
   p.gpr = scaled ? w.scheme.groups_per_row(w.cols) : 1;
-  p.xp.resize(static_cast<size_t>(n * p.ldx));
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t b = 0; b < p.nb; ++b)
-      for (int64_t k = 0; k < F; ++k)
-        for (int64_t j = 0; j < L; ++j)
-          p.xp[t * p.ldx + b * p.EB + k * L + j] = x[t * w.cols + b * p.EB + (contiguous ? k * L + j : j * F + k)];
+  if constexpr (is_bf16<D>()) {
+    if (p.nb * p.EB < w.cols) {  // the scalar tails multiply the same x' = hi + lo as the blocks
+      p.xs.resize(static_cast<size_t>(n * w.cols));
+      for (size_t i = 0; i < p.xs.size(); ++i) {
+        uint16_t hi, lo;
+        split_bf16(x[i], hi, lo);
+        p.xs[i] = bf16_to_f32(hi) + bf16_to_f32(lo);
+      }
+      p.x = p.xs.data();
+    }
+    p.xh.resize(static_cast<size_t>(n * p.ldx));
+    p.xl.resize(static_cast<size_t>(n * p.ldx));
+    std::vector<uint16_t> hi(static_cast<size_t>(p.ldx)), lo(hi.size());  // one token's halves, in column order
+    for (int64_t t = 0; t < n; ++t) {
+      for (int64_t c = 0; c < p.ldx; c += 16) D::Isa::split16(x + t * w.cols + c, hi.data() + c, lo.data() + c);
+      for (int64_t b = 0; b < p.nb; ++b)
+        for (int64_t k = 0; k < D::Fw; ++k)
+          for (int64_t i = 0; i < 2 * L; ++i) {
+            const int64_t at = t * p.ldx + b * p.EB + k * 2 * L + i, from = b * p.EB + i * D::Fw + k;
+            p.xh[at] = hi[from];
+            p.xl[at] = lo[from];
+          }
+    }
+  } else {
+    p.xp.resize(static_cast<size_t>(n * p.ldx));
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t b = 0; b < p.nb; ++b)
+        for (int64_t k = 0; k < F; ++k)
+          for (int64_t j = 0; j < L; ++j)
+            p.xp[t * p.ldx + b * p.EB + k * L + j] = x[t * w.cols + b * p.EB + (contiguous ? k * L + j : j * F + k)];
+  }
   p.block_group.resize(static_cast<size_t>(p.nb));
   for (int64_t b = 0; b < p.nb; ++b) p.block_group[b] = static_cast<int32_t>(p.g > 0 ? (b * p.EB) / p.g : 0);
-  if (scaled) {
+  if (scaled && !signed_table<D>()) {
     p.xg.assign(static_cast<size_t>(p.gpr * n), 0.0f);
     for (int64_t t = 0; t < n; ++t)
       for (int64_t gi = 0; gi < p.gpr; ++gi) {
@@ -278,26 +346,106 @@ inline void blocks_into(const uint8_t* row, const float* sf, const Plan& p, int6
   (block_into<D, M, S>(row, sf, p, b + S, acc), ...);
 }
 
+// Decode reads R rows as R separate streams; prefetching this far ahead of each (in bytes) keeps the
+// weights arriving where the hardware prefetcher alone falls behind. Measured on one thread at
+// 4096x4096: fp16 1523 -> 1160 us, bf16 1377 -> 996 us, fp32 2066 -> 1834 us (2048 bytes: no better).
+inline constexpr int64_t kRowPrefetchBytes = 1024;
+
+// R rows x T tokens of a bf16 decoder (DecIntBf16), block by block: a field is decoded once per row and
+// each activation vector loaded once for the R rows; the block's dots (2 Fw vdpbf16ps per row and token:
+// hi and lo activations) go to P partial sums per output, then one FMA by the lanes' group scales into the
+// output's accumulator. out[i * T + t] = row i, token t0 + t (without the zero-point correction of an
+// asymmetric scheme). One token: P = 4 partials per row, so no vdpbf16ps chain (6 cycles each here) is more
+// than Fw / 2 deep (measured on Zen 5, 4096x4096 int4-g64, 1 thread: 399 us with P = 2, 353 us with 4);
+// 32 zmm hold 4 accumulators + 16 partials. Several tokens: 2 x 4 outputs, one partial each (8 + 8).
+template <class D, int M, int R, int T>
+inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const Plan& p, int64_t t0, float* out) {
+  using B = typename D::Isa;
+  using W = typename B::W;
+  using A = typename B::A;
+  constexpr int P = T == 1 ? 4 : 1;
+  const W tab = B::template table<D::kBits, D::kOff>();
+  A acc[R * T];
+#pragma GCC unroll 8
+  for (int i = 0; i < R * T; ++i) acc[i] = B::zero();
+  const uint16_t* xh = p.xh.data() + t0 * p.ldx;
+  const uint16_t* xl = p.xl.data() + t0 * p.ldx;
+  for (int64_t b = 0; b < p.nb; ++b) {
+    W w[R];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      if constexpr (T == 1) __builtin_prefetch(rows[i] + b * block_bytes<D>() + kRowPrefetchBytes);
+      w[i] = static_cast<W>(load_block<D>(rows[i], b));
+    }
+    A part[R * T][P];
+#pragma GCC unroll 16
+    for (int i = 0; i < R * T; ++i)
+#pragma GCC unroll 4
+      for (int q = 0; q < P; ++q) part[i][q] = B::zero();
+    const int64_t xo = b * p.EB;
+    [&]<int... K>(std::integer_sequence<int, K...>) {
+      (
+          [&] {
+            W f[R];
+#pragma GCC unroll 8
+            for (int i = 0; i < R; ++i) f[i] = B::template field<D::kBits, K>(w[i], tab);
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+              const W h = B::load(xh + t * p.ldx + xo + K * 2 * L), l = B::load(xl + t * p.ldx + xo + K * 2 * L);
+#pragma GCC unroll 8
+              for (int i = 0; i < R; ++i) {
+                A& a0 = part[i * T + t][(2 * K) % P];
+                A& a1 = part[i * T + t][(2 * K + 1) % P];
+                a0 = B::dot(a0, f[i], h);
+                a1 = B::dot(a1, f[i], l);
+              }
+            }
+          }(),
+          ...);
+    }(std::make_integer_sequence<int, D::Fw>());
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const A s = lane_scales<M>(sf[i], p, b);
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        A sum = part[i * T + t][0];
+#pragma GCC unroll 4
+        for (int q = 1; q < P; ++q) sum = B::add(sum, part[i * T + t][q]);
+        acc[i * T + t] = B::fma(sum, s, acc[i * T + t]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int t = 0; t < T; ++t)
+      out[i * T + t] = xsimd::hadd(fbatch(acc[i * T + t])) + row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
+}
+
 // One token (x = the plan's token 0), one row: sum over the row of s_g * u * x (integer) or w * x
 // (float), without the zero-point correction. The rows a 4-row decode tile leaves over. row: packed
 // codes of one row; sf: its group scales (float, padded).
 template <class D, int M>
 inline float row_dot(const uint8_t* row, const float* sf, const Plan& p) {
-  // Consecutive blocks rotate over kSplit accumulators so the accumulation chain does not serialize
-  // the blocks (fp32 has one FMA per block).
-  constexpr int kSplit = 4;
-  fbatch acc[kSplit];
+  if constexpr (is_bf16<D>()) {
+    float out;
+    bf16_tile<D, M, 1, 1>(&row, &sf, p, 0, &out);
+    return out;
+  } else {
+    // Consecutive blocks rotate over kSplit accumulators so the accumulation chain does not serialize
+    // the blocks (fp32 has one FMA per block).
+    constexpr int kSplit = 4;
+    fbatch acc[kSplit];
 #pragma GCC unroll 4
-  for (int i = 0; i < kSplit; ++i) acc[i] = fbatch(0.0f);
-  int64_t b = 0;
-  for (; b + kSplit <= p.nb; b += kSplit)
-    blocks_into<D, M>(row, sf, p, b, acc, std::make_integer_sequence<int, kSplit>());
-  for (; b < p.nb; ++b) block_into<D, M, 0>(row, sf, p, b, acc);
-  const float tail = row_tail<D>(row, sf, p, p.x);
-  fbatch a = acc[0];
+    for (int i = 0; i < kSplit; ++i) acc[i] = fbatch(0.0f);
+    int64_t b = 0;
+    for (; b + kSplit <= p.nb; b += kSplit)
+      blocks_into<D, M>(row, sf, p, b, acc, std::make_integer_sequence<int, kSplit>());
+    for (; b < p.nb; ++b) block_into<D, M, 0>(row, sf, p, b, acc);
+    const float tail = row_tail<D>(row, sf, p, p.x);
+    fbatch a = acc[0];
 #pragma GCC unroll 4
-  for (int i = 1; i < kSplit; ++i) a += acc[i];
-  return xsimd::hadd(a) + tail;
+    for (int i = 1; i < kSplit; ++i) a += acc[i];
+    return xsimd::hadd(a) + tail;
+  }
 }
 
 // Several tokens (prefill), two rows x T tokens per tile: every activation vector loaded feeds two
@@ -328,26 +476,25 @@ inline void pair_fields(const ubatch* w, const fbatch* sv, const float* xk, int6
 
 template <class D, int M, int T>
 inline void pair_tile(const uint8_t* const* rows, const float* const* sf, const Plan& p, int64_t t0, float* out) {
-  fbatch acc[2 * T];
+  if constexpr (is_bf16<D>()) {
+    return bf16_tile<D, M, 2, T>(rows, sf, p, t0, out);
+  } else {
+    fbatch acc[2 * T];
 #pragma GCC unroll 16
-  for (int i = 0; i < 2 * T; ++i) acc[i] = fbatch(0.0f);
-  const float* xb = p.xp.data() + t0 * p.ldx;
-  for (int64_t b = 0; b < p.nb; ++b) {
-    const ubatch w[2] = {load_block<D>(rows[0], b), load_block<D>(rows[1], b)};
-    fbatch sv[2] = {fbatch(1.0f), fbatch(1.0f)};
-    if constexpr (D::kScaled) sv[0] = lane_scales<M>(sf[0], p, b), sv[1] = lane_scales<M>(sf[1], p, b);
-    pair_fields<D, M, T>(w, sv, xb + b * p.EB, p.ldx, acc, std::make_integer_sequence<int, D::F>());
-  }
-  for (int i = 0; i < 2; ++i)
-    for (int t = 0; t < T; ++t) {
-      out[i * T + t] = xsimd::hadd(acc[i * T + t]) + row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
+    for (int i = 0; i < 2 * T; ++i) acc[i] = fbatch(0.0f);
+    const float* xb = p.xp.data() + t0 * p.ldx;
+    for (int64_t b = 0; b < p.nb; ++b) {
+      const ubatch w[2] = {load_block<D>(rows[0], b), load_block<D>(rows[1], b)};
+      fbatch sv[2] = {fbatch(1.0f), fbatch(1.0f)};
+      if constexpr (D::kScaled) sv[0] = lane_scales<M>(sf[0], p, b), sv[1] = lane_scales<M>(sf[1], p, b);
+      pair_fields<D, M, T>(w, sv, xb + b * p.EB, p.ldx, acc, std::make_integer_sequence<int, D::F>());
     }
+    for (int i = 0; i < 2; ++i)
+      for (int t = 0; t < T; ++t) {
+        out[i * T + t] = xsimd::hadd(acc[i * T + t]) + row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
+      }
+  }
 }
-
-// Decode reads R rows as R separate streams; prefetching this far ahead of each (in bytes) keeps the
-// weights arriving where the hardware prefetcher alone falls behind. Measured on one thread at
-// 4096x4096: fp16 1523 -> 1160 us, bf16 1377 -> 996 us, fp32 2066 -> 1834 us (2048 bytes: no better).
-inline constexpr int64_t kRowPrefetchBytes = 1024;
 
 // One token, R rows at once (decode): each block's activations are loaded once for all R rows, and
 // the per-row work outside the block loop (scales, horizontal sums) is spread over R rows' worth of
@@ -355,47 +502,52 @@ inline constexpr int64_t kRowPrefetchBytes = 1024;
 // chains, enough to hide the FMA latency. out[i] = row i's sum without the zero-point correction.
 template <class D, int M, int R>
 inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const Plan& p, float* out) {
-  constexpr int F = D::F;
-  fbatch acc[R];
+  if constexpr (is_bf16<D>()) {
+    return bf16_tile<D, M, R, 1>(rows, sf, p, 0, out);
+  } else {
+    constexpr int F = D::F;
+    fbatch acc[R];
 #pragma GCC unroll 8
-  for (int i = 0; i < R; ++i) acc[i] = fbatch(0.0f);
-  const float* xb = p.xp.data();
-  for (int64_t b = 0; b < p.nb; ++b) {
-    const float* xk = xb + b * p.EB;
-    fbatch xv[F];
+    for (int i = 0; i < R; ++i) acc[i] = fbatch(0.0f);
+    const float* xb = p.xp.data();
+    for (int64_t b = 0; b < p.nb; ++b) {
+      const float* xk = xb + b * p.EB;
+      fbatch xv[F];
 #pragma GCC unroll 16
-    for (int k = 0; k < F; ++k) xv[k] = fbatch::load_unaligned(xk + k * L);
+      for (int k = 0; k < F; ++k) xv[k] = fbatch::load_unaligned(xk + k * L);
 #pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      __builtin_prefetch(rows[i] + b * block_bytes<D>() + kRowPrefetchBytes);  // past the row's end is harmless
-      const ubatch w = load_block<D>(rows[i], b);
-      fbatch f[F];
-      decode_all<D>(w, f, std::make_integer_sequence<int, F>());
-      if constexpr (D::kScaled) {
-        fbatch part[2] = {fbatch(0.0f), fbatch(0.0f)};
+      for (int i = 0; i < R; ++i) {
+        __builtin_prefetch(rows[i] + b * block_bytes<D>() + kRowPrefetchBytes);  // past the row's end is harmless
+        const ubatch w = load_block<D>(rows[i], b);
+        fbatch f[F];
+        decode_all<D>(w, f, std::make_integer_sequence<int, F>());
+        if constexpr (D::kScaled) {
+          fbatch part[2] = {fbatch(0.0f), fbatch(0.0f)};
 #pragma GCC unroll 16
-        for (int k = 0; k < F; ++k) part[k & 1] = xsimd::fma(f[k], xv[k], part[k & 1]);
-        acc[i] = xsimd::fma(part[0] + part[1], lane_scales<M>(sf[i], p, b), acc[i]);
-      } else {
+          for (int k = 0; k < F; ++k) part[k & 1] = xsimd::fma(f[k], xv[k], part[k & 1]);
+          acc[i] = xsimd::fma(part[0] + part[1], lane_scales<M>(sf[i], p, b), acc[i]);
+        } else {
 #pragma GCC unroll 16
-        for (int k = 0; k < F; ++k) acc[i] = xsimd::fma(f[k], xv[k], acc[i]);
+          for (int k = 0; k < F; ++k) acc[i] = xsimd::fma(f[k], xv[k], acc[i]);
+        }
       }
     }
-  }
 #pragma GCC unroll 8
-  for (int i = 0; i < R; ++i) {
-    out[i] = xsimd::hadd(acc[i]) + row_tail<D>(rows[i], sf[i], p, p.x);
+    for (int i = 0; i < R; ++i) {
+      out[i] = xsimd::hadd(acc[i]) + row_tail<D>(rows[i], sf[i], p, p.x);
+    }
   }
 }
 
 // Row r's group scales as floats (sf) and s_g * z_g (sz, exact: an 11-bit fp16 significand times an
-// integer below 256). sf, sz: (gpr). Vectorized: once per row and group, this was a third of a g64
+// integer below 256; skipped when sz is null). sf, sz: (gpr). Vectorized: once per row and group, this was a third of a g64
 // GEMV's time when every scale went through the scalar software conversion.
 inline void row_scales(const QTensor& w, int64_t r, int64_t gpr, int zero_sym, float* sf, float* sz) {
   const bool per_tensor = w.scheme.group == kPerTensor;
   const uint16_t* s16 = w.scales.data() + (per_tensor ? 0 : r * gpr);
   int64_t g = per_tensor ? 0 : F16Run::convert(s16, gpr, sf);
   for (; g < gpr; ++g) sf[g] = f16_to_f32(s16[per_tensor ? 0 : g]);
+  if (sz == nullptr) return;  // no zero-point term (signed tables)
   if (w.scheme.symmetric) {
     const float z = static_cast<float>(zero_sym);
     for (g = 0; g < gpr; ++g) sz[g] = sf[g] * z;
@@ -432,7 +584,7 @@ inline int effective_threads(int threads, int64_t work) {
 // Runs the whole product y (n, rows) with decoder D.
 template <class D, int M>
 void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
-  const Plan p = make_plan(w, x, n, D::F, D::kScaled, D::kContiguous);
+  const Plan p = make_plan<D>(w, x, n);
   const int64_t rbytes = w.row_bytes();
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   // Row chunks of at most ~256 KB of codes stay in L2 while every token tile streams over them.
@@ -440,6 +592,7 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
                                          std::max<int64_t>(1, (w.rows + nt - 1) / nt));
   const int64_t nchunks = (w.rows + rc - 1) / rc;
   const int zero_sym = 1 << (w.scheme.bits - 1);
+  constexpr bool zero_term = D::kScaled && !signed_table<D>();  // signed tables leave no z * sum(x) term
 #pragma omp parallel num_threads(nt)
   {
     // Per-thread scratch, each buffer on cache lines of its own: two threads writing to one line
@@ -471,10 +624,8 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
             rows[i] = w.row_codes(r + i);
             sfs[i] = sf.data() + i * sfw;
             corr[i] = 0.0f;
-            if constexpr (D::kScaled) {
-              row_scales(w, r + i, p.gpr, zero_sym, sf.data() + i * sfw, sz.data());
-              zero_terms(sz.data(), p.xg.data(), p.gpr, 1, &corr[i]);
-            }
+            if constexpr (D::kScaled) row_scales(w, r + i, p.gpr, zero_sym, sf.data() + i * sfw, zero_term ? sz.data() : nullptr);
+            if constexpr (zero_term) zero_terms(sz.data(), p.xg.data(), p.gpr, 1, &corr[i]);
           }
           rows_tile<D, M, R>(rows, sfs, p, out.data());
           for (int i = 0; i < R; ++i) y[r + i] = out[i] - corr[i];
@@ -482,10 +633,8 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
         for (; r < r_end; ++r) {
           const uint8_t* row = w.row_codes(r);
           corr[0] = 0.0f;
-          if constexpr (D::kScaled) {
-            row_scales(w, r, p.gpr, zero_sym, sf.data(), sz.data());
-            zero_terms(sz.data(), p.xg.data(), p.gpr, 1, corr.data());
-          }
+          if constexpr (D::kScaled) row_scales(w, r, p.gpr, zero_sym, sf.data(), zero_term ? sz.data() : nullptr);
+          if constexpr (zero_term) zero_terms(sz.data(), p.xg.data(), p.gpr, 1, corr.data());
           y[r] = row_dot<D, M>(row, sf.data(), p) - corr[0];
         }
         continue;
@@ -494,8 +643,8 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
         const int64_t nr = std::min(sub_rows, r_end - r0);
         if constexpr (D::kScaled) {
           for (int64_t i = 0; i < nr; ++i) {
-            row_scales(w, r0 + i, p.gpr, zero_sym, sf.data() + i * sfw, sz.data());
-            zero_terms(sz.data(), p.xg.data(), p.gpr, n, corr.data() + i * n);
+            row_scales(w, r0 + i, p.gpr, zero_sym, sf.data() + i * sfw, zero_term ? sz.data() : nullptr);
+            if constexpr (zero_term) zero_terms(sz.data(), p.xg.data(), p.gpr, n, corr.data() + i * n);
           }
         }
         // One T-token tile (or a single leftover token) over every row pair of the sub-chunk.
@@ -507,7 +656,7 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
             pair_tile<D, M, TT>(rows, sfs, p, t0, out.data());
             for (int64_t k = 0; k < 1 + (i1 > i); ++k)
               for (int t = 0; t < TT; ++t) {
-                const float c = D::kScaled ? corr[(i + k) * n + t0 + t] : 0.0f;
+                const float c = zero_term ? corr[(i + k) * n + t0 + t] : 0.0f;
                 y[(t0 + t) * w.rows + r0 + i + k] = out[k * TT + t] - c;
               }
           }
