@@ -10,7 +10,8 @@
 namespace mq {
 
 // Read bandwidth (bytes/s) summing a buffer of `bytes` with `threads` threads, each its own slice,
-// several passes inside one parallel region so cache-resident sizes are not dominated by the fork.
+// several passes inside one parallel region so cache-resident sizes are not dominated by the fork; the
+// better of reading each slice as one stream and as four in lockstep (the kernels read several rows at once).
 Rate read_bandwidth(int64_t bytes, int threads);
 // Peak rates (ops/s, a multiply-add counts 2) with `threads` threads on independent chains.
 Rate fma_peak(int threads);            // fp32 FMA at the widest xsimd batch

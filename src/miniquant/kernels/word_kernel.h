@@ -213,15 +213,16 @@ struct Plan {
   // the word table decodes them: xh[t*ldx + b*EB + k*2L + i] = hi(x[t*cols + b*EB + i*Fw + k]).
   AlignedVector<uint16_t> xh, xl;
   std::vector<float> xs;  // bf16 decoders with row tails: (n, cols) hi + lo, the x of the tails (p.x points here)
+  std::vector<uint16_t> th, tl;  // bf16 decoders: one token's hi / lo in column order, before the permutation
   std::vector<float> xg;     // (gpr, n) per-group sums of x (integer schemes)
   std::vector<int32_t> block_group;  // (nb) group of each block when one group spans it (no division in the loop)
 };
 
+// Fills p for one call, reusing its buffers' capacity (run keeps one Plan per calling thread).
 template <class D>
-inline Plan make_plan(const QTensor& w, const float* x, int64_t n) {
+inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
   constexpr int F = D::F;
   constexpr bool scaled = D::kScaled, contiguous = D::kContiguous;
-  Plan p;
   p.rows = w.rows;
   p.cols = w.cols;
   p.n = n;
@@ -243,7 +244,10 @@ inline Plan make_plan(const QTensor& w, const float* x, int64_t n) {
     }
     p.xh.resize(static_cast<size_t>(n * p.ldx));
     p.xl.resize(static_cast<size_t>(n * p.ldx));
-    std::vector<uint16_t> hi(static_cast<size_t>(p.ldx)), lo(hi.size());  // one token's halves, in column order
+    std::vector<uint16_t>& hi = p.th;  // one token's halves, in column order
+    std::vector<uint16_t>& lo = p.tl;
+    hi.resize(static_cast<size_t>(p.ldx));
+    lo.resize(hi.size());
     for (int64_t t = 0; t < n; ++t) {
       for (int64_t c = 0; c < p.ldx; c += 16) D::Isa::split16(x + t * w.cols + c, hi.data() + c, lo.data() + c);
       for (int64_t b = 0; b < p.nb; ++b)
@@ -273,7 +277,6 @@ inline Plan make_plan(const QTensor& w, const float* x, int64_t n) {
         p.xg[gi * n + t] = static_cast<float>(s);
       }
   }
-  return p;
 }
 
 // Lane j of a block covers elements j*F .. j*F+F-1, i.e. group (j * M) / L when M groups share a block.
@@ -584,7 +587,13 @@ inline int effective_threads(int threads, int64_t work) {
 // Runs the whole product y (n, rows) with decoder D.
 template <class D, int M>
 void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
-  const Plan p = make_plan<D>(w, x, n);
+  // The plan and each thread's scratch below keep their buffers between calls (thread_local): allocating
+  // and freeing them on every call was a measurable part of a small product such as MiniGPT's 256-wide
+  // Linears (malloc / free took about half of the samples outside the tile, perf, 256x256 int4-g64). They hold the
+  // largest call's sizes, a few MB at most for the bench's 64-token 4096x11008 products.
+  thread_local Plan plan;
+  make_plan<D>(plan, w, x, n);
+  const Plan& p = plan;
   const int64_t rbytes = w.row_bytes();
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   // Row chunks of at most ~256 KB of codes stay in L2 while every token tile streams over them.
@@ -608,10 +617,11 @@ void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
     const int64_t sub_rows =
         n == 1 ? R : std::max<int64_t>(2, std::min({kSub, rc, (int64_t{1} << 16) / std::max<int64_t>(n, 1)}));
     const int64_t sfw = p.gpr + L;  // one row's scales, padded for lane_scales
-    AlignedVector<float> sf(static_cast<size_t>(sub_rows * sfw), 0.0f);
-    AlignedVector<float> corr(static_cast<size_t>(sub_rows * n), 0.0f);  // (rows, n) zero-point corrections
-    AlignedVector<float> sz(static_cast<size_t>(p.gpr), 0.0f);           // (gpr) s_g * z_g of one row
-    AlignedVector<float> out(16);
+    thread_local AlignedVector<float> sf, corr, sz, out;
+    sf.assign(static_cast<size_t>(sub_rows * sfw), 0.0f);
+    corr.assign(static_cast<size_t>(sub_rows * n), 0.0f);  // (rows, n) zero-point corrections
+    sz.assign(static_cast<size_t>(p.gpr), 0.0f);           // (gpr) s_g * z_g of one row
+    out.assign(16, 0.0f);
 #pragma omp for schedule(static)
     for (int64_t ch = 0; ch < nchunks; ++ch) {
       const int64_t r_end = std::min(w.rows, (ch + 1) * rc);
