@@ -4,9 +4,9 @@ the same kernel source (bench/README.md, "AVX2 inner loops: gcc 12 against clang
 
     bench/asm_loops.py OBJECT REGEX [COUNT_KEY] [TOP]
 
-REGEX selects functions by demangled name; COUNT_KEY (fma, dot) ranks their innermost loops (a loop
+REGEX selects functions by demangled name; COUNT_KEY (fma, dot, bf16dot) ranks their innermost loops (a loop
 is a backward jump inside one function that holds no other such jump). Per loop it prints the
-instructions, FMAs, int8 dot steps (vpmaddubsw / vpdpbusd), vpmaddwd, int->float converts,
+instructions, FMAs, int8 dot steps (vpmaddubsw / vpdpbusd), vpmaddwd, bf16 dots (vdpbf16ps), int->float converts,
 shifts and ands, shuffles, broadcasts, vector memory operands and vector accesses to the stack
 frame (rsp / rbp), which inside a hot loop are register spills and reloads. Needs binutils' objdump.
 Bad arguments print one line and exit with 2; an object objdump cannot read exits with 1.
@@ -51,6 +51,7 @@ def mix(body):
         c["fma"] += bool(re.match(r"vfn?m(add|sub)", op))
         c["dot"] += op == "vpmaddubsw" or op.startswith("vpdpbusd")
         c["maddwd"] += op == "vpmaddwd"
+        c["bf16dot"] += op == "vdpbf16ps"
         c["cvt"] += op.startswith("vcvtdq2ps")
         c["shift_and"] += bool(re.match(r"vps[rl]|vpand", op))
         c["shuffle"] += bool(re.match(r"vperm|vpshuf|vinsert|vextract", op))
@@ -61,18 +62,18 @@ def mix(body):
     return c
 
 
-COLS = ["n", "fma", "dot", "maddwd", "cvt", "shift_and", "shuffle", "bcast", "vec_mem", "stack"]
+COLS = ["n", "fma", "dot", "maddwd", "bf16dot", "cvt", "shift_and", "shuffle", "bcast", "vec_mem", "stack"]
 
 
 def main():
-    usage = "usage: asm_loops.py OBJECT REGEX [fma|dot] [TOP]"
+    usage = "usage: asm_loops.py OBJECT REGEX [fma|dot|bf16dot] [TOP]"
     if not 3 <= len(sys.argv) <= 5:
         print(usage, file=sys.stderr)
         return 2
     key = sys.argv[3] if len(sys.argv) > 3 else "fma"
     top = sys.argv[4] if len(sys.argv) > 4 else "8"
-    if key not in ("fma", "dot") or not top.isdigit() or int(top) < 1:
-        print(f"asm_loops.py: COUNT_KEY must be fma or dot and TOP a positive integer ({usage})", file=sys.stderr)
+    if key not in ("fma", "dot", "bf16dot") or not top.isdigit() or int(top) < 1:
+        print(f"asm_loops.py: COUNT_KEY must be fma, dot or bf16dot and TOP a positive integer ({usage})", file=sys.stderr)
         return 2
     try:
         pattern = re.compile(sys.argv[2])

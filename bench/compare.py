@@ -16,6 +16,14 @@ def medians(path):
     return out
 
 
+# Google Benchmark reports each row in its own unit (the whole-model rows in ms).
+UNIT_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def micros(r):
+    return r["real_time"] * UNIT_US[r.get("time_unit", "ns")]
+
+
 def frac(r):
     probe = r.get("probe_GBps", 0.0)
     return f"{100.0 * r['GBps'] / probe:.0f}%" if probe > 0 and "GBps" in r else ""
@@ -37,7 +45,7 @@ def main():
         b = before.get(label)
         if b is None or (pattern and not pattern.search(label)):
             continue
-        tb, ta = b["real_time"], a["real_time"]
+        tb, ta = micros(b), micros(a)
         print(f"| {label} | {tb:.1f} | {ta:.1f} | {tb / ta:.2f}x | {frac(b)} | {frac(a)} |")
 
 
