@@ -89,9 +89,7 @@ bool bf16_path(const Scheme& s, bool isa) {
 std::vector<float> split_activations(const std::vector<float>& x) {
   std::vector<float> xs(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
-    uint16_t hi, lo;
-    split_bf16(x[i], hi, lo);
-    xs[i] = bf16_to_f32(hi) + bf16_to_f32(lo);
+    xs[i] = bf16_pair_value(x[i]);
     CHECK(std::fabs(double(xs[i]) - double(x[i])) <= std::ldexp(std::fabs(double(x[i])), -16));
   }
   return xs;

@@ -57,6 +57,12 @@ inline void split_bf16(float x, uint16_t& hi, uint16_t& lo) {
   hi = f32_to_bf16(x);
   lo = f32_to_bf16(x - bf16_to_f32(hi));
 }
+// x' = hi + lo of split_bf16, the activation the bf16 kernels multiply (exact in fp32).
+inline float bf16_pair_value(float x) {
+  uint16_t hi, lo;
+  split_bf16(x, hi, lo);
+  return bf16_to_f32(hi) + bf16_to_f32(lo);
+}
 // True when every activation can be split: finite and below 2^126 in magnitude (false for NaN).
 inline bool bf16_safe(const float* x, int64_t count) {
   bool ok = true;

@@ -32,11 +32,7 @@ void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y) {
 
 void gemm_bf16_ref(const QTensor& w, const float* x, int64_t n, float* y) {
   std::vector<float> xs(static_cast<size_t>(n * w.cols));
-  for (size_t i = 0; i < xs.size(); ++i) {
-    uint16_t hi, lo;
-    split_bf16(x[i], hi, lo);
-    xs[i] = bf16_to_f32(hi) + bf16_to_f32(lo);
-  }
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = bf16_pair_value(x[i]);
   gemm_ref(w, xs.data(), n, y);
 }
 

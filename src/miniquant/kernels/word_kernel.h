@@ -197,7 +197,6 @@ inline constexpr bool signed_table() {
   else return false;
 }
 
-
 // --- per-call plan: permuted x, per-group sums of x ---
 
 struct Plan {
@@ -235,11 +234,7 @@ inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
   if constexpr (is_bf16<D>()) {
     if (p.nb * p.EB < w.cols) {  // the scalar tails multiply the same x' = hi + lo as the blocks
       p.xs.resize(static_cast<size_t>(n * w.cols));
-      for (size_t i = 0; i < p.xs.size(); ++i) {
-        uint16_t hi, lo;
-        split_bf16(x[i], hi, lo);
-        p.xs[i] = bf16_to_f32(hi) + bf16_to_f32(lo);
-      }
+      for (size_t i = 0; i < p.xs.size(); ++i) p.xs[i] = bf16_pair_value(x[i]);
       p.x = p.xs.data();
     }
     p.xh.resize(static_cast<size_t>(n * p.ldx));
