@@ -11,6 +11,7 @@
 #include "miniquant/error.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
+#include "miniquant/kernels/word_kernel.h"
 #include "miniquant/random.h"
 #include "act_codes.h"
 
@@ -83,7 +84,7 @@ double worst_over_bound(const Case& c, const std::vector<float>& x, int64_t n, c
 // x' = hi + lo (split_bf16), so it is held to W x' (gemm_bf16_ref) with the float-rounding bound, and x' to x
 // with split_bf16's 2^-16.
 bool bf16_path(const Scheme& s, bool isa) {
-  return has_bf16_weight_path() && isa && s.is_integer() && (s.bits == 4 || s.bits == 2);
+  return isa && s.is_integer() && has_bf16_weight_path(s.bits);
 }
 // x' = hi + lo of every activation.
 std::vector<float> split_activations(const std::vector<float>& x) {
@@ -168,11 +169,13 @@ TEST_CASE("int3 weight-only: lane loads, group layouts and row tails beyond the 
   // the scalar tail), 32-wide groups (two groups per block, lane scales), asymmetric zero-points, rows
   // that start mid-word in memory (3 * cols / 8 bytes per row), several 128-row sub-chunks of the
   // several-token path (300 rows, an odd last row), and both loads (the AVX2 shuffle and the
-  // byte-by-byte portable one), on 1 and 2 threads.
+  // byte-by-byte portable one), on 1 and 2 threads. On AVX-512 BF16 + VBMI builds the isa runs are the bf16
+  // path (96-byte blocks of 256 fields: 768 is three, 544 two and a 32-field tail in its own group), held
+  // to W x' like int4's.
   for (const Scheme& s : {Scheme::integer(3, kPerTensor), Scheme::integer(3, kPerTensor, false), Scheme::integer(3, kPerChannel),
                           Scheme::integer(3, kPerChannel, false), Scheme::integer(3, 32), Scheme::integer(3, 32, false),
                           Scheme::integer(3, 64, false), Scheme::integer(3, 256)}) {
-    for (int64_t cols : {int64_t{64}, int64_t{96}, int64_t{100}, int64_t{333}, int64_t{768}}) {
+    for (int64_t cols : {int64_t{64}, int64_t{96}, int64_t{100}, int64_t{333}, int64_t{544}, int64_t{768}}) {
       if (s.group > 0 && cols % s.group != 0) continue;
       const int64_t rows = cols == 100 ? 301 : 9;
       const Case c = make_case(s, rows, cols, 11 + static_cast<uint64_t>(cols));
@@ -187,10 +190,35 @@ TEST_CASE("int3 weight-only: lane loads, group layouts and row tails beyond the 
           CAPTURE(threads);
           CAPTURE(isa);
           const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .use_isa = isa});
-          CHECK(worst_over_bound(c, x, n, y, gpr + 16) <= 1.0);
+          CHECK(worst_over_bound(c, bf16_path(s, isa) ? split_activations(x) : x, n, y, gpr + 16) <= 1.0);
         }
       }
     }
+  }
+}
+
+TEST_CASE("int3 lane load: the ISA shuffle equals the portable byte-by-byte load") {
+  // On builds with the bf16 int3 path the fp32 int3 kernel (and so this load) only runs for calls that
+  // cannot be split (bf16_safe), so the load is checked on its own: every lane of blocks at each byte offset,
+  // the block ending at the buffer's end (an over-read is an ASan error in the debug build).
+  using namespace mq::kdetail;
+  if constexpr (Int3Words::kAvailable) {
+    constexpr int64_t kBytes = DecInt3::kBlockBytes;
+    mq::Rng rng(42);
+    for (int off = 0; off < 7; ++off) {
+      std::vector<uint8_t> buf(static_cast<size_t>(off + kBytes));
+      for (auto& b : buf) b = static_cast<uint8_t>(rng.below(256));
+      alignas(64) uint32_t fast[L], slow[L];
+      Int3Words::load(buf.data() + off).store_aligned(fast);
+      DecInt3::load(buf.data() + off).store_aligned(slow);
+      for (int64_t j = 0; j < L; ++j) {
+        CAPTURE(off);
+        CAPTURE(j);
+        CHECK(fast[j] == slow[j]);
+      }
+    }
+  } else {
+    MESSAGE("no ISA int3 load in this build");
   }
 }
 
@@ -347,17 +375,21 @@ TEST_CASE("kernel errors and degenerate shapes") {
   x[5] = std::numeric_limits<float>::quiet_NaN();
   gemm(q8, x.data(), 1, y.data());
   CHECK(std::isnan(y[2]));
-  // int4 / int2 weight-only (the bf16 path where the build has it): a NaN or Inf activation gives NaN (the
-  // call runs the fp32 kernel, bf16_safe), never a number.
-  for (const Scheme& s : {Scheme::integer(4, 32), Scheme::integer(2, 64, false)}) {
+  // int4 / int3 / int2 weight-only (the bf16 path where the build has it): a NaN or Inf activation gives NaN
+  // (the call runs the fp32 kernel, bf16_safe), never a number. 512 columns: whole blocks of every width,
+  // the bad value in a block (column 300) or in the first one (7).
+  const std::vector<float> wl = gaussian_matrix(4, 512, 2);
+  std::vector<float> xl(512);
+  for (const Scheme& s : {Scheme::integer(4, 32), Scheme::integer(3, 64), Scheme::integer(2, 64, false)}) {
     CAPTURE(s.name());
-    const QTensor q = quantize(w.data(), 4, 64, s);
-    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
-      std::fill(x.begin(), x.end(), 1.0f);
-      x[7] = bad;
-      std::fill(y.begin(), y.end(), 0.0f);
-      gemm(q, x.data(), 1, y.data());
-      for (float v : y) CHECK(std::isnan(v));
-    }
+    const QTensor q = quantize(wl.data(), 4, 512, s);
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()})
+      for (const int at : {7, 300}) {
+        std::fill(xl.begin(), xl.end(), 1.0f);
+        xl[at] = bad;
+        std::fill(y.begin(), y.end(), 0.0f);
+        gemm(q, xl.data(), 1, y.data());
+        for (float v : y) CHECK(std::isnan(v));
+      }
   }
 }

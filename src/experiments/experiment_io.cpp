@@ -79,6 +79,16 @@ nlohmann::json machine_json() {
           {"load_average", {{"one", load.one}, {"five", load.five}, {"fifteen", load.fifteen}}}};
 }
 
+namespace {
+// The weight-only field widths this build runs on bf16 dot products (kernels.h has_bf16_weight_path).
+nlohmann::json bf16_widths() {
+  nlohmann::json bits = nlohmann::json::array();
+  for (int b : {4, 3, 2})
+    if (mq::has_bf16_weight_path(b)) bits.push_back(b);
+  return bits;
+}
+}  // namespace
+
 nlohmann::json build_json() {
   const mq::BuildInfo b = mq::build_info();
   const mq::SourceState s = mq::source_state(MQ_SOURCE_DIR);
@@ -91,9 +101,9 @@ nlohmann::json build_json() {
           // Which kernel the +a8 (int8-activation) rows ran: the machine the binary was built for decides
           // (-march=native), and a portable-twin row is not a VNNI measurement.
           {"int8_activation_kernel", mq::dynamic_kernel_name()},
-          // Whether weight-only int4 / int2 ran on AVX-512 BF16 dots (activations split into two bf16 each,
-          // kernels.h has_bf16_weight_path): their quality numbers then carry that rounding.
-          {"bf16_weight_kernel", mq::has_bf16_weight_path()}};
+          // The weight-only field widths that ran on AVX-512 BF16 dots (activations split into two bf16 each,
+          // kernels.h has_bf16_weight_path; empty: none): their quality numbers then carry that rounding.
+          {"bf16_weight_kernel", bf16_widths()}};
 }
 
 }  // namespace mqexp

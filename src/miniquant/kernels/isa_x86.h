@@ -103,6 +103,57 @@ struct Bf16Dot {
     if constexpr (K == 0) return _mm512_permutexvar_epi16(w, tab);
     else return _mm512_permutexvar_epi16(_mm512_srli_epi16(w, Bits * K), tab);
   }
+  // A block of packed codes (word_kernel.h DecIntBf16): int4 / int2, one register of 32 words (64 bytes);
+  // int3 (VBMI builds, kInt3), 96 bytes of the bit stream as 32 three-byte pieces of 8 fields each, spread by
+  // vpermi2b over two registers: lo word i = bytes 3i, 3i+1 (fields 0-4 at bits 0, 3, .., 12), hi word i =
+  // bytes 3i+1, 3i+2 (fields 5-7 at bits 7, 10, 13). Word i = piece i, so fp32 lane j sums pieces 2j and
+  // 2j+1 (fields 16j .. 16j+15). Nothing past the block is read (the second load is masked to 32 bytes).
+  template <int Bits>
+  struct Block {
+    W w[Bits == 3 ? 2 : 1];
+  };
+#if defined(__AVX512VBMI__)
+  static constexpr bool kInt3 = true;
+  struct Int3Index {
+    alignas(64) uint8_t lo[64], hi[64];
+    constexpr Int3Index() : lo{}, hi{} {
+      for (int i = 0; i < 32; ++i) {
+        lo[2 * i] = static_cast<uint8_t>(3 * i), lo[2 * i + 1] = static_cast<uint8_t>(3 * i + 1);
+        hi[2 * i] = static_cast<uint8_t>(3 * i + 1), hi[2 * i + 1] = static_cast<uint8_t>(3 * i + 2);
+      }
+    }
+  };
+#else
+  static constexpr bool kInt3 = false;
+#endif
+  template <int Bits>
+  static Block<Bits> block(const uint8_t* p) {
+    Block<Bits> b;
+    if constexpr (Bits == 3) {
+#if defined(__AVX512VBMI__)
+      alignas(64) static constexpr Int3Index ix{};
+      const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
+      b.w[0] = _mm512_permutex2var_epi8(a, _mm512_load_si512(ix.lo), c);
+      b.w[1] = _mm512_permutex2var_epi8(a, _mm512_load_si512(ix.hi), c);
+#else
+      static_assert(Bits != 3, "int3 bf16 blocks need AVX-512 VBMI (kInt3)");
+#endif
+    } else {
+      b.w[0] = _mm512_loadu_si512(p);
+    }
+    return b;
+  }
+  // Field K of every word of a block as 32 bf16 (int3: K = 0..7 of each piece, the others K = 0..16/Bits-1).
+  template <int Bits, int K>
+  static W field(const Block<Bits>& b, const W& tab) {
+    if constexpr (Bits == 3) {
+      if constexpr (K == 0) return _mm512_permutexvar_epi16(b.w[0], tab);
+      else if constexpr (K < 5) return _mm512_permutexvar_epi16(_mm512_srli_epi16(b.w[0], 3 * K), tab);
+      else return _mm512_permutexvar_epi16(_mm512_srli_epi16(b.w[1], 3 * K - 8), tab);
+    } else {
+      return field<Bits, K>(b.w[0], tab);
+    }
+  }
   static W load(const uint16_t* p) { return _mm512_load_si512(p); }  // activations: 64-byte aligned
   static A zero() { return _mm512_setzero_ps(); }
   // acc + sum over the lane's two words of a * b (vdpbf16ps: bf16 inputs below 2^-126 count as zero).
@@ -115,6 +166,7 @@ struct Bf16Dot {
 namespace mq::kdetail {
 struct Bf16Dot {
   static constexpr bool kAvailable = false;
+  static constexpr bool kInt3 = false;
 };
 }  // namespace mq::kdetail
 #endif
@@ -330,7 +382,7 @@ namespace mq::kdetail {
 // int3 weight-only blocks (word_kernel.h DecInt3) on 256-bit lanes: 24 bytes of the bit stream = 8 lanes x
 // 3 bytes, lane j zero-extended from bytes 3j..3j+2. Two 16-byte loads (bytes 0-15 and 8-23, so nothing
 // past the block is read: a row's last whole block ends at or before its last byte) and one in-lane byte
-// shuffle. AVX-512 builds (16 lanes) take DecInt3's portable load.
+// shuffle. AVX-512 builds (16 lanes) take the VBMI form below, or DecInt3's portable load without VBMI.
 struct Int3Words {
   static constexpr bool kAvailable = true;
   static xsimd::batch<uint32_t> load(const uint8_t* p) {
@@ -341,6 +393,27 @@ struct Int3Words {
     const __m256i idx = _mm256_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,  //
                                          4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1);
     return xsimd::batch<uint32_t>(_mm256_shuffle_epi8(v, idx));
+  }
+};
+}  // namespace mq::kdetail
+#elif defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// The same int3 lanes on 16 x 32-bit lanes: 48 bytes (a masked load, so nothing past the block is read) and
+// one vpermb that puts bytes 3j..3j+2 in lane j and zeroes each lane's top byte.
+struct Int3Words {
+  static constexpr bool kAvailable = xsimd::batch<uint32_t>::size == 16;
+  struct Index {
+    alignas(64) uint8_t b[64];
+    constexpr Index() : b{} {
+      for (int j = 0; j < 16; ++j)
+        for (int k = 0; k < 3; ++k) b[4 * j + k] = static_cast<uint8_t>(3 * j + k);
+    }
+  };
+  static xsimd::batch<uint32_t> load(const uint8_t* p) {
+    alignas(64) static constexpr Index ix{};
+    const __m512i v = _mm512_maskz_loadu_epi8(0xFFFFFFFFFFFFull, p);
+    return xsimd::batch<uint32_t>(_mm512_maskz_permutexvar_epi8(0x7777777777777777ull, _mm512_load_si512(ix.b), v));
   }
 };
 }  // namespace mq::kdetail

@@ -1,7 +1,8 @@
 // Weight-only kernels of the integer families (the format table's int8 / int4 / int3 / int2 entries):
 // fields decoded in registers by word_kernel.h's decoders, activations stay fp32. int2 decodes straight
 // from its words; int3, whose fields do not tile a 32-bit word, from 3-byte pieces of its bit stream
-// (DecInt3); group widths the block layout cannot serve fall back to the scalar loop.
+// (DecInt3); group widths the block layout cannot serve fall back to the scalar loop. On AVX-512 BF16
+// builds int4 / int3 / int2 run on bf16 dot products instead (DecIntBf16, run_bf16).
 #include <algorithm>
 #include <vector>
 
@@ -31,12 +32,12 @@ void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int thread
 }
 
 namespace {
-// The bf16 kernels (DecIntBf16) when the build has AVX-512 BF16 and every activation can be split
-// (bf16_safe); returns false, having done nothing, otherwise.
+// The bf16 kernels (DecIntBf16) when the build has them for this width (AVX-512 BF16; int3 also VBMI) and
+// every activation can be split (bf16_safe); returns false, having done nothing, otherwise.
 template <int Bits>
 bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using namespace kdetail;
-  if constexpr (Bf16Dot::kAvailable) {
+  if constexpr (Bf16Dot::kAvailable && (Bits != 3 || Bf16Dot::kInt3)) {
     if (!use_isa || !bf16_safe(x, n * w.cols)) return false;
     if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true>>(w, x, n, y, threads);
     else run_any<DecIntBf16<Bits, false>>(w, x, n, y, threads);
@@ -46,7 +47,10 @@ bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads
 }
 }  // namespace
 
-bool has_bf16_weight_path() { return kdetail::Bf16Dot::kAvailable; }
+bool has_bf16_weight_path(int bits) {
+  using kdetail::Bf16Dot;
+  return Bf16Dot::kAvailable && (bits == 4 || bits == 2 || (bits == 3 && Bf16Dot::kInt3));
+}
 
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (!w.scheme.is_integer() || w.scheme.bits != 4)
@@ -67,7 +71,9 @@ void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int thread
     case 2:
       if (run_bf16<2>(w, x, n, y, threads, use_isa)) return;
       return run_any<DecInt<2>>(w, x, n, y, threads);
-    case 3: return use_isa ? run_any<DecInt3Fast>(w, x, n, y, threads) : run_any<DecInt3>(w, x, n, y, threads);
+    case 3:
+      if (run_bf16<3>(w, x, n, y, threads, use_isa)) return;
+      return use_isa ? run_any<DecInt3Fast>(w, x, n, y, threads) : run_any<DecInt3>(w, x, n, y, threads);
     default: return gemm_scalar(w, x, n, y, threads);
   }
 }

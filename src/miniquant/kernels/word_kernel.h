@@ -163,19 +163,23 @@ struct DecInt4Fast : DecInt4Perm {
   static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, 4)); }
 };
 
-// int4 / int2 on bf16 dot products (isa_x86.h Bf16Dot; AVX-512 BF16 builds only): a block is the same
-// L words as DecInt<Bits>'s, so lane j of the fp32 accumulators covers fields j*F .. j*F+F-1 and the
-// group layout (lane_scales, groups_per_block) is DecInt's. Its Fw fields per 16-bit word are decoded
-// by a word table into Fw bf16 vectors and multiplied by the activations split into two bf16 each
-// (kernels.h split_bf16, Plan::xh / xl). Symmetric schemes subtract the zero-point in the table (kSignedTable), so
-// no z * sum(x) correction is computed; asymmetric ones keep DecInt's correction.
+// int4 / int3 / int2 on bf16 dot products (isa_x86.h Bf16Dot; AVX-512 BF16 builds only; int3 also needs
+// VBMI, Bf16Dot::kInt3). int4 / int2: a block is the same L words as DecInt<Bits>'s, so lane j of the fp32
+// accumulators covers fields j*F .. j*F+F-1 and the group layout (lane_scales, groups_per_block) is
+// DecInt's. int3: a block is 96 bytes of the bit stream, 32 three-byte pieces of 8 fields, piece i in word i
+// of two registers (Bf16Dot::block), so lane j covers pieces 2j and 2j+1: F = 16 fields per lane. Either
+// way Fw fields per word (per piece for int3) are decoded by a word table into Fw bf16 vectors and
+// multiplied by the activations split into two bf16 each (kernels.h split_bf16, Plan::xh / xl).
+// Symmetric schemes subtract the zero-point in the table (kSignedTable), so no z * sum(x) correction is
+// computed; asymmetric ones keep DecInt's correction.
 template <int Bits, bool Sym>
 struct DecIntBf16 {
   using Isa = Bf16Dot;
   static constexpr bool kBf16 = true;
   static constexpr int kBits = Bits;
-  static constexpr int F = 32 / Bits;   // fields per 32-bit lane: DecInt<Bits>'s group layout
-  static constexpr int Fw = 16 / Bits;  // fields per 16-bit word: bf16 vectors per block
+  static constexpr int F = Bits == 3 ? 16 : 32 / Bits;  // fields per 32-bit lane: the group layout
+  static constexpr int Fw = Bits == 3 ? 8 : 16 / Bits;  // fields per word (piece): bf16 vectors per block
+  static constexpr int64_t kBlockBytes = Bits == 3 ? 6 * L : 4 * L;
   static constexpr bool kScaled = true;
   static constexpr bool kContiguous = false;
   static constexpr bool kSignedTable = Sym;
@@ -369,11 +373,11 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
   const uint16_t* xh = p.xh.data() + t0 * p.ldx;
   const uint16_t* xl = p.xl.data() + t0 * p.ldx;
   for (int64_t b = 0; b < p.nb; ++b) {
-    W w[R];
+    typename B::template Block<D::kBits> w[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      if constexpr (T == 1) __builtin_prefetch(rows[i] + b * block_bytes<D>() + kRowPrefetchBytes);
-      w[i] = static_cast<W>(load_block<D>(rows[i], b));
+      if constexpr (T == 1) __builtin_prefetch(rows[i] + b * D::kBlockBytes + kRowPrefetchBytes);
+      w[i] = B::template block<D::kBits>(rows[i] + b * D::kBlockBytes);
     }
     A part[R * T][P];
 #pragma GCC unroll 16
