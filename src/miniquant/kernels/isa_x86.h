@@ -38,13 +38,13 @@ struct DecF16Wide {
 struct LaneSums {
   static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
   // Quarter i of the result holds 4 partial lanes of v[i], i < 4.
-  static __m512 quarters(const __m512* v) {
+  [[gnu::always_inline]] static __m512 quarters(const __m512* v) {
     const __m512 r01 = _mm512_add_ps(_mm512_shuffle_f32x4(v[0], v[1], 0x44), _mm512_shuffle_f32x4(v[0], v[1], 0xEE));
     const __m512 r23 = _mm512_add_ps(_mm512_shuffle_f32x4(v[2], v[3], 0x44), _mm512_shuffle_f32x4(v[2], v[3], 0xEE));
     return _mm512_add_ps(_mm512_shuffle_f32x4(r01, r23, 0x88), _mm512_shuffle_f32x4(r01, r23, 0xDD));
   }
   template <int N>
-  static void sums(const xsimd::batch<float>* b, float* out) {
+  [[gnu::always_inline]] static void sums(const xsimd::batch<float>* b, float* out) {
     static_assert(N == 4 || N == 8);
     __m512 v[N];
 #pragma GCC unroll 8

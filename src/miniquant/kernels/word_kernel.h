@@ -299,7 +299,7 @@ inline fbatch lane_scales(const float* sf, const Plan& p, int64_t b) {
 // out[i] = sum of v[i]'s lanes, i < N: 4 or 8 vectors share one shuffle tree where the ISA has it
 // (isa_x86.h LaneSums), otherwise one reduction each.
 template <int N, class V>
-inline void lane_sums(const V* v, float* out) {
+[[gnu::always_inline]] inline void lane_sums(const V* v, float* out) {
   if constexpr (LaneSums::kAvailable && (N == 4 || N == 8)) {
     fbatch a[N];
 #pragma GCC unroll 8
