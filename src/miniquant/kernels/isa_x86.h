@@ -94,6 +94,9 @@ struct DecInt4Perm {
 };
 struct LaneSums {
   static constexpr bool kAvailable = false;
+  // Declared only: named in a discarded `if constexpr` branch (word_kernel.h lane_sums), never called or defined.
+  template <int N>
+  static void sums(const xsimd::batch<float>* b, float* out);
 };
 }  // namespace mq::kdetail
 #endif
