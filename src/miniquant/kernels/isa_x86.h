@@ -1,9 +1,9 @@
 // The one file with x86 intrinsics, chosen at compile time: the VNNI (vpdpbusd, u8 x s8 -> s32)
 // building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), their AVX2 form for CPUs
 // without AVX-512 VNNI (vpmaddubsw + vpmaddwd), the AVX-512 BF16 table decode and bf16 dot of the
-// weight-only int4 / int2 kernels, and the F16C fp16 -> fp32 widening of the fp16
-// weight-only kernel and of group scales, and the AVX2 byte shuffle that spreads int3 weight bytes over
-// 32-bit lanes.
+// weight-only int4 / int3 / int2 kernels (int3's pieces spread by VBMI vpermi2b), the shared lane sums of the
+// weight-only tiles' outputs, the F16C fp16 -> fp32 widening of the fp16 weight-only kernel and of group
+// scales, and the AVX2 byte shuffle (AVX-512: VBMI vpermb) that spreads int3 weight bytes over 32-bit lanes.
 // Without the ISA, the markers say so and the portable twins run (they are always built and tested:
 // KernelOptions::use_isa = false).
 #pragma once
