@@ -32,12 +32,18 @@ void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int thread
 }
 
 namespace {
-// The bf16 kernels (DecIntBf16) when the build has them for this width (AVX-512 BF16; int3 also VBMI) and
-// every activation can be split (bf16_safe); returns false, having done nothing, otherwise.
+// True when this build has the bf16 kernels for this field width: AVX-512 BF16, and VBMI for int3.
+constexpr bool bf16_built(int bits) {
+  using kdetail::Bf16Dot;
+  return Bf16Dot::kAvailable && (bits == 4 || bits == 2 || (bits == 3 && Bf16Dot::kInt3));
+}
+
+// The bf16 kernels (DecIntBf16) when the build has them for this width (bf16_built) and every activation
+// can be split (bf16_safe); returns false, having done nothing, otherwise.
 template <int Bits>
 bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using namespace kdetail;
-  if constexpr (Bf16Dot::kAvailable && (Bits != 3 || Bf16Dot::kInt3)) {
+  if constexpr (bf16_built(Bits)) {
     if (!use_isa || !bf16_safe(x, n * w.cols)) return false;
     if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true>>(w, x, n, y, threads);
     else run_any<DecIntBf16<Bits, false>>(w, x, n, y, threads);
@@ -47,10 +53,7 @@ bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads
 }
 }  // namespace
 
-bool has_bf16_weight_path(int bits) {
-  using kdetail::Bf16Dot;
-  return Bf16Dot::kAvailable && (bits == 4 || bits == 2 || (bits == 3 && Bf16Dot::kInt3));
-}
+bool has_bf16_weight_path(int bits) { return bf16_built(bits); }
 
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (!w.scheme.is_integer() || w.scheme.bits != 4)
