@@ -11,7 +11,9 @@ namespace mq {
 namespace {
 
 void reference(const QTensor& w, const float* x, int64_t n, float* y, int, bool) { gemm_ref(w, x, n, y); }
-void int8_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool) { gemm_int8(w, x, n, y, threads); }
+void int8_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  gemm_int8(w, x, n, y, threads, use_isa);
+}
 void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   gemm_intn(w, x, n, y, threads, use_isa);
 }

@@ -2,8 +2,8 @@
 // building blocks of the dynamic-activation kernels (16-row blocks, blocked.h), their AVX2 form for CPUs
 // without AVX-512 VNNI (vpmaddubsw + vpmaddwd), the AVX-512 BF16 table decode and bf16 dot of the
 // weight-only int4 / int3 / int2 kernels (int3's pieces spread by VBMI vpermi2b), the shared lane sums of the
-// weight-only tiles' outputs, the F16C fp16 -> fp32 widening of the fp16 weight-only kernel and of group
-// scales, and the AVX2 byte shuffle (AVX-512: VBMI vpermb) that spreads int3 weight bytes over 32-bit lanes.
+// weight-only tiles' outputs, the byte-shuffle int8 field decode of the weight-only int8 kernel, the F16C
+// fp16 -> fp32 widening of the fp16 weight-only kernel and of group scales, and the AVX2 byte shuffle (AVX-512: VBMI vpermb) that spreads int3 weight bytes over 32-bit lanes.
 // Without the ISA, the markers say so and the portable twins run (they are always built and tested:
 // KernelOptions::use_isa = false).
 #pragma once
@@ -28,6 +28,23 @@ struct DecF16Wide {
     const __m512i v = w;
     if constexpr (K == 0) return xsimd::batch<float>(_mm512_cvtph_ps(_mm512_castsi512_si256(v)));
     else return xsimd::batch<float>(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(v, 1)));
+  }
+};
+
+// int8 fields, 4 per 32-bit lane as DecInt<8> lays them out: field K of every lane is byte K of the lane,
+// zero-extended by one in-lane vpshufb (bytes K, then three zeros) and converted, 3 instructions per 16
+// weights with the FMA where DecInt<8>'s shift + and + convert + FMA take 4.
+struct DecInt8Wide {
+  static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
+  static constexpr int F = 4;
+  static constexpr bool kScaled = true;
+  static constexpr bool kContiguous = false;
+  template <int K>
+  static xsimd::batch<float> field(const xsimd::batch<uint32_t>& w) {
+    const __m512i pick = _mm512_set1_epi32(static_cast<int>(0x80808000u | K));  // byte K of the lane, zeros above
+    // vpshufb indexes within each 128-bit quarter: lane j's bytes are 4 (j mod 4) + 0..3 of its quarter.
+    const __m512i idx = _mm512_add_epi32(pick, _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12));
+    return xsimd::batch<float>(_mm512_cvtepi32_ps(_mm512_shuffle_epi8(w, idx)));
   }
 };
 
@@ -90,6 +107,9 @@ struct DecF16Wide {
   static constexpr bool kAvailable = false;
 };
 struct DecInt4Perm {
+  static constexpr bool kAvailable = false;
+};
+struct DecInt8Wide {
   static constexpr bool kAvailable = false;
 };
 struct LaneSums {

@@ -77,7 +77,7 @@ const char* dynamic_kernel_name();
 // Family kernels behind gemm() (the format table, format_table.h, names which one runs a scheme); same
 // argument shapes. Exposed for tests and benchmarks.
 void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // fp32/fp16/bf16
-void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads);    // 8-bit fields
+void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8-bit
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit
 void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,

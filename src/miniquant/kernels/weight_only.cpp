@@ -2,7 +2,8 @@
 // fields decoded in registers by word_kernel.h's decoders, activations stay fp32. int2 decodes straight
 // from its words; int3, whose fields do not tile a 32-bit word, from 3-byte pieces of its bit stream
 // (DecInt3); group widths the block layout cannot serve fall back to the scalar loop. On AVX-512 BF16
-// builds int4 / int3 / int2 run on bf16 dot products instead (DecIntBf16, run_bf16).
+// builds int4 / int3 / int2 run on bf16 dot products instead (DecIntBf16, run_bf16); on AVX-512 int8 fields are
+// taken out of their lanes by one byte shuffle (DecInt8Wide).
 #include <algorithm>
 #include <vector>
 
@@ -25,9 +26,12 @@ void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int thre
 
 }  // namespace kdetail
 
-void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (!w.scheme.is_integer() || w.scheme.bits != 8)
     throw UsageError("gemm_int8: scheme " + w.scheme.name() + " does not store 8-bit fields");
+  if constexpr (kdetail::DecInt8Wide::kAvailable) {
+    if (use_isa) return kdetail::run_any<kdetail::DecInt8Fast>(w, x, n, y, threads);
+  }
   kdetail::run_any<kdetail::DecInt<8>>(w, x, n, y, threads);
 }
 

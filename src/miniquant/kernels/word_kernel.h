@@ -158,6 +158,11 @@ inline ubatch load_block(const uint8_t* row, int64_t b) {
   else return ubatch::load_unaligned(reinterpret_cast<const uint32_t*>(row + b * L * 4));
 }
 
+// The byte-shuffle int8 decoder with DecInt<8>'s scalar tail.
+struct DecInt8Fast : DecInt8Wide {
+  static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, 8)); }
+};
+
 // The table-lookup int4 decoder with DecInt<4>'s scalar tail.
 struct DecInt4Fast : DecInt4Perm {
   static float scalar(const uint8_t* row, int64_t c) { return static_cast<float>(field_at(row, c, 4)); }
@@ -210,6 +215,7 @@ struct Plan {
   int64_t ldx = 0;  // stride of one token in xp
   int64_t g = 0;    // group width in elements (cols for float kinds, per-channel, per-tensor)
   int64_t gpr = 0;  // groups per row
+  int64_t rbytes = 0;  // bytes of one row's codes (QTensor::row_bytes)
   const float* x = nullptr;  // (n, cols) the caller's activations, for tails
   AlignedVector<float> xp;   // (n, nb * EB) permuted activations, 64-byte aligned like the codes
   // bf16 decoders instead of xp: (n, nb * EB) activations split into two bf16 (split_bf16), in the order
@@ -232,6 +238,7 @@ inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
   p.EB = L * F;
   p.nb = w.cols / p.EB;
   p.ldx = p.nb * p.EB;
+  p.rbytes = w.row_bytes();
   p.x = x;
   p.g = scaled ? w.scheme.group_width(w.cols) : w.cols;
   p.gpr = scaled ? w.scheme.groups_per_row(w.cols) : 1;
@@ -371,6 +378,17 @@ inline constexpr int64_t kRowPrefetchBytes = 1024;
 // 1024 bytes, 666 / 649 at 2048; 4096 and prefetcht2 (locality 1) were no better than noise.
 inline constexpr int64_t kBf16PrefetchBytes = 2048;
 
+// The address `dist` bytes ahead of byte `off` in the stream of row i of an R-row decode tile. The tile's rows
+// are R consecutive rows of the tensor, so past its end row i continues in row i + R (the next tile's row i),
+// not in row i + 1, which this tile is reading already: prefetching straight on (row + off + dist) left rows
+// 1..R-1 of every tile to start cold whenever a row is not much longer than dist (an int4 row of 4096 is 2048
+// bytes, an int8 row 4096). rbytes: bytes per row. Past the tensor's end is harmless (a prefetch never faults).
+template <int R>
+[[gnu::always_inline]] inline const uint8_t* stream_ahead(const uint8_t* row, int64_t off, int64_t dist, int64_t rbytes) {
+  const int64_t at = off + dist;
+  return row + (at < rbytes ? at : at + (R - 1) * rbytes);
+}
+
 // R rows x T tokens of a bf16 decoder (DecIntBf16), block by block: a field is decoded once per row and
 // each activation vector loaded once for the R rows; the block's dots (2 Fw vdpbf16ps per row and token:
 // hi and lo activations) go to P partial sums per output, then one FMA by the lanes' group scales into the
@@ -396,7 +414,7 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
     typename B::template Block<D::kBits> w[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      if constexpr (T == 1) __builtin_prefetch(rows[i] + b * D::kBlockBytes + kBf16PrefetchBytes);
+      if constexpr (T == 1) __builtin_prefetch(stream_ahead<R>(rows[i], b * D::kBlockBytes, kBf16PrefetchBytes, p.rbytes));
       w[i] = B::template block<D::kBits>(rows[i] + b * D::kBlockBytes);
     }
     A part[R * T][P];
@@ -540,7 +558,7 @@ inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const 
       for (int k = 0; k < F; ++k) xv[k] = fbatch::load_unaligned(xk + k * L);
 #pragma GCC unroll 8
       for (int i = 0; i < R; ++i) {
-        __builtin_prefetch(rows[i] + b * block_bytes<D>() + kRowPrefetchBytes);  // past the row's end is harmless
+        __builtin_prefetch(stream_ahead<R>(rows[i], b * block_bytes<D>(), kRowPrefetchBytes, p.rbytes));
         const ubatch w = load_block<D>(rows[i], b);
         fbatch f[F];
         decode_all<D>(w, f, std::make_integer_sequence<int, F>());
