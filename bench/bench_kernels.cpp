@@ -72,8 +72,11 @@ std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, con
   }
   std::vector<float> y(static_cast<size_t>(n * q.rows)), yr(static_cast<size_t>(n * rows));
   kernel(x.data(), y.data());
-  if (o.act != ActMode::weight_only) mq::gemm_dynamic_ref(head, x.data(), n, yr.data(), o.act);
-  else mq::gemm_ref(head, x.data(), n, yr.data());
+  std::vector<float> xr = x;  // +bf16: the reference multiplies the rounded activations (a NaN-free x: bf16_safe)
+  if (o.act == ActMode::bf16)
+    for (float& v : xr) v = mq::bf16_round(v);
+  if (o.act == ActMode::dynamic_int8 || o.act == ActMode::dynamic_int16) mq::gemm_dynamic_ref(head, x.data(), n, yr.data(), o.act);
+  else mq::gemm_ref(head, xr.data(), n, yr.data());
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < rows; ++r) {
       double mag = 0.0;
@@ -94,10 +97,15 @@ int64_t cold_copies(double bytes) {
 }
 
 // The activation modes' arguments and the suffixes of their row names.
-ActMode act_arg(int64_t v) { return v == 2 ? ActMode::dynamic_int16 : v == 1 ? ActMode::dynamic_int8 : ActMode::weight_only; }
-const char* act_suffix(ActMode a) { return a == ActMode::dynamic_int16 ? "+a16" : a == ActMode::dynamic_int8 ? "+a8" : ""; }
+ActMode act_arg(int64_t v) {
+  return v == 3 ? ActMode::bf16 : v == 2 ? ActMode::dynamic_int16 : v == 1 ? ActMode::dynamic_int8 : ActMode::weight_only;
+}
+const char* act_suffix(ActMode a) {
+  return a == ActMode::bf16 ? "+bf16" : a == ActMode::dynamic_int16 ? "+a16" : a == ActMode::dynamic_int8 ? "+a8" : "";
+}
+bool dynamic(ActMode a) { return a == ActMode::dynamic_int8 || a == ActMode::dynamic_int16; }
 
-// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8, 2 dynamic int16), cold (0: the same
+// Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8, 2 dynamic int16, 3 bf16), cold (0: the same
 // weights every call, cache-resident where they fit; 1: cycle through cold_copies() copies, from DRAM).
 void BM_gemm(benchmark::State& st) {
   const Shape sh = kShapes[st.range(0)];
@@ -111,7 +119,7 @@ void BM_gemm(benchmark::State& st) {
   std::vector<float> y(static_cast<size_t>(n * sh.out));
   const mq::KernelOptions o{.threads = threads, .act = act};
   // The dynamic path runs on the 16-row block layout, packed once as QuantizedLinear does.
-  const bool blocked = act != ActMode::weight_only && mq::blockable(q);
+  const bool blocked = dynamic(act) && mq::blockable(q);
   const mq::BlockedCodes b = blocked ? mq::pack_blocked(q) : mq::BlockedCodes{};
   // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
   const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
@@ -134,7 +142,7 @@ void BM_gemm(benchmark::State& st) {
   const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes * static_cast<double>(copies)), threads);
   // +a8 / +a16 rows against the int8 VNNI peak where the CPU has it, else (AVX2 or portable path) the fp32
   // FMA peak. (+a16 does two int8 dots per weight, so its own ceiling is half of that.)
-  const double vnni = act != ActMode::weight_only ? mqbench::vnni_peak(threads) : 0.0;
+  const double vnni = dynamic(act) ? mqbench::vnni_peak(threads) : 0.0;
   const double peak = vnni > 0 ? vnni : mqbench::fma_peak(threads);
   const double roof = std::min(peak, ops / bytes * bw);
   for (int64_t i = 0; i < std::max<int64_t>(3, copies); ++i) run_copy(i % copies, x.data(), y.data());  // warm-up
@@ -275,6 +283,8 @@ void register_all() {
   const std::vector<std::string> dyn_schemes = {"int8-per-tensor", "int8-per-channel", "int8-per-channel-asym",
                                                 "int4-g64",        "int4-g64-asym",    "int4-g128",
                                                 "int4-g32"};
+  // +bf16 (activations rounded to bf16): the widths with a bf16 kernel.
+  const std::vector<std::string> bf16_schemes = {"int4-g64", "int3-g64", "int2-g64"};
   auto reg = [](const char* name, auto fn, std::vector<int64_t> args) {
     benchmark::RegisterBenchmark(name, fn)->Args(args)->Unit(benchmark::kMicrosecond)->UseRealTime()
         ->MinTime(0.05)->Repetitions(3)->ReportAggregatesOnly(true);
@@ -300,6 +310,9 @@ void register_all() {
         for (int64_t act : {1, 2})
           for (int threads : {1, 2})
             for (int64_t n : {1, 8, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, act, 0});
+      if (std::find(bf16_schemes.begin(), bf16_schemes.end(), nm) != bf16_schemes.end() && (big || batched))
+        for (int threads : {1, 2})
+          for (int64_t n : {1, 64}) reg("gemm", BM_gemm, {shi, static_cast<int64_t>(si), n, threads, 3, 0});
     }
   }
   // Cold rows: one decode GEMV per 4096-class shape from DRAM for every weight-only scheme the sweep runs and
@@ -316,6 +329,7 @@ void register_all() {
       for (const std::string& nm : cold_schemes) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 0, 1});
       for (int64_t act : {1, 2})
         for (const char* nm : {"int8-per-channel", "int4-g64", "int4-g32"}) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, act, 1});
+      for (const std::string& nm : bf16_schemes) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 3, 1});
     }
   for (int which : {0, 1}) {
     std::vector<std::pair<int, int>> runs = {{-1, 0}};  // (scheme index, act)
@@ -324,6 +338,7 @@ void register_all() {
         runs.push_back({static_cast<int>(si), 0});
     for (int act : {1, 2})
       for (const char* d : {"int8-per-channel", "int4-g64"}) runs.push_back({scheme_index(d), act});
+    runs.push_back({scheme_index("int4-g64"), 3});
     for (auto [si, act] : runs)
       for (int threads : {1, 2})
         for (int phase : {0, 1})

@@ -197,6 +197,74 @@ TEST_CASE("int3 weight-only: lane loads, group layouts and row tails beyond the 
   }
 }
 
+TEST_CASE("+bf16 activations: W bf16(x) within float rounding, and within 2^-8 sum |w x| of fp32 activations") {
+  // ActMode::bf16 rounds each activation once (kernels.h). Held to the exact product on bf16(x) with the
+  // weight-only bound, and to W x with the stated 2^-8 sum |w x| on top. Every scheme of the table, so both the
+  // one-bf16 kernels (int4 / int3 / int2 on AVX-512 BF16) and the rounded-copy path of the others run, isa and
+  // portable; widths with scalar tails included.
+  int64_t total = 0, differs = 0;
+  double worst_stated = 0.0;
+  for (const Scheme& s : scheme_table()) {
+    for (int64_t cols : widths_for(s)) {
+      const int64_t rows = 19;
+      const Case c = make_case(s, rows, cols, 99 + static_cast<uint64_t>(cols));
+      const int64_t gpr = s.is_integer() ? s.groups_per_row(cols) : 1;
+      for (int64_t n : {int64_t{1}, int64_t{5}}) {
+        const std::vector<float> x = gaussian_matrix(n, cols, 3 + static_cast<uint64_t>(n));
+        std::vector<float> xr(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+          xr[i] = bf16_round(x[i]);
+          CHECK(std::fabs(double(xr[i]) - double(x[i])) <= std::ldexp(std::fabs(double(x[i])), -8));
+        }
+        for (int threads : {1, 2})
+        for (bool isa : {true, false}) {
+          CAPTURE(s.name());
+          CAPTURE(cols);
+          CAPTURE(n);
+          CAPTURE(threads);
+          CAPTURE(isa);
+          const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads, .act = ActMode::bf16, .use_isa = isa});
+          CHECK(worst_over_bound(c, xr, n, y, gpr + 16) <= 1.0);
+          const std::vector<float> yw = run_misaligned(c.q, x, n, {.threads = threads, .use_isa = isa});
+          for (int64_t t = 0; t < n; ++t)
+            for (int64_t r = 0; r < rows; ++r) {
+              const auto [exact, unused] = exact_dot(c, x, t, r);
+              const auto [exact_r, bound_r] = exact_dot(c, xr, t, r);
+              double wx = 0.0;  // sum |w x| over the dequantized weights
+              for (int64_t k = 0; k < cols; ++k) wx += std::fabs(c.wq[r * cols + k] * x[t * cols + k]);
+              const double stated = std::ldexp(wx, -8) + gamma(cols + gpr + 16) * bound_r + 1e-30;
+              const double e = std::fabs(y[t * rows + r] - exact);
+              CHECK(e <= stated);
+              worst_stated = std::max(worst_stated, e / stated);
+              ++total;
+              differs += y[t * rows + r] != yw[t * rows + r];
+            }
+        }
+      }
+    }
+  }
+  MESSAGE("worst error / stated bound " << worst_stated << "; outputs that differ from weight-only: " << differs << " of " << total);
+  // The mode must change what is multiplied: with Gaussian activations rounding moves nearly every output.
+  CHECK(differs * 10 > total * 9);
+}
+
+TEST_CASE("+bf16 activations: NaN, Inf and huge activations run weight-only on x as it is") {
+  for (const Scheme& s : {Scheme::integer(4, 64), Scheme::integer(3, 64), Scheme::integer(2, 64), Scheme::integer(8, kPerChannel)}) {
+    CAPTURE(s.name());
+    const Case c = make_case(s, 7, 512, 5);
+    for (const float bad : {std::nanf(""), INFINITY, 0x1p127f}) {
+      std::vector<float> x = gaussian_matrix(2, 512, 8);
+      x[3] = bad;  // token 0 only
+      const std::vector<float> y = run_misaligned(c.q, x, 2, {.threads = 1, .act = ActMode::bf16});
+      const std::vector<float> yw = run_misaligned(c.q, x, 2, {.threads = 1});
+      for (size_t i = 0; i < y.size(); ++i) {
+        if (std::isnan(yw[i])) CHECK(std::isnan(y[i]));
+        else CHECK(y[i] == yw[i]);
+      }
+    }
+  }
+}
+
 TEST_CASE("int3 lane load: the ISA shuffle equals the portable byte-by-byte load") {
   // On builds with the bf16 int3 path the fp32 int3 kernel (and so this load) only runs for calls that
   // cannot be split (bf16_safe), so the load is checked on its own: every lane of blocks at each byte offset,

@@ -173,6 +173,14 @@ TEST_CASE("scheme names: -gptq, +a8 and +a16 suffixes, and the errors for ones t
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp32+a16"), doctest::Contains("need int8 or int4 weights"), mq::UsageError);
   CHECK(QuantPlan::uniform("int3-g64-gptq-act-order").base.act == mq::ActMode::weight_only);
   CHECK(QuantPlan::uniform("int4-g64-gptq-act-order+a16").base == c);
+  const LinearRecipe bf = LinearRecipe::parse("int4-g64-gptq+bf16");
+  CHECK(bf.act == mq::ActMode::bf16);
+  CHECK(bf.gptq);
+  CHECK(bf.name() == "int4-g64-gptq+bf16");
+  CHECK(LinearRecipe::parse("int3-g64+bf16").scheme == mq::Scheme::integer(3, 64));  // any stored scheme, not only int8 / int4
+  CHECK(LinearRecipe::parse("fp16+bf16").act == mq::ActMode::bf16);
+  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp32+bf16"), doctest::Contains("fp32 Linears stay fp32"), mq::UsageError);
+  CHECK(QuantPlan::uniform("int4-g64-gptq-act-order+bf16").base == bf);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16-gptq"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
   CHECK_THROWS_AS(LinearRecipe::parse("int4-g64+a4"), mq::UsageError);  // not a suffix we know: an unknown scheme
 }

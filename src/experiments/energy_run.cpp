@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -119,18 +120,19 @@ std::string scheme_of(const std::string& method, const EnergyOptions& o) {
 // How the configured model's Linears take their activations, as the energy model charges them.
 std::string activations_of(const minigpt::Model& m) {
   const std::vector<minigpt::LinearInfo> lin = m.linears();
-  const auto count = [&](int dots) {
-    return std::count_if(lin.begin(), lin.end(), [&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_dots() == dots; });
-  };
-  const auto n8 = count(1), n16 = count(2);
-  if (n8 + n16 == 0) return "fp32";
-  const char* k8 = "int8 (dynamic, per token)";
-  const char* k16 = "16-bit (dynamic, per token, two int8 halves)";
-  if (static_cast<size_t>(n8) == lin.size()) return k8;
-  if (static_cast<size_t>(n16) == lin.size()) return k16;
+  const auto count = [&](auto pred) { return static_cast<size_t>(std::count_if(lin.begin(), lin.end(), pred)); };
+  const size_t n8 = count([&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_dots() == 1; });
+  const size_t n16 = count([&](const minigpt::LinearInfo& li) { return m.projection(li.name).int8_dots() == 2; });
+  const size_t nb = count([&](const minigpt::LinearInfo& li) { return m.projection(li.name).bf16_activations(); });
+  if (n8 + n16 + nb == 0) return "fp32";
+  const std::pair<size_t, const char*> kinds[] = {{n8, "int8 (dynamic, per token)"},
+                                                  {n16, "16-bit (dynamic, per token, two int8 halves)"},
+                                                  {nb, "bf16 (rounded per token, fp32 multiply-adds)"}};
   std::string s;
-  if (n8 > 0) s += fmt::format("{} in {} of {} Linears, ", k8, n8, lin.size());
-  if (n16 > 0) s += fmt::format("{} in {} of {} Linears, ", k16, n16, lin.size());
+  for (const auto& [k, what] : kinds) {
+    if (k == lin.size()) return what;
+    if (k > 0) s += fmt::format("{} in {} of {} Linears, ", what, k, lin.size());
+  }
   return s + "fp32 in the others";
 }
 

@@ -21,6 +21,9 @@ class Projection {
   // ("+a16"), 0 when it multiplies in fp32 (fp32 weights, or codes widened to fp32). What the sweep's
   // roofline bound and the energy model charge its arithmetic as.
   virtual int int8_dots() const { return 0; }
+  // True when the layer rounds its activations to bf16 before multiplying ("+bf16"): fp32-class
+  // multiply-adds (int8_dots() == 0), 8 significant bits of activation.
+  virtual bool bf16_activations() const { return false; }
   bool int8_activations() const { return int8_dots() > 0; }
 };
 

@@ -15,6 +15,16 @@
 
 namespace minigpt {
 
+std::string_view act_suffix(mq::ActMode act) {
+  switch (act) {
+    case mq::ActMode::dynamic_int8: return "+a8";
+    case mq::ActMode::dynamic_int16: return "+a16";
+    case mq::ActMode::bf16: return "+bf16";
+    case mq::ActMode::weight_only: break;
+  }
+  return "";
+}
+
 LinearRecipe LinearRecipe::parse(const std::string& name) {
   LinearRecipe r;
   std::string storage = name;
@@ -24,12 +34,18 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
   } else if (storage.size() > 4 && storage.ends_with("+a16")) {
     r.act = mq::ActMode::dynamic_int16;
     storage.resize(storage.size() - 4);
+  } else if (storage.size() > 5 && storage.ends_with("+bf16")) {
+    r.act = mq::ActMode::bf16;
+    storage.resize(storage.size() - 5);
   }
   r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
   if (r.gptq) storage.resize(storage.size() - 5);
   r.scheme = mq::Scheme::parse(storage);
+  if (r.act == mq::ActMode::bf16 && r.scheme.kind == mq::Kind::fp32)
+    throw mq::UsageError(fmt::format("scheme {}: +bf16 rounds the activations of a stored (quantized) scheme; fp32 Linears stay fp32", name));
   if (r.gptq && !r.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
-  if (r.act != mq::ActMode::weight_only && !mq::supports_dynamic(r.scheme))
+  const bool dynamic = r.act == mq::ActMode::dynamic_int8 || r.act == mq::ActMode::dynamic_int16;
+  if (dynamic && !mq::supports_dynamic(r.scheme))
     throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need int8 or int4 weights", name,
                                      r.act == mq::ActMode::dynamic_int8 ? "int8" : "16-bit",
                                      r.act == mq::ActMode::dynamic_int8 ? "+a8" : "+a16"));
@@ -37,8 +53,7 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
 }
 
 std::string LinearRecipe::name() const {
-  return scheme.name() + (gptq ? "-gptq" : "") +
-         (act == mq::ActMode::dynamic_int8 ? "+a8" : act == mq::ActMode::dynamic_int16 ? "+a16" : "");
+  return scheme.name() + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
 }
 
 bool PlanRule::matches(int layer, LinearKind k) const {
@@ -54,7 +69,7 @@ QuantPlan QuantPlan::uniform(const std::string& name) {
   if (const size_t at = recipe.find(kActOrder); at != std::string::npos) {
     // Act-order reorders GPTQ's columns; it means nothing to round-to-nearest, so it only follows "-gptq".
     const std::string before = recipe.substr(0, at), after = recipe.substr(at + kActOrder.size());
-    if (!before.ends_with("-gptq") || (!after.empty() && after != "+a8" && after != "+a16"))
+    if (!before.ends_with("-gptq") || (!after.empty() && after != "+a8" && after != "+a16" && after != "+bf16"))
       throw mq::UsageError(fmt::format("scheme {}: -act-order is a GPTQ setting and follows -gptq (e.g. int3-g64-gptq-act-order)",
                                        mq::clip_text(name)));
     recipe = before + after;

@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,14 +18,17 @@ namespace minigpt {
 
 // How one Linear is quantized and run. Named as the CLI and the sweep take it: a scheme of the format
 // table, then "-gptq" for GPTQ (integer schemes), then "+a8" to run it with per-token int8 activations
-// or "+a16" with per-token 16-bit activations (int8 / int4 schemes; mq::ActMode), e.g. "int4-g64-gptq+a8".
-// "fp32" leaves the Linear as it is.
+// or "+a16" with per-token 16-bit activations (int8 / int4 schemes), or "+bf16" with every activation rounded to
+// bf16 (any stored scheme, not fp32; mq::ActMode), e.g. "int4-g64-gptq+a8". "fp32" leaves the Linear as it is.
+// The recipe name's suffix for an activation mode: "+a8", "+a16", "+bf16", or "" (weight_only).
+std::string_view act_suffix(mq::ActMode act);
+
 struct LinearRecipe {
   mq::Scheme scheme = mq::Scheme::fp32();
   bool gptq = false;
   mq::ActMode act = mq::ActMode::weight_only;
 
-  // Throws mq::UsageError naming the name when it is unknown or GPTQ / +a8 / +a16 cannot apply.
+  // Throws mq::UsageError naming the name when it is unknown or GPTQ / +a8 / +a16 / +bf16 cannot apply.
   static LinearRecipe parse(const std::string& name);
   std::string name() const;
   bool keeps_fp32() const { return scheme.kind == mq::Kind::fp32 && !gptq; }

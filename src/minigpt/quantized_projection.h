@@ -21,6 +21,7 @@ class QuantizedProjection final : public Projection {
   int int8_dots() const override {
     return l_.act() == mq::ActMode::dynamic_int16 ? 2 : l_.act() == mq::ActMode::dynamic_int8 ? 1 : 0;
   }
+  bool bf16_activations() const override { return l_.act() == mq::ActMode::bf16; }
   const mq::QuantizedLinear& linear() const { return l_; }
 
  private:

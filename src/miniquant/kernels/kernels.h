@@ -18,6 +18,14 @@ enum class ActMode : uint8_t {
   // on the same weight loads: integer speed with activations ~256x finer than int8. Its error against
   // fp32 activations is at most s_x / 2 * sum |w| per output (s_x = absmax / 32639) plus float rounding.
   dynamic_int16,
+  // Weight-only with each activation rounded once per call to bf16 (round to nearest even, bf16_round: 8
+  // significant bits, |bf16(x) - x| <= 2^-8 |x|), so the error against fp32 activations is at most
+  // 2^-8 sum |w x| per output plus the fp32 accumulation's rounding. Any scheme (the weights are those of
+  // weight_only). On AVX-512 BF16 builds int4 / int3 / int2 (has_bf16_weight_path) multiply bf16(x) directly:
+  // one vdpbf16ps per 32 weights where weight_only's two-bf16 split needs two. Elsewhere the activations are
+  // rounded into a copy and the weight-only kernel runs on it. A call with a NaN, an Inf or a magnitude of 2^126
+  // or more among its activations runs weight_only on x unrounded (bf16_safe).
+  bf16,
 };
 
 struct KernelOptions {
@@ -58,6 +66,8 @@ inline void split_bf16(float x, uint16_t& hi, uint16_t& lo) {
   hi = f32_to_bf16(x);
   lo = f32_to_bf16(x - bf16_to_f32(hi));
 }
+// x rounded to bf16 (to nearest even; ActMode::bf16's activation), as an fp32.
+inline float bf16_round(float x) { return bf16_to_f32(f32_to_bf16(x)); }
 // x' = hi + lo of split_bf16, the activation the bf16 kernels multiply (exact in fp32).
 inline float bf16_pair_value(float x) {
   uint16_t hi, lo;
@@ -82,6 +92,8 @@ void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int thread
 void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,
                   ActMode act = ActMode::dynamic_int8);
+// ActMode::bf16 for any scheme (weight_only.cpp).
+void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
 
 // Symmetric per-token activation quantization shared by the dynamic kernels and their reference:
 // s = absmax / 127 (fp32), a_i = round_half_even(x_i / s) in [-127, 127]; s = 0 and a = 0 for a zero row;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
@@ -43,14 +44,15 @@ constexpr bool bf16_built(int bits) {
 }
 
 // The bf16 kernels (DecIntBf16) when the build has them for this width (bf16_built) and every activation
-// can be split (bf16_safe); returns false, having done nothing, otherwise.
-template <int Bits>
+// can be split (bf16_safe); returns false, having done nothing, otherwise. Split: activations as two bf16
+// (weight_only) or one (ActMode::bf16).
+template <int Bits, bool Split = true>
 bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using namespace kdetail;
   if constexpr (bf16_built(Bits)) {
     if (!use_isa || !bf16_safe(x, n * w.cols)) return false;
-    if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true>>(w, x, n, y, threads);
-    else run_any<DecIntBf16<Bits, false>>(w, x, n, y, threads);
+    if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true, Split>>(w, x, n, y, threads);
+    else run_any<DecIntBf16<Bits, false, Split>>(w, x, n, y, threads);
     return true;
   }
   return false;
@@ -58,6 +60,25 @@ bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads
 }  // namespace
 
 bool has_bf16_weight_path(int bits) { return bf16_built(bits); }
+
+void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  if (empty_product(w.rows, w.cols, n, y, "gemm_bf16_act")) return;
+  const FormatTraits& tr = traits_of(w.scheme);
+  if (!bf16_safe(x, n * w.cols)) return tr.kernel(w, x, n, y, threads, use_isa);  // NaN / Inf / huge: x as it is
+  if (w.scheme.is_integer()) {
+    switch (w.scheme.bits) {
+      case 4: if (run_bf16<4, false>(w, x, n, y, threads, use_isa)) return; break;
+      case 3: if (run_bf16<3, false>(w, x, n, y, threads, use_isa)) return; break;
+      case 2: if (run_bf16<2, false>(w, x, n, y, threads, use_isa)) return; break;
+      default: break;
+    }
+  }
+  // No bf16 kernel for this scheme or build: the weight-only kernel on a rounded copy, the same product.
+  thread_local std::vector<float> xr;
+  xr.resize(static_cast<size_t>(n * w.cols));
+  for (size_t i = 0; i < xr.size(); ++i) xr[i] = bf16_round(x[i]);
+  tr.kernel(w, xr.data(), n, y, threads, use_isa);
+}
 
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (!w.scheme.is_integer() || w.scheme.bits != 4)

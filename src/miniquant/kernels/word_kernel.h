@@ -174,13 +174,15 @@ struct DecInt4Fast : DecInt4Perm {
 // DecInt's. int3: a block is 96 bytes of the bit stream, 32 three-byte pieces of 8 fields, piece i in word i
 // of two registers (Bf16Dot::block), so lane j covers pieces 2j and 2j+1: F = 16 fields per lane. Either
 // way Fw fields per word (per piece for int3) are decoded by a word table into Fw bf16 vectors and
-// multiplied by the activations split into two bf16 each (kernels.h split_bf16, Plan::xh / xl).
+// multiplied by the activations split into two bf16 each (kernels.h split_bf16, Plan::xh / xl), or, with
+// Split = false (ActMode::bf16), by each activation rounded once to bf16 (Plan::xh only): half the dots.
 // Symmetric schemes subtract the zero-point in the table (kSignedTable), so no z * sum(x) correction is
 // computed; asymmetric ones keep DecInt's correction.
-template <int Bits, bool Sym>
+template <int Bits, bool Sym, bool Split = true>
 struct DecIntBf16 {
   using Isa = Bf16Dot;
   static constexpr bool kBf16 = true;
+  static constexpr bool kSplit = Split;  // activations as hi + lo (two dots per weight) or bf16(x) (one)
   static constexpr int kBits = Bits;
   static constexpr int F = Bits == 3 ? 16 : 32 / Bits;  // fields per 32-bit lane: the group layout
   static constexpr int Fw = Bits == 3 ? 8 : 16 / Bits;  // fields per word (piece): bf16 vectors per block
@@ -219,9 +221,10 @@ struct Plan {
   const float* x = nullptr;  // (n, cols) the caller's activations, for tails
   AlignedVector<float> xp;   // (n, nb * EB) permuted activations, 64-byte aligned like the codes
   // bf16 decoders instead of xp: (n, nb * EB) activations split into two bf16 (split_bf16), in the order
-  // the word table decodes them: xh[t*ldx + b*EB + k*2L + i] = hi(x[t*cols + b*EB + i*Fw + k]).
+  // the word table decodes them: xh[t*ldx + b*EB + k*2L + i] = hi(x[t*cols + b*EB + i*Fw + k]). Without the
+  // split (kSplit false) xh is bf16(x) and xl stays empty.
   AlignedVector<uint16_t> xh, xl;
-  std::vector<float> xs;  // bf16 decoders with row tails: (n, cols) hi + lo, the x of the tails (p.x points here)
+  std::vector<float> xs;  // bf16 decoders with row tails: (n, cols) hi + lo or bf16(x), the x of the tails (p.x points here)
   std::vector<uint16_t> th, tl;  // bf16 decoders: one token's hi / lo in column order, before the permutation
   std::vector<float> xg;     // (gpr, n) per-group sums of x (integer schemes)
   std::vector<int32_t> block_group;  // (nb) group of each block when one group spans it (no division in the loop)
@@ -243,13 +246,13 @@ inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
   p.g = scaled ? w.scheme.group_width(w.cols) : w.cols;
   p.gpr = scaled ? w.scheme.groups_per_row(w.cols) : 1;
   if constexpr (is_bf16<D>()) {
-    if (p.nb * p.EB < w.cols) {  // the scalar tails multiply the same x' = hi + lo as the blocks
+    if (p.nb * p.EB < w.cols) {  // the scalar tails multiply the same x' = hi + lo (or bf16(x)) as the blocks
       p.xs.resize(static_cast<size_t>(n * w.cols));
-      for (size_t i = 0; i < p.xs.size(); ++i) p.xs[i] = bf16_pair_value(x[i]);
+      for (size_t i = 0; i < p.xs.size(); ++i) p.xs[i] = D::kSplit ? bf16_pair_value(x[i]) : bf16_round(x[i]);
       p.x = p.xs.data();
     }
     p.xh.resize(static_cast<size_t>(n * p.ldx));
-    p.xl.resize(static_cast<size_t>(n * p.ldx));
+    p.xl.resize(D::kSplit ? static_cast<size_t>(n * p.ldx) : 0);
     std::vector<uint16_t>& hi = p.th;  // one token's halves, in column order
     std::vector<uint16_t>& lo = p.tl;
     hi.resize(static_cast<size_t>(p.ldx));
@@ -261,7 +264,7 @@ inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
           for (int64_t i = 0; i < 2 * L; ++i) {
             const int64_t at = t * p.ldx + b * p.EB + k * 2 * L + i, from = b * p.EB + i * D::Fw + k;
             p.xh[at] = hi[from];
-            p.xl[at] = lo[from];
+            if constexpr (D::kSplit) p.xl[at] = lo[from];
           }
     }
   } else {
@@ -279,7 +282,10 @@ inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
     for (int64_t t = 0; t < n; ++t)
       for (int64_t gi = 0; gi < p.gpr; ++gi) {
         double s = 0.0;  // exact enough that the z * sum(x) correction adds no error of its own order
-        for (int64_t c = gi * p.g; c < (gi + 1) * p.g; ++c) s += x[t * w.cols + c];
+        for (int64_t c = gi * p.g; c < (gi + 1) * p.g; ++c) {
+          if constexpr (is_bf16<D>()) s += D::kSplit ? x[t * w.cols + c] : bf16_round(x[t * w.cols + c]);  // the x multiplied
+          else s += x[t * w.cols + c];
+        }
         p.xg[gi * n + t] = static_cast<float>(s);
       }
   }
@@ -382,10 +388,12 @@ inline constexpr int64_t kBf16PrefetchBytes = 2048;
 // are R consecutive rows of the tensor, so past its end row i continues in row i + R (the next tile's row i),
 // not in row i + 1, which this tile is reading already: prefetching straight on (row + off + dist) left rows
 // 1..R-1 of every tile to start cold whenever a row is not much longer than dist (an int4 row of 4096 is 2048
-// bytes, an int8 row 4096). rbytes: bytes per row. Past the tensor's end is harmless (a prefetch never faults).
+// bytes, an int8 row 4096). rbytes: bytes per row. The distance is capped at one row (one tile ahead), so the
+// target never runs past the next tile's row i (an int3 row of 4096 is 1536 bytes). Past the tensor's end is
+// harmless (a prefetch never faults).
 template <int R>
 [[gnu::always_inline]] inline const uint8_t* stream_ahead(const uint8_t* row, int64_t off, int64_t dist, int64_t rbytes) {
-  const int64_t at = off + dist;
+  const int64_t at = off + std::min(dist, rbytes);
   return row + (at < rbytes ? at : at + (R - 1) * rbytes);
 }
 
@@ -409,12 +417,15 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
 #pragma GCC unroll 8
   for (int i = 0; i < R * T; ++i) acc[i] = B::zero();
   const uint16_t* xh = p.xh.data() + t0 * p.ldx;
-  const uint16_t* xl = p.xl.data() + t0 * p.ldx;
+  [[maybe_unused]] const uint16_t* xl = D::kSplit ? p.xl.data() + t0 * p.ldx : nullptr;
   for (int64_t b = 0; b < p.nb; ++b) {
     typename B::template Block<D::kBits> w[R];
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      if constexpr (T == 1) __builtin_prefetch(stream_ahead<R>(rows[i], b * D::kBlockBytes, kBf16PrefetchBytes, p.rbytes));
+      if constexpr (T == 1)  // every cache line of the block (int3's are 96 bytes: one prefetch left a third uncovered)
+#pragma GCC unroll 2
+        for (int64_t o = 0; o < D::kBlockBytes; o += 64)
+          __builtin_prefetch(stream_ahead<R>(rows[i], b * D::kBlockBytes + o, kBf16PrefetchBytes, p.rbytes));
       w[i] = B::template block<D::kBits>(rows[i] + b * D::kBlockBytes);
     }
     A part[R * T][P];
@@ -431,13 +442,19 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
             for (int i = 0; i < R; ++i) f[i] = B::template field<D::kBits, K>(w[i], tab);
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) {
-              const W h = B::load(xh + t * p.ldx + xo + K * 2 * L), l = B::load(xl + t * p.ldx + xo + K * 2 * L);
+              const W h = B::load(xh + t * p.ldx + xo + K * 2 * L);
+              if constexpr (D::kSplit) {
+                const W l = B::load(xl + t * p.ldx + xo + K * 2 * L);
 #pragma GCC unroll 8
-              for (int i = 0; i < R; ++i) {
-                A& a0 = part[i * T + t][(2 * K) % P];
-                A& a1 = part[i * T + t][(2 * K + 1) % P];
-                a0 = B::dot(a0, f[i], h);
-                a1 = B::dot(a1, f[i], l);
+                for (int i = 0; i < R; ++i) {
+                  A& a0 = part[i * T + t][(2 * K) % P];
+                  A& a1 = part[i * T + t][(2 * K + 1) % P];
+                  a0 = B::dot(a0, f[i], h);
+                  a1 = B::dot(a1, f[i], l);
+                }
+              } else {
+#pragma GCC unroll 8
+                for (int i = 0; i < R; ++i) part[i * T + t][K % P] = B::dot(part[i * T + t][K % P], f[i], h);
               }
             }
           }(),
