@@ -51,11 +51,11 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                               " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
-  CHECK(r.out.find("1 of 18 schemes failed") != std::string::npos);
+  CHECK(r.out.find("1 of 19 schemes failed") != std::string::npos);
 
   const nlohmann::json res = load(out + "/results.json");
   const std::vector<std::string> want = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128",
-                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-per-channel",
+                                         "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-g64+bf16", "int4-per-channel",
                                          "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq", "int3-g64-gptq-act-order",
                                          "int2-g64", "int2-g64-gptq", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());

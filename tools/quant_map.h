@@ -21,13 +21,13 @@ inline minigpt::QuantPlan plan_from_options(const std::string& scheme, const std
   return quant_map.empty() ? minigpt::QuantPlan::uniform(scheme) : read_quant_map(quant_map);
 }
 
-// Storage commands store weights; `+a8` / `+a16` is how miniquant's kernels run them, so it has no meaning here.
+// Storage commands store weights; `+a8` / `+a16` / `+bf16` is how miniquant's kernels run them, so it has no meaning here.
 inline void require_weight_only(const minigpt::QuantPlan& p, const std::string& command) {
   for (const auto& r : p.recipes())
     if (r.act != mq::ActMode::weight_only)
       throw mq::UsageError(fmt::format("{}: '{}' : '{}' is how miniquant's kernels run the weights, not how they are stored; "
                                        "drop it (miniquant sweep takes it)",
-                                       command, r.name(), r.act == mq::ActMode::dynamic_int16 ? "+a16" : "+a8"));
+                                       command, r.name(), minigpt::act_suffix(r.act)));
 }
 
 }  // namespace mqcli

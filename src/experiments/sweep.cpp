@@ -87,7 +87,7 @@ minigpt::ModelConfig gpt2_shape(int vocab_size) {
 const std::vector<std::string>& default_sweep_schemes() {
   static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",
                                              "int4-g64", "int4-g128", "int4-g64-gptq",   "int8-per-channel+a8",
-                                             "int4-g64+a8",
+                                             "int4-g64+a8", "int4-g64+bf16",
                                              // the breaking region: where perplexity, KLD and margins move
                                              // (one scale per row at 4 bits; act-order where GPTQ has most to fix)
                                              "int4-per-channel", "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq",
@@ -300,8 +300,8 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   if (o.gpt2_shaped) {
     const minigpt::ModelConfig gc = gpt2_shape(c.tok.size());
     std::vector<std::unique_ptr<minigpt::Model>> gm;
-    stage("GPT-2-small-shaped: build and quantize fp32, int8-per-channel, int4-g64, and both +a8");
-    for (const std::string name : {"fp32", "int8-per-channel", "int4-g64", "int8-per-channel+a8", "int4-g64+a8"}) {
+    stage("GPT-2-small-shaped: build and quantize fp32, int8-per-channel, int4-g64, both +a8, and int4-g64+bf16");
+    for (const std::string name : {"fp32", "int8-per-channel", "int4-g64", "int8-per-channel+a8", "int4-g64+a8", "int4-g64+bf16"}) {
       const minigpt::QuantPlan plan = minigpt::QuantPlan::uniform(name);
       SchemeRow r = row_for(plan);
       try {
