@@ -2,7 +2,10 @@
 """Before / after table from two bench_kernels JSON files of the same rows (two binaries run in alternation,
 so both saw the same machine state): median time of each, the speed-up, and each one's fraction of its own
 same-run read-bandwidth probe. Rows present in only one file are left out.
-Usage: compare.py BEFORE.json AFTER.json [--filter REGEX]"""
+With --suffix S and one file: the rows whose scheme ends in S against the same rows without it, in that one
+run (e.g. --suffix +bf16: each +bf16 row beside its weight-only row).
+Usage: compare.py BEFORE.json AFTER.json [--filter REGEX]
+       compare.py RUN.json --suffix SUFFIX [--filter REGEX]"""
 import json
 import re
 import sys
@@ -36,8 +39,29 @@ def main():
         i = args.index("--filter")
         pattern = re.compile(args[i + 1])
         args = args[:i] + args[i + 2:]
-    if len(args) != 2:
-        sys.exit("usage: compare.py BEFORE.json AFTER.json [--filter REGEX]")
+    suffix = None
+    if "--suffix" in args:
+        i = args.index("--suffix")
+        suffix = args[i + 1]
+        args = args[:i] + args[i + 2:]
+    if len(args) != (1 if suffix else 2):
+        sys.exit("usage: compare.py BEFORE.json AFTER.json [--filter REGEX] | compare.py RUN.json --suffix SUFFIX [--filter REGEX]")
+    if suffix:
+        rows = medians(args[0])
+        print(f"| row | without {suffix} us | with {suffix} us | speed-up | without, of probe BW | with, of probe BW |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for label, a in rows.items():
+            words = label.split(" ")  # the scheme is the first word of a kernel row, the second of a model row
+            hit = [i for i, w in enumerate(words) if w.endswith(suffix) and len(w) > len(suffix)]
+            if not hit or (pattern and not pattern.search(label)):
+                continue
+            words[hit[0]] = words[hit[0]][: -len(suffix)]
+            b = rows.get(" ".join(words))
+            if b is None:
+                continue
+            tb, ta = micros(b), micros(a)
+            print(f"| {label} | {tb:.1f} | {ta:.1f} | {tb / ta:.2f}x | {frac(b)} | {frac(a)} |")
+        return
     before, after = medians(args[0]), medians(args[1])
     print("| row | before us | after us | speed-up | before, of probe BW | after, of probe BW |")
     print("|---|---:|---:|---:|---:|---:|")
