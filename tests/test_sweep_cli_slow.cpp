@@ -110,41 +110,50 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
     }
   }
   const auto& s = res["schemes"];
+  // A row by its scheme name (the rows come in `want`'s order).
+  const auto at = [&](const std::string& name) -> const nlohmann::json& {
+    const auto it = std::find(want.begin(), want.end(), name);
+    REQUIRE(it != want.end());
+    return s[static_cast<size_t>(it - want.begin())];
+  };
   // Bytes follow the formats: 1 layer of 128 wide -> Linear weights 4*128*128 + 2*128*512 = 196,608.
-  CHECK(s[0]["bytes_linear"] == 4 * 196608);
-  CHECK(s[1]["bytes_linear"] == 2 * 196608);
-  CHECK(s[4]["bytes_linear"] == 196608 / 2 + 2 * 196608 / 64);
-  CHECK(s[6]["bytes_linear"] == s[4]["bytes_linear"]);  // GPTQ stores what RTN stores
-  CHECK(s[7]["bytes_linear"] == s[3]["bytes_linear"]);  // +a8 changes how the weights run, not what is stored
-  CHECK(s[8]["bytes_linear"] == s[4]["bytes_linear"]);
+  CHECK(at("fp32")["bytes_linear"] == 4 * 196608);
+  CHECK(at("fp16")["bytes_linear"] == 2 * 196608);
+  CHECK(at("int4-g64")["bytes_linear"] == 196608 / 2 + 2 * 196608 / 64);
+  CHECK(at("int4-g64-gptq")["bytes_linear"] == at("int4-g64")["bytes_linear"]);  // GPTQ stores what RTN stores
+  CHECK(at("int8-per-channel+a8")["bytes_linear"] == at("int8-per-channel")["bytes_linear"]);  // +a8 changes how the weights run, not what is stored
+  CHECK(at("int4-g64+a8")["bytes_linear"] == at("int4-g64")["bytes_linear"]);
   // int8 activations move perplexity by rounding noise only.
-  CHECK(s[7]["ppl"].get<double>() == doctest::Approx(s[3]["ppl"].get<double>()).epsilon(0.02));
-  CHECK(s[8]["ppl"].get<double>() == doctest::Approx(s[4]["ppl"].get<double>()).epsilon(0.02));
-  CHECK(s[0]["embedding_format"] == "fp32");
-  CHECK(s[1]["embedding_format"] == "fp16");
-  CHECK(s[1]["bytes_embedding"] == 2 * 1964 * 128);
-  CHECK(s[1]["ppl"].get<double>() == doctest::Approx(s[0]["ppl"].get<double>()).epsilon(1e-3));
+  CHECK(at("int8-per-channel+a8")["ppl"].get<double>() == doctest::Approx(at("int8-per-channel")["ppl"].get<double>()).epsilon(0.02));
+  CHECK(at("int4-g64+a8")["ppl"].get<double>() == doctest::Approx(at("int4-g64")["ppl"].get<double>()).epsilon(0.02));
+  // bf16 activations: the same storage, perplexity within rounding noise of weight-only.
+  CHECK(at("int4-g64+bf16")["bytes_linear"] == at("int4-g64")["bytes_linear"]);
+  CHECK(at("int4-g64+bf16")["ppl"].get<double>() == doctest::Approx(at("int4-g64")["ppl"].get<double>()).epsilon(0.02));
+  CHECK(at("fp32")["embedding_format"] == "fp32");
+  CHECK(at("fp16")["embedding_format"] == "fp16");
+  CHECK(at("fp16")["bytes_embedding"] == 2 * 1964 * 128);
+  CHECK(at("fp16")["ppl"].get<double>() == doctest::Approx(at("fp32")["ppl"].get<double>()).epsilon(1e-3));
   // fp32 stores the most bytes, so it is on the frontier only when its perplexity is strictly below every other row's.
   bool fp32_best = true;
   for (size_t i = 1; i < s.size(); ++i)
-    if (s[i]["status"] == "ok" && s[i]["ppl"].get<double>() <= s[0]["ppl"].get<double>()) fp32_best = false;
-  CHECK(s[0]["on_pareto_frontier"] == fp32_best);
+    if (s[i]["status"] == "ok" && s[i]["ppl"].get<double>() <= at("fp32")["ppl"].get<double>()) fp32_best = false;
+  CHECK(at("fp32")["on_pareto_frontier"] == fp32_best);
   // Fewer bits, further from fp32: int2 RTN diverges more than int3 RTN, than int4 RTN.
-  const auto kl = [&](size_t i) { return s[i]["divergence"]["kl"]["mean"].get<double>(); };
-  CHECK(kl(14) > kl(11));
-  CHECK(kl(11) > kl(4));
+  const auto kl = [&](const std::string& name) { return at(name)["divergence"]["kl"]["mean"].get<double>(); };
+  CHECK(kl("int2-g64") > kl("int3-g64"));
+  CHECK(kl("int3-g64") > kl("int4-g64"));
   // int4 per channel: codes plus one fp16 scale per output row (384 + 128 + 512 + 128 rows); GPTQ stores the same.
-  CHECK(s[9]["bytes_linear"] == 196608 / 2 + 2 * 1152);
-  CHECK(s[10]["bytes_linear"] == s[9]["bytes_linear"]);
-  CHECK(s[9]["method"] == "rtn");
-  CHECK(s[10]["method"] == "gptq");
-  CHECK(s[10]["storage_scheme"] == "int4-per-channel");
+  CHECK(at("int4-per-channel")["bytes_linear"] == 196608 / 2 + 2 * 1152);
+  CHECK(at("int4-per-channel-gptq")["bytes_linear"] == at("int4-per-channel")["bytes_linear"]);
+  CHECK(at("int4-per-channel")["method"] == "rtn");
+  CHECK(at("int4-per-channel-gptq")["method"] == "gptq");
+  CHECK(at("int4-per-channel-gptq")["storage_scheme"] == "int4-per-channel");
   // Act-order is recorded with the row, stores what plain GPTQ stores, and picks other codes.
-  CHECK(s[13]["gptq"]["act_order"] == true);
-  CHECK(s[12]["gptq"]["act_order"] == false);
-  CHECK(s[13]["storage_scheme"] == "int3-g64");
-  CHECK(s[13]["bytes_linear"] == s[12]["bytes_linear"]);
-  CHECK(kl(13) != kl(12));
+  CHECK(at("int3-g64-gptq-act-order")["gptq"]["act_order"] == true);
+  CHECK(at("int3-g64-gptq")["gptq"]["act_order"] == false);
+  CHECK(at("int3-g64-gptq-act-order")["storage_scheme"] == "int3-g64");
+  CHECK(at("int3-g64-gptq-act-order")["bytes_linear"] == at("int3-g64-gptq")["bytes_linear"]);
+  CHECK(kl("int3-g64-gptq-act-order") != kl("int3-g64-gptq"));
 
   const nlohmann::json man = load(out + "/manifest.json");
   for (const char* k : {"command", "date", "seed", "threads", "machine", "build", "checkpoint", "corpus", "durations_s"})
@@ -164,8 +173,8 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                                   " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --no-plot --schemes fp32 int4-g64-gptq");
   CHECK(again.code == 0);
   const nlohmann::json res2 = load(out + "2/results.json");
-  CHECK(res2["schemes"][1]["ppl"] == s[6]["ppl"]);
-  CHECK(res2["schemes"][1]["verb_tense_accuracy"] == s[6]["verb_tense_accuracy"]);
+  CHECK(res2["schemes"][1]["ppl"] == at("int4-g64-gptq")["ppl"]);
+  CHECK(res2["schemes"][1]["verb_tense_accuracy"] == at("int4-g64-gptq")["verb_tense_accuracy"]);
 }
 
 TEST_CASE("sweep refuses unknown schemes before running anything") {

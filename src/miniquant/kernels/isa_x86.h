@@ -31,23 +31,6 @@ struct DecF16Wide {
   }
 };
 
-// int8 fields, 4 per 32-bit lane as DecInt<8> lays them out: field K of every lane is byte K of the lane,
-// zero-extended by one in-lane vpshufb (bytes K, then three zeros) and converted, 3 instructions per 16
-// weights with the FMA where DecInt<8>'s shift + and + convert + FMA take 4.
-struct DecInt8Wide {
-  static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
-  static constexpr int F = 4;
-  static constexpr bool kScaled = true;
-  static constexpr bool kContiguous = false;
-  template <int K>
-  static xsimd::batch<float> field(const xsimd::batch<uint32_t>& w) {
-    const __m512i pick = _mm512_set1_epi32(static_cast<int>(0x80808000u | K));  // byte K of the lane, zeros above
-    // vpshufb indexes within each 128-bit quarter: lane j's bytes are 4 (j mod 4) + 0..3 of its quarter.
-    const __m512i idx = _mm512_add_epi32(pick, _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12));
-    return xsimd::batch<float>(_mm512_cvtepi32_ps(_mm512_shuffle_epi8(w, idx)));
-  }
-};
-
 // Lane sums of 4 or 8 vectors at once (out[i] = sum of v[i]'s 16 lanes), for the tiles' outputs: a tree of
 // 128-bit-quarter shuffles and adds shared by the vectors, 4 or 3 instructions per output where one
 // reduction per vector takes 7. On MiniGPT's 256-wide rows a bf16 tile's outputs each come from only 16 dot
@@ -109,14 +92,39 @@ struct DecF16Wide {
 struct DecInt4Perm {
   static constexpr bool kAvailable = false;
 };
-struct DecInt8Wide {
-  static constexpr bool kAvailable = false;
-};
 struct LaneSums {
   static constexpr bool kAvailable = false;
   // Declared only: named in a discarded `if constexpr` branch (word_kernel.h lane_sums), never called or defined.
   template <int N>
   static void sums(const xsimd::batch<float>* b, float* out);
+};
+}  // namespace mq::kdetail
+#endif
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// int8 fields, 4 per 32-bit lane as DecInt<8> lays them out: field K of every lane is byte K of the lane,
+// zero-extended by one in-lane vpshufb (bytes K, then three zeros) and converted, 3 instructions per 16
+// weights with the FMA where DecInt<8>'s shift + and + convert + FMA take 4.
+struct DecInt8Wide {
+  static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
+  static constexpr int F = 4;
+  static constexpr bool kScaled = true;
+  static constexpr bool kContiguous = false;
+  template <int K>
+  static xsimd::batch<float> field(const xsimd::batch<uint32_t>& w) {
+    const __m512i pick = _mm512_set1_epi32(static_cast<int>(0x80808000u | K));  // byte K of the lane, zeros above
+    // vpshufb indexes within each 128-bit quarter: lane j's bytes are 4 (j mod 4) + 0..3 of its quarter.
+    const __m512i idx = _mm512_add_epi32(pick, _mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12));
+    return xsimd::batch<float>(_mm512_cvtepi32_ps(_mm512_shuffle_epi8(w, idx)));
+  }
+};
+}  // namespace mq::kdetail
+#else
+namespace mq::kdetail {
+struct DecInt8Wide {  // vpshufb on 512 bits needs AVX-512 BW
+  static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail
 #endif
