@@ -20,6 +20,7 @@
 #include "miniquant/util/sysinfo.h"
 #include "minigpt/embedding.h"
 #include "minigpt/model.h"
+#include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
 #include "roofline_probes.h"
 
@@ -96,12 +97,9 @@ int64_t cold_copies(double bytes) {
   return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(want / bytes)));
 }
 
-// The activation modes' arguments and the suffixes of their row names.
+// The activation modes' arguments (row names take the recipe suffixes, minigpt::act_suffix).
 ActMode act_arg(int64_t v) {
   return v == 3 ? ActMode::bf16 : v == 2 ? ActMode::dynamic_int16 : v == 1 ? ActMode::dynamic_int8 : ActMode::weight_only;
-}
-const char* act_suffix(ActMode a) {
-  return a == ActMode::bf16 ? "+bf16" : a == ActMode::dynamic_int16 ? "+a16" : a == ActMode::dynamic_int8 ? "+a8" : "";
 }
 bool dynamic(ActMode a) { return a == ActMode::dynamic_int8 || a == ActMode::dynamic_int16; }
 
@@ -159,7 +157,7 @@ void BM_gemm(benchmark::State& st) {
   st.counters["frac_bw"] = benchmark::Counter(bytes / bw, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["frac_roof"] = benchmark::Counter(ops / roof, benchmark::Counter::kIsIterationInvariantRate);
   st.counters["copies"] = static_cast<double>(copies);
-  st.SetLabel(s.name() + act_suffix(act) + " " + std::to_string(sh.out) + "x" +
+  st.SetLabel(s.name() + std::string(minigpt::act_suffix(act)) + " " + std::to_string(sh.out) + "x" +
               std::to_string(sh.in) + " n=" + std::to_string(n) + " t=" + std::to_string(threads) + (cold ? " cold" : ""));
 }
 
@@ -231,7 +229,7 @@ void BM_model(benchmark::State& st) {
     for (const auto& li : model->linears()) bytes += 4LL * li.in * li.out;
     if (si >= 0) {
       const Scheme s = mq::scheme_table()[static_cast<size_t>(si)];
-      name = s.name() + act_suffix(act);
+      name = s.name() + std::string(minigpt::act_suffix(act));
       // The sweep's plan for that name: every Linear in the scheme, the tied embedding (and LM head) in fp16.
       const minigpt::ModelQuantReport rep = minigpt::quantize_model(*model, minigpt::QuantPlan::uniform(name));
       bytes = 0;
