@@ -399,79 +399,104 @@ template <int R>
 
 // R rows x T tokens of a bf16 decoder (DecIntBf16), block by block: a field is decoded once per row and
 // each activation vector loaded once for the R rows; the block's dots (2 Fw vdpbf16ps per row and token:
-// hi and lo activations) go to P partial sums per output, then one FMA by the lanes' group scales into the
-// output's accumulator. out[i * T + t] = row i, token t0 + t (without the zero-point correction of an
-// asymmetric scheme). One token: P = 4 partials per row, so no vdpbf16ps chain (6 cycles each here) is more
-// than Fw / 2 deep (measured on Zen 5, 4096x4096 int4-g64, 1 thread: 399 us with P = 2, 353 us with 4);
-// 32 zmm hold 4 accumulators + 16 partials. Several tokens: 2 x 4 outputs, two partials each (hi and lo
-// activations), 16 chains where one each left 8 and the dot units waiting (8 + 16 zmm; 256x1024 int4-g64
-// at 64 tokens, with lane_sums: 319 -> 269 us, 1 thread, Zen 5).
+// hi and lo activations, or Fw with the activations rounded once) go to P partial sums per output, then one
+// FMA by the lanes' group scales into the output's accumulator. out[i * T + t] = row i, token t0 + t (without
+// the zero-point correction of an asymmetric scheme).
+// The shape is set by vdpbf16ps's latency: on Zen 5 a single chain issues one every 1.69 ns and it takes 12
+// independent chains to reach the unit's rate (0.54 ns each; 8 chains: 0.76 ns; microbenchmark, 2026-11-26), and
+// out-of-order execution overlaps little of one block's chains with the next's (a block of 4 rows is ~70 vector
+// instructions). The partials are reset every block (each block has its own group scales), so the chains
+// available are rows x partials x blocks in flight. Measured, 4096x4096 int4-g64, 1 thread, weights in cache,
+// medians of 15, the variants of one run interleaved:
+//   one token, split (8 dots per row and block): 4 rows x 2 partials (hi, lo) x 1 block, 278-285 us; 4 partials
+//   304-323 us (the 3-add tree per row and block sits on the chain); 2 blocks x 1 partial 288-305 us; 2 blocks x 2
+//   partials 320-356 us (35 zmm: spills); 3 or 6 rows, 306-350 us.
+//   one token, activations rounded (4 dots per row and block): 2 blocks x 1 partial (KB = 2), 229-241 us; 1 block x
+//   2 partials 258-274 us; 3 blocks 247-254 us.
+// Before the prefetch fix (stream_ahead) 4 partials had been the faster (353 against 399 us). Several tokens: 2 x 4
+// outputs, two partials each, 16 chains where one each left 8 and the dot units waiting (8 + 16 zmm; 256x1024
+// int4-g64 at 64 tokens, with lane_sums: 319 -> 269 us, 1 thread, Zen 5).
 template <class D, int M, int R, int T>
 inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const Plan& p, int64_t t0, float* out) {
   using B = typename D::Isa;
   using W = typename B::W;
   using A = typename B::A;
-  constexpr int P = T == 1 ? 4 : 2;
+  constexpr bool kOneBlockTwoPartials = T > 1 || D::kSplit;
+  constexpr int P = kOneBlockTwoPartials ? 2 : 1;   // partials per output and block
+  constexpr int KB = kOneBlockTwoPartials ? 1 : 2;  // blocks per step, their fields interleaved
   const W tab = B::template table<D::kBits, D::kOff>();
   A acc[R * T];
 #pragma GCC unroll 8
   for (int i = 0; i < R * T; ++i) acc[i] = B::zero();
   const uint16_t* xh = p.xh.data() + t0 * p.ldx;
   [[maybe_unused]] const uint16_t* xl = D::kSplit ? p.xl.data() + t0 * p.ldx : nullptr;
-  for (int64_t b = 0; b < p.nb; ++b) {
-    typename B::template Block<D::kBits> w[R];
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      if constexpr (T == 1)  // every cache line of the block (int3's are 96 bytes: one prefetch left a third uncovered)
-#pragma GCC unroll 2
-        for (int64_t o = 0; o < D::kBlockBytes; o += 64)
-          __builtin_prefetch(stream_ahead<R>(rows[i], b * D::kBlockBytes + o, kBf16PrefetchBytes, p.rbytes));
-      w[i] = B::template block<D::kBits>(rows[i] + b * D::kBlockBytes);
-    }
-    A part[R * T][P];
-#pragma GCC unroll 16
-    for (int i = 0; i < R * T; ++i)
+  // Blocks b .. b + NB - 1 into acc. always_inline: a lambda left out of line keeps acc and the partials in memory.
+  const auto step = [&]<int NB>(int64_t b) __attribute__((always_inline)) {
+    typename B::template Block<D::kBits> w[NB][R];
 #pragma GCC unroll 4
-      for (int q = 0; q < P; ++q) part[i][q] = B::zero();
-    const int64_t xo = b * p.EB;
+    for (int j = 0; j < NB; ++j)
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        if constexpr (T == 1)  // every cache line of the block (int3's are 96 bytes: one prefetch left a third uncovered)
+#pragma GCC unroll 2
+          for (int64_t o = 0; o < D::kBlockBytes; o += 64)
+            __builtin_prefetch(stream_ahead<R>(rows[i], (b + j) * D::kBlockBytes + o, kBf16PrefetchBytes, p.rbytes));
+        w[j][i] = B::template block<D::kBits>(rows[i] + (b + j) * D::kBlockBytes);
+      }
+    A part[NB][R * T][P];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j)
+#pragma GCC unroll 16
+      for (int i = 0; i < R * T; ++i)
+#pragma GCC unroll 2
+        for (int q = 0; q < P; ++q) part[j][i][q] = B::zero();
     [&]<int... K>(std::integer_sequence<int, K...>) {
       (
           [&] {
-            W f[R];
+#pragma GCC unroll 4
+            for (int j = 0; j < NB; ++j) {
+              const int64_t xo = (b + j) * p.EB;
+              W f[R];
 #pragma GCC unroll 8
-            for (int i = 0; i < R; ++i) f[i] = B::template field<D::kBits, K>(w[i], tab);
+              for (int i = 0; i < R; ++i) f[i] = B::template field<D::kBits, K>(w[j][i], tab);
 #pragma GCC unroll 8
-            for (int t = 0; t < T; ++t) {
-              const W h = B::load(xh + t * p.ldx + xo + K * 2 * L);
-              if constexpr (D::kSplit) {
-                const W l = B::load(xl + t * p.ldx + xo + K * 2 * L);
+              for (int t = 0; t < T; ++t) {
+                const W h = B::load(xh + t * p.ldx + xo + K * 2 * L);
+                if constexpr (D::kSplit) {
+                  const W l = B::load(xl + t * p.ldx + xo + K * 2 * L);
 #pragma GCC unroll 8
-                for (int i = 0; i < R; ++i) {
-                  A& a0 = part[i * T + t][(2 * K) % P];
-                  A& a1 = part[i * T + t][(2 * K + 1) % P];
-                  a0 = B::dot(a0, f[i], h);
-                  a1 = B::dot(a1, f[i], l);
+                  for (int i = 0; i < R; ++i) {
+                    A& a0 = part[j][i * T + t][0];
+                    A& a1 = part[j][i * T + t][P - 1];
+                    a0 = B::dot(a0, f[i], h);
+                    a1 = B::dot(a1, f[i], l);
+                  }
+                } else {
+#pragma GCC unroll 8
+                  for (int i = 0; i < R; ++i) part[j][i * T + t][K % P] = B::dot(part[j][i * T + t][K % P], f[i], h);
                 }
-              } else {
-#pragma GCC unroll 8
-                for (int i = 0; i < R; ++i) part[i * T + t][K % P] = B::dot(part[i * T + t][K % P], f[i], h);
               }
             }
           }(),
           ...);
     }(std::make_integer_sequence<int, D::Fw>());
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      const A s = lane_scales<M>(sf[i], p, b);
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) {
-        A sum = part[i * T + t][0];
 #pragma GCC unroll 4
-        for (int q = 1; q < P; ++q) sum = B::add(sum, part[i * T + t][q]);
-        acc[i * T + t] = B::fma(sum, s, acc[i * T + t]);
+    for (int j = 0; j < NB; ++j)
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        const A s = lane_scales<M>(sf[i], p, b + j);
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+          A sum = part[j][i * T + t][0];
+          if constexpr (P == 2) sum = B::add(sum, part[j][i * T + t][1]);
+          acc[i * T + t] = B::fma(sum, s, acc[i * T + t]);
+        }
       }
-    }
-  }
+  };
+  int64_t b = 0;
+  for (; b + KB <= p.nb; b += KB) step.template operator()<KB>(b);
+  if constexpr (KB > 1)
+    for (; b < p.nb; ++b) step.template operator()<1>(b);
   lane_sums<R * T>(acc, out);
   if (p.nb * p.EB < p.cols)
     for (int i = 0; i < R; ++i)
