@@ -76,7 +76,7 @@ std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, con
   std::vector<float> xr = x;  // +bf16: the reference multiplies the rounded activations (a NaN-free x: bf16_safe)
   if (o.act == ActMode::bf16)
     for (float& v : xr) v = mq::bf16_round(v);
-  if (o.act == ActMode::dynamic_int8 || o.act == ActMode::dynamic_int16) mq::gemm_dynamic_ref(head, x.data(), n, yr.data(), o.act);
+  if (mq::is_dynamic(o.act)) mq::gemm_dynamic_ref(head, x.data(), n, yr.data(), o.act);
   else mq::gemm_ref(head, xr.data(), n, yr.data());
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < rows; ++r) {
@@ -101,7 +101,6 @@ int64_t cold_copies(double bytes) {
 ActMode act_arg(int64_t v) {
   return v == 3 ? ActMode::bf16 : v == 2 ? ActMode::dynamic_int16 : v == 1 ? ActMode::dynamic_int8 : ActMode::weight_only;
 }
-bool dynamic(ActMode a) { return a == ActMode::dynamic_int8 || a == ActMode::dynamic_int16; }
 
 // Args: shape index, scheme index, n, threads, act (0 weight-only, 1 dynamic int8, 2 dynamic int16, 3 bf16), cold (0: the same
 // weights every call, cache-resident where they fit; 1: cycle through cold_copies() copies, from DRAM).
@@ -117,7 +116,7 @@ void BM_gemm(benchmark::State& st) {
   std::vector<float> y(static_cast<size_t>(n * sh.out));
   const mq::KernelOptions o{.threads = threads, .act = act};
   // The dynamic path runs on the 16-row block layout, packed once as QuantizedLinear does.
-  const bool blocked = dynamic(act) && mq::blockable(q);
+  const bool blocked = mq::is_dynamic(act) && mq::blockable(q);
   const mq::BlockedCodes b = blocked ? mq::pack_blocked(q) : mq::BlockedCodes{};
   // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
   const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
@@ -140,7 +139,7 @@ void BM_gemm(benchmark::State& st) {
   const double bw = mqbench::read_bandwidth(static_cast<int64_t>(bytes * static_cast<double>(copies)), threads);
   // +a8 / +a16 rows against the int8 VNNI peak where the CPU has it, else (AVX2 or portable path) the fp32
   // FMA peak. (+a16 does two int8 dots per weight, so its own ceiling is half of that.)
-  const double vnni = dynamic(act) ? mqbench::vnni_peak(threads) : 0.0;
+  const double vnni = mq::is_dynamic(act) ? mqbench::vnni_peak(threads) : 0.0;
   const double peak = vnni > 0 ? vnni : mqbench::fma_peak(threads);
   const double roof = std::min(peak, ops / bytes * bw);
   for (int64_t i = 0; i < std::max<int64_t>(3, copies); ++i) run_copy(i % copies, x.data(), y.data());  // warm-up

@@ -44,7 +44,7 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
   if (r.act == mq::ActMode::bf16 && r.scheme.kind == mq::Kind::fp32)
     throw mq::UsageError(fmt::format("scheme {}: +bf16 rounds the activations of a stored (quantized) scheme; fp32 Linears stay fp32", name));
   if (r.gptq && !r.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
-  const bool dynamic = r.act == mq::ActMode::dynamic_int8 || r.act == mq::ActMode::dynamic_int16;
+  const bool dynamic = mq::is_dynamic(r.act);
   if (dynamic && !mq::supports_dynamic(r.scheme))
     throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need int8 or int4 weights", name,
                                      r.act == mq::ActMode::dynamic_int8 ? "int8" : "16-bit",

@@ -31,7 +31,7 @@ QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act
 }
 
 void QuantizedLinear::prepare() {
-  if (act_ == ActMode::weight_only || act_ == ActMode::bf16) return;  // any scheme, row-major codes
+  if (!is_dynamic(act_)) return;  // weight-only and +bf16: any scheme, row-major codes
   if (!supports_dynamic(w_.scheme))
     throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8 or int4 weights, not {}", w_.name,
                                  act_ == ActMode::dynamic_int8 ? "int8" : "int16", w_.scheme.name()));

@@ -42,7 +42,7 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
   if (empty_product(w.rows, w.cols, n, y, "gemm")) return;
   const int threads = opt.threads > 0 ? opt.threads : default_threads();
   if (opt.act == ActMode::bf16) return gemm_bf16_act(w, x, n, y, threads, opt.use_isa);
-  if (opt.act != ActMode::weight_only) {
+  if (is_dynamic(opt.act)) {
     if (!supports_dynamic(w.scheme))
       throw UsageError(std::string("gemm: dynamic ") + (opt.act == ActMode::dynamic_int8 ? "int8" : "int16") +
                        " activations need int8 or int4 weights, not " + w.scheme.name());

@@ -28,6 +28,9 @@ enum class ActMode : uint8_t {
   bf16,
 };
 
+// True for the modes that quantize the activations (+a8, +a16): they run on the dynamic kernels, int8 / int4 only.
+inline constexpr bool is_dynamic(ActMode a) { return a == ActMode::dynamic_int8 || a == ActMode::dynamic_int16; }
+
 struct KernelOptions {
   int threads = 0;                     // 0: default_threads() (OMP_NUM_THREADS unless set_default_threads)
   ActMode act = ActMode::weight_only;

@@ -44,13 +44,13 @@ constexpr bool bf16_built(int bits) {
 }
 
 // The bf16 kernels (DecIntBf16) when the build has them for this width (bf16_built) and every activation
-// can be split (bf16_safe); returns false, having done nothing, otherwise. Split: activations as two bf16
-// (weight_only) or one (ActMode::bf16).
+// can be split (bf16_safe; `safe`: the caller has checked already); returns false, having done nothing,
+// otherwise. Split: activations as two bf16 (weight_only) or one (ActMode::bf16).
 template <int Bits, bool Split = true>
-bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, bool safe = false) {
   using namespace kdetail;
   if constexpr (bf16_built(Bits)) {
-    if (!use_isa || !bf16_safe(x, n * w.cols)) return false;
+    if (!use_isa || !(safe || bf16_safe(x, n * w.cols))) return false;
     if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true, Split>>(w, x, n, y, threads);
     else run_any<DecIntBf16<Bits, false, Split>>(w, x, n, y, threads);
     return true;
@@ -67,9 +67,9 @@ void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int th
   if (!bf16_safe(x, n * w.cols)) return tr.kernel(w, x, n, y, threads, use_isa);  // NaN / Inf / huge: x as it is
   if (w.scheme.is_integer()) {
     switch (w.scheme.bits) {
-      case 4: if (run_bf16<4, false>(w, x, n, y, threads, use_isa)) return; break;
-      case 3: if (run_bf16<3, false>(w, x, n, y, threads, use_isa)) return; break;
-      case 2: if (run_bf16<2, false>(w, x, n, y, threads, use_isa)) return; break;
+      case 4: if (run_bf16<4, false>(w, x, n, y, threads, use_isa, true)) return; break;
+      case 3: if (run_bf16<3, false>(w, x, n, y, threads, use_isa, true)) return; break;
+      case 2: if (run_bf16<2, false>(w, x, n, y, threads, use_isa, true)) return; break;
       default: break;
     }
   }

@@ -340,6 +340,17 @@ inline float row_tail(const uint8_t* row, const float* sf, const Plan& p, const 
   return tail;
 }
 
+// The end of every tile: out[i * T + t] = the lane sum of acc[i * T + t] plus row i's scalar tail for token t0 + t.
+// acc: (R * T) vectors (fbatch, or the bf16 tiles' fp32 accumulators).
+template <class D, int R, int T, class V>
+[[gnu::always_inline]] inline void finish_tile(const V* acc, const uint8_t* const* rows, const float* const* sf, const Plan& p,
+                                               int64_t t0, float* out) {
+  lane_sums<R * T>(acc, out);
+  if (p.nb * p.EB < p.cols)
+    for (int i = 0; i < R; ++i)
+      for (int t = 0; t < T; ++t) out[i * T + t] += row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
+}
+
 // One block b of a row into the accumulator acc[Slot] (Slot a compile-time constant, so the
 // accumulators stay in registers). The field loop is unrolled (pragmas): otherwise gcc keeps the decoded
 // fields and the accumulators in stack arrays.
@@ -497,10 +508,7 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
   for (; b + KB <= p.nb; b += KB) step.template operator()<KB>(b);
   if constexpr (KB > 1)
     for (; b < p.nb; ++b) step.template operator()<1>(b);
-  lane_sums<R * T>(acc, out);
-  if (p.nb * p.EB < p.cols)
-    for (int i = 0; i < R; ++i)
-      for (int t = 0; t < T; ++t) out[i * T + t] += row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
+  finish_tile<D, R, T>(acc, rows, sf, p, t0, out);
 }
 
 // One token (x = the plan's token 0), one row: sum over the row of s_g * u * x (integer) or w * x
@@ -572,10 +580,7 @@ inline void pair_tile(const uint8_t* const* rows, const float* const* sf, const 
       if constexpr (D::kScaled) sv[0] = lane_scales<M>(sf[0], p, b), sv[1] = lane_scales<M>(sf[1], p, b);
       pair_fields<D, M, T>(w, sv, xb + b * p.EB, p.ldx, acc, std::make_integer_sequence<int, D::F>());
     }
-    lane_sums<2 * T>(acc, out);
-    if (p.nb * p.EB < p.cols)
-      for (int i = 0; i < 2; ++i)
-        for (int t = 0; t < T; ++t) out[i * T + t] += row_tail<D>(rows[i], sf[i], p, p.x + (t0 + t) * p.cols);
+    finish_tile<D, 2, T>(acc, rows, sf, p, t0, out);
   }
 }
 
@@ -615,9 +620,7 @@ inline void rows_tile(const uint8_t* const* rows, const float* const* sf, const 
         }
       }
     }
-    lane_sums<R>(acc, out);
-    if (p.nb * p.EB < p.cols)
-      for (int i = 0; i < R; ++i) out[i] += row_tail<D>(rows[i], sf[i], p, p.x);
+    finish_tile<D, R, 1>(acc, rows, sf, p, 0, out);
   }
 }
 
