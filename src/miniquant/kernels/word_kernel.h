@@ -413,12 +413,12 @@ template <int R>
 // hi and lo activations, or Fw with the activations rounded once) go to P partial sums per output, then one
 // FMA by the lanes' group scales into the output's accumulator. out[i * T + t] = row i, token t0 + t (without
 // the zero-point correction of an asymmetric scheme).
-// The shape is set by vdpbf16ps's latency: on Zen 5 a single chain issues one every 1.69 ns and it takes 12
-// independent chains to reach the unit's rate (0.54 ns each; 8 chains: 0.76 ns; microbenchmark, 2026-11-26), and
-// out-of-order execution overlaps little of one block's chains with the next's (a block of 4 rows is ~70 vector
-// instructions). The partials are reset every block (each block has its own group scales), so the chains
-// available are rows x partials x blocks in flight. Measured, 4096x4096 int4-g64, 1 thread, weights in cache,
-// medians of 15, the variants of one run interleaved:
+// The shape is set by vdpbf16ps's latency: on Zen 5 a single chain issues one every 1.75 ns and it takes 12-16
+// independent chains to reach the unit's rate (a dot every 0.148 ns; 12 chains 0.158 ns, 8 chains 0.218 ns;
+// bench/dot_chains.cpp, 2026-11-26), and out-of-order execution overlaps little of one block's chains with the
+// next's (a block of 4 rows is ~70 vector instructions). The partials are reset every block (each block has its own
+// group scales), so the chains available are rows x partials x blocks in flight. Measured, 4096x4096 int4-g64, 1
+// thread, weights in cache, medians of 15, the variants of one run interleaved:
 //   one token, split (8 dots per row and block): 4 rows x 2 partials (hi, lo) x 1 block, 278-285 us; 4 partials
 //   304-323 us (the 3-add tree per row and block sits on the chain); 2 blocks x 1 partial 288-305 us; 2 blocks x 2
 //   partials 320-356 us (35 zmm: spills); 3 or 6 rows, 306-350 us.
