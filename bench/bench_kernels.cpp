@@ -115,8 +115,8 @@ void BM_gemm(benchmark::State& st) {
   const std::vector<float> x = mq::gaussian_matrix(n, sh.in, 7);
   std::vector<float> y(static_cast<size_t>(n * sh.out));
   const mq::KernelOptions o{.threads = threads, .act = act};
-  // The dynamic path runs on the 16-row block layout, packed once as QuantizedLinear does.
-  const bool blocked = mq::is_dynamic(act) && mq::blockable(q);
+  // The 16-row block layout where QuantizedLinear keeps the tensor in it (runs_blocked), packed once as it does.
+  const bool blocked = mq::runs_blocked(q, act);
   const mq::BlockedCodes b = blocked ? mq::pack_blocked(q) : mq::BlockedCodes{};
   // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
   const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());

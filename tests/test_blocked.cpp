@@ -165,15 +165,13 @@ TEST_CASE("16-bit activations: the split into two int8 halves is exact over the 
 TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports both sizes") {
   const std::vector<float> w = gaussian_matrix(40, 256, 4);
   const QuantizedLinear dyn(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::dynamic_int8);
-  const QuantizedLinear wo(w.data(), 40, 256, Scheme::integer(4, 64));
+  const QTensor wo = quantize(w.data(), 40, 256, Scheme::integer(4, 64));
   CHECK(dyn.storage().total() == 40 * 128 + 40 * 4 * 2);
   CHECK(dyn.resident_bytes() == 48 * 128 + 48 * 4 * 2);  // one copy: the block layout, rows padded to 3 x 16
-  CHECK(wo.resident_bytes() == wo.storage().total());
-  CHECK(dyn.weight().codes == wo.weight().codes);  // rebuilt from the blocks, byte for byte
-  CHECK(dyn.weight().scales == wo.weight().scales);
+  CHECK(dyn.weight().codes == wo.codes);  // rebuilt from the blocks, byte for byte
+  CHECK(dyn.weight().scales == wo.scales);
   CHECK(dyn.weight().name == "weight");
   CHECK_THROWS_AS(dyn.row_codes(0), UsageError);
-  CHECK(wo.row_codes(1) == wo.row_codes(0) + 128);
   const std::vector<float> x = gaussian_matrix(3, 256, 8);
   std::vector<float> y(3 * 40), yr(3 * 40);
   dyn.forward(x.data(), 3, y.data());
@@ -186,5 +184,134 @@ TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports b
   gemm_blocked(pack_blocked(d16.weight()), x.data(), 3, yr.data(), 1, true, ActMode::dynamic_int16);
   CHECK(y == yr);
   CHECK_THROWS_AS(QuantizedLinear(w.data(), 40, 256, Scheme::integer(3, 64), ActMode::dynamic_int16), UsageError);
-  CHECK_THROWS_AS(gemm_blocked(pack_blocked(d16.weight()), x.data(), 3, yr.data(), 1, true, ActMode::weight_only), UsageError);
+  // int8 codes have no weight-only kernel on the block layout.
+  const QuantizedLinear d8(w.data(), 40, 256, Scheme::integer(8, 64), ActMode::dynamic_int8);
+  CHECK_THROWS_AS(gemm_blocked(pack_blocked(d8.weight()), x.data(), 3, yr.data(), 1, true, ActMode::weight_only), UsageError);
+}
+
+namespace {
+// The activation each weight-only mode multiplies: x' = hi + lo (weight_only) or bf16(x) (bf16), and its two
+// halves' magnitudes |hi| + |lo| (the sums the kernel rounds).
+void multiplied(const std::vector<float>& x, ActMode act, std::vector<double>& xm, std::vector<double>& mag) {
+  xm.resize(x.size());
+  mag.resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    uint16_t hi = 0, lo = 0;
+    split_bf16(x[i], hi, lo);
+    if (act == ActMode::bf16) lo = 0;
+    xm[i] = double(bf16_to_f32(hi)) + double(bf16_to_f32(lo));
+    mag[i] = std::fabs(double(bf16_to_f32(hi))) + std::fabs(double(bf16_to_f32(lo)));
+  }
+}
+}  // namespace
+
+TEST_CASE("int4 weight-only and +bf16 on the block layout: W x' within float rounding, ISA path and portable twin") {
+  // Products (u - z) * half are exact in fp32 (a 5-bit integer times a bf16), so the only error is the fp32
+  // accumulation: each output meets at most 2 group_k + 2 groups + 4 roundings (a group's two partial sums, their
+  // sum, one fma per group; asymmetric: the z * sum(x') start), of sum_k s (|u - z| + 2 z) |half|.
+  double overall = 0.0;
+  for (const ActMode act : {ActMode::weight_only, ActMode::bf16})
+    for (const Scheme& s : blocked_schemes()) {
+      if (s.bits != 4) continue;
+      for (int64_t rows : {int64_t{5}, int64_t{70}, int64_t{130}, int64_t{272}})
+        for (int64_t cols : {int64_t{128}, int64_t{256}}) {
+          const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel: padded columns
+          const std::vector<float> w = gaussian_matrix(rows, c, 29 + static_cast<uint64_t>(rows));
+          const QTensor q = quantize(w.data(), rows, c, s);
+          const BlockedCodes b = pack_blocked(q);
+          const int64_t gk = s.groups_per_row(c) > 1 ? s.group_width(c) : c;
+          // n = 1 reaches the 8-block one-token tile (rows >= 128) and the single blocks; 2, 5, 13 the 4-token
+          // tiles and every remainder tile.
+          for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{13}}) {
+            std::vector<float> x = gaussian_matrix(n, c, 11 + static_cast<uint64_t>(n));
+            x[0] = 3e-39f;  // a denormal: vdpbf16ps counts its bf16 as zero, within the bound
+            std::vector<double> xm, mag;
+            multiplied(x, act, xm, mag);
+            std::vector<double> exact(static_cast<size_t>(n * rows)), bound(exact.size());
+            for (int64_t t = 0; t < n; ++t)
+              for (int64_t r = 0; r < rows; ++r) {
+                double e = 0.0, m = 0.0;
+                for (int64_t k = 0; k < c; ++k) {
+                  const double z = q.zero_at(r, k), u = q.field_at(r, k), sc = q.scale_at(r, k);
+                  e += sc * (u - z) * xm[t * c + k];
+                  m += sc * (std::fabs(u - z) + (s.symmetric ? 0.0 : 2.0 * z)) * mag[t * c + k];
+                }
+                exact[t * rows + r] = e;
+                bound[t * rows + r] = gamma(2 * gk + 2 * s.groups_per_row(c) + 4) * m + 1e-37;
+              }
+            for (bool isa : {true, false})
+              for (int threads : {1, 2}) {
+                CAPTURE(s.name());
+                CAPTURE(act == ActMode::bf16);
+                CAPTURE(rows);
+                CAPTURE(c);
+                CAPTURE(n);
+                CAPTURE(isa);
+                CAPTURE(threads);
+                std::vector<float> y(static_cast<size_t>(n * rows) + 1, -7.0f);
+                gemm_blocked(b, x.data(), n, y.data(), threads, isa, act);
+                CHECK(y.back() == -7.0f);  // the padded rows of the last block are not stored
+                double worst = 0.0;
+                for (int64_t i = 0; i < n * rows; ++i) worst = std::max(worst, std::fabs(y[i] - exact[i]) / bound[i]);
+                CHECK(worst <= 1.0);
+                overall = std::max(overall, worst);
+              }
+          }
+        }
+    }
+  MESSAGE("worst error / bound: " << overall);
+  CHECK(overall > 0.0);  // the bound is not vacuous: some rounding shows
+}
+
+TEST_CASE("int4 weight-only on the block layout: NaN, Inf and huge activations run fp32 on x as it is") {
+  const std::vector<float> w = gaussian_matrix(20, 128, 3);
+  const QTensor q = quantize(w.data(), 20, 128, Scheme::integer(4, 64));
+  const BlockedCodes b = pack_blocked(q);
+  for (const ActMode act : {ActMode::weight_only, ActMode::bf16}) {
+    std::vector<float> x = gaussian_matrix(2, 128, 5);
+    std::vector<float> y(40), yr(40);
+    x[3] = std::numeric_limits<float>::quiet_NaN();  // token 0
+    x[128 + 7] = std::numeric_limits<float>::infinity();  // token 1
+    gemm_blocked(b, x.data(), 2, y.data(), 1, true, act);
+    for (int64_t r = 0; r < 20; ++r) {
+      CHECK(std::isnan(y[r]));
+      CHECK_FALSE(std::isfinite(y[20 + r]));
+    }
+    // 2^127 cannot be split into bf16 halves: the call runs fp32 on x, which the fp32 reference matches.
+    x = gaussian_matrix(2, 128, 6);
+    x[5] = 0x1p127f;
+    gemm_blocked(b, x.data(), 2, y.data(), 1, true, act);
+    gemm_ref(q, x.data(), 2, yr.data());
+    for (int64_t i = 0; i < 40; ++i) CHECK((y[i] == yr[i] || std::fabs(y[i] - yr[i]) <= 1e-5 * std::fabs(yr[i]) + 1e-30));  // == for the overflowed
+  }
+}
+
+TEST_CASE("QuantizedLinear keeps int4 weight-only in the block layout where the bf16 kernels run") {
+  const std::vector<float> w = gaussian_matrix(40, 256, 4);
+  const QuantizedLinear wo(w.data(), 40, 256, Scheme::integer(4, 64));
+  const QuantizedLinear wb(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::bf16);
+  const QuantizedLinear w2(w.data(), 40, 256, Scheme::integer(2, 64));
+  const QuantizedLinear w8(w.data(), 40, 256, Scheme::integer(8, kPerChannel));
+  const bool blocked = has_bf16_weight_path(4);
+  CHECK(runs_blocked(wo.weight(), ActMode::weight_only) == blocked);
+  CHECK(runs_blocked(wo.weight(), ActMode::bf16) == blocked);
+  CHECK_FALSE(runs_blocked(w2.weight(), ActMode::weight_only));  // no 2-bit block layout
+  CHECK_FALSE(runs_blocked(w8.weight(), ActMode::weight_only));  // int8 weight-only stays row-major
+  CHECK(w2.resident_bytes() == w2.storage().total());
+  CHECK(w8.resident_bytes() == w8.storage().total());
+  const std::vector<float> x = gaussian_matrix(3, 256, 8);
+  std::vector<float> y(3 * 40), yr(3 * 40);
+  if (blocked) {
+    CHECK(wo.resident_bytes() == 48 * 128 + 48 * 4 * 2);  // rows padded to 3 x 16
+    CHECK_THROWS_AS(wo.row_codes(0), UsageError);
+    CHECK(wo.weight().codes == quantize(w.data(), 40, 256, Scheme::integer(4, 64)).codes);  // rebuilt byte for byte
+    for (const QuantizedLinear* l : {&wo, &wb}) {
+      l->forward(x.data(), 3, y.data());
+      gemm_blocked(pack_blocked(l->weight()), x.data(), 3, yr.data(), 1, true, l->act());
+      CHECK(y == yr);
+    }
+  } else {
+    CHECK(wo.resident_bytes() == wo.storage().total());
+    CHECK(wo.row_codes(1) == wo.row_codes(0) + 128);
+  }
 }

@@ -31,11 +31,12 @@ QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act
 }
 
 void QuantizedLinear::prepare() {
-  if (!is_dynamic(act_)) return;  // weight-only and +bf16: any scheme, row-major codes
-  if (!supports_dynamic(w_.scheme))
+  if (is_dynamic(act_) && !supports_dynamic(w_.scheme))
     throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8 or int4 weights, not {}", w_.name,
                                  act_ == ActMode::dynamic_int8 ? "int8" : "int16", w_.scheme.name()));
-  if (!blockable(w_)) return;  // gemm() runs the scalar reference
+  // Otherwise row-major codes: gemm() runs the row-major kernels (weight-only, +bf16) or the scalar reference
+  // (a dynamic mode on a tensor without a layout).
+  if (!runs_blocked(w_, act_)) return;
   blocked_ = pack_blocked(w_);
   // One copy of the weights in memory: the row-major codes and scales are rebuilt on demand.
   w_.codes = {};
@@ -49,7 +50,7 @@ QTensor QuantizedLinear::weight() const {
 
 const uint8_t* QuantizedLinear::row_codes(int64_t r) const {
   if (blocked_)
-    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic mode keeps its codes in 16-row blocks, not rows", w_.name));
+    throw UsageError(fmt::format("QuantizedLinear '{}': block mode keeps its codes in 16-row blocks, not rows", w_.name));
   if (r < 0 || r >= w_.rows) throw UsageError(fmt::format("QuantizedLinear '{}': row {} of {}", w_.name, r, w_.rows));
   return w_.row_codes(r);
 }

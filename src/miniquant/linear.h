@@ -26,16 +26,16 @@ class QuantizedLinear {
   int64_t out_features() const { return w_.rows; }
   const Scheme& scheme() const { return w_.scheme; }
   ActMode act() const { return act_; }  // how it runs: weight-only, or int8 / 16-bit activations per token
-  // The stored tensor (a copy; in dynamic mode rebuilt from the block layout, the only copy held).
+  // The stored tensor (a copy; in block mode rebuilt from the block layout, the only copy held).
   QTensor weight() const;
-  // Row r's stored codes, for lookups (embeddings). Throws UsageError in dynamic mode, where the
-  // codes live in 16-row blocks.
+  // Row r's stored codes, for lookups (embeddings). Throws UsageError in block mode (runs_blocked), where
+  // the codes live in 16-row blocks.
   const uint8_t* row_codes(int64_t r) const;
   // Exact bytes of the format: codes + fp16 scales + packed zero-points.
   Storage storage() const { return w_.storage(); }
-  // Bytes held in memory: in dynamic mode the kernels' 16-row block layout (blocked.h: the same
-  // codes and scales permuted, rows padded to a multiple of 16, one byte per zero-point) replaces the
-  // row-major tensor; otherwise storage().total().
+  // Bytes held in memory: in block mode (runs_blocked: the dynamic modes, and int4 weight-only / +bf16 on
+  // AVX-512 BF16) the kernels' 16-row block layout (blocked.h: the same codes and scales permuted, rows padded
+  // to a multiple of 16, one byte per zero-point) replaces the row-major tensor; otherwise storage().total().
   int64_t resident_bytes() const { return blocked_ ? blocked_->bytes() : w_.storage().total(); }
 
   // x: (n, in) row-major;  y: (n, out) row-major. n = 1 is one decode token.
@@ -44,7 +44,7 @@ class QuantizedLinear {
  private:
   void prepare();
   QTensor w_;  // (out, in); in block mode only its scheme, name and shape (codes and scales moved)
-  std::optional<BlockedCodes> blocked_;  // dynamic mode, when the tensor has a block layout
+  std::optional<BlockedCodes> blocked_;  // block mode (runs_blocked)
   ActMode act_ = ActMode::weight_only;
 };
 

@@ -298,7 +298,7 @@ const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
-  if (act == ActMode::weight_only) throw UsageError("gemm_blocked: runs the dynamic activation modes, not weight-only");
+  if (!is_dynamic(act)) return gemm_blocked_bf16(w, x, n, y, threads, use_isa, act);
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt, act);
   // 16-bit activations: the high and low halves' outputs go to rows 2t and 2t + 1, then add up.

@@ -230,6 +230,18 @@ struct Bf16Dot {
   static A dot(const A& acc, const W& a, const W& b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
   static A add(const A& a, const A& b) { return _mm512_add_ps(a, b); }
   static A fma(const A& a, const A& b, const A& c) { return _mm512_fmadd_ps(a, b, c); }
+  // The 16-row block layout (blocked.h, blocked_bf16.cpp): one k8 step of int4 codes, 16 rows x 4 bytes.
+  static W codes(const uint8_t* p) { return _mm512_loadu_si512(p); }
+  // One 32-bit word (two bf16 activations) in every lane: vdpbf16ps takes it as a broadcast memory operand.
+  static W pair(const uint32_t* p) { return _mm512_set1_epi32(static_cast<int>(*p)); }
+  // 16 rows' fp16 group scales, 16 rows' u8 zero-points, as fp32 lanes.
+  static A scales16(const uint16_t* s) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))); }
+  static A zeros16(const uint8_t* z) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(z))));
+  }
+  static A set1(float v) { return _mm512_set1_ps(v); }
+  static A mul(const A& a, const A& b) { return _mm512_mul_ps(a, b); }
+  static void store(float* y, const A& v, int valid) { _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << valid) - 1u), v); }
 };
 }  // namespace mq::kdetail
 #else

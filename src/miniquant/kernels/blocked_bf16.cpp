@@ -1,0 +1,293 @@
+// Weight-only int4 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
+// QuantizedLinear runs for int4 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
+//
+// Why a second layout for weight-only: on the row-major codes (word_kernel.h bf16_tile) every output row is a
+// horizontal sum, and its partial sums must be scaled and reset every 128 columns (a block of one row holds two
+// g64 groups), so a 4-row tile has only 8 vdpbf16ps chains of 4 dots in flight: measured on Zen 5 it ran at
+// ~0.24 ns per dot where the unit does 0.148 (bench/dot_chains.cpp), with the decode removed it was no faster.
+// In the block layout lane l of a register is row 16b + l, so a row's dot stays in one lane for a whole group (a
+// g64 group is 32 dots deep, one scale FMA per 16 rows per group), 8 blocks give 16 independent chains, the
+// activations come as a broadcast memory operand and no horizontal sums are left at the end.
+//
+// Decode: in a k8 step lane l's 32-bit word holds columns 8s .. 8s+7 (byte b: low nibble column b, high
+// nibble column 4 + b). Bf16Dot::field<4, K> reads bits 4K .. 4K+3 of each 16-bit half through the bf16 word
+// table, so field K of the two halves is columns (0, 2), (4, 6), (1, 3), (5, 7) for K = 0 .. 3 (kPairCols),
+// and vdpbf16ps multiplies them by the matching activation pair broadcast to all lanes. The word table takes
+// the symmetric zero-point off (u - 8, exact in bf16); asymmetric schemes start each group's sum at
+// -z * sum(x') instead.
+//
+// Activations, as the row-major bf16 kernels: ActMode::weight_only splits each into two bf16, x' = hi + lo
+// (kernels.h split_bf16, within 2^-16 |x|), two dots per weight; ActMode::bf16 rounds each once, one dot.
+// A call with a NaN, an Inf or a magnitude of 2^126 or more among its activations runs the portable twin in
+// fp32 on x as it is (bf16_safe), as the row-major kernels fall back to their fp32 path.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "miniquant/aligned.h"
+#include "miniquant/error.h"
+#include "miniquant/half.h"
+#include "miniquant/kernels/blocked.h"
+#include "miniquant/kernels/isa_x86.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/word_kernel.h"
+
+namespace mq {
+namespace kdetail {
+namespace {
+
+// The columns of a k8 step that field K of a lane's two 16-bit halves holds (see the top of the file).
+inline constexpr int kPairCols[4][2] = {{0, 2}, {4, 6}, {1, 3}, {5, 7}};
+
+// How far ahead of its loads a tile prefetches each block's codes (dynamic.cpp's distance: the same streams).
+inline constexpr int64_t kAhead = 2048;
+
+// One call's activations. hi / lo: (n, steps * 4) 32-bit words, word 4s + K = the bf16 pair field K of step s
+// multiplies (low half first), lo empty without the split; columns past cols are zero. For the portable twin
+// instead, fh / fl: (n, cols_pad) the same activations as floats in column order. sum: (n, groups) the sum of
+// the multiplied activations over each group (asymmetric schemes' zero-point term; empty for symmetric ones).
+struct PairActs {
+  int64_t n = 0, ld = 0;  // ld = steps * 4
+  bool split = false;
+  mq::AlignedVector<uint32_t> hi, lo;
+  std::vector<float> fh, fl, sum;
+};
+
+// raw: the fp32 activations as they are (no split), for calls that cannot be split. words: the ISA path's
+// pair words (hi / lo), else the twin's floats (fh / fl).
+PairActs make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split, bool raw, bool words) {
+  PairActs a;
+  a.n = n;
+  a.ld = w.cols_pad / 8 * 4;
+  a.split = split && !raw;
+  words = words && !raw;
+  if (words) {
+    a.hi.assign(static_cast<size_t>(n * a.ld), 0u);
+    a.lo.assign(a.split ? a.hi.size() : 0, 0u);
+  } else {
+    a.fh.assign(static_cast<size_t>(n * w.cols_pad), 0.0f);
+    a.fl.assign(a.split ? a.fh.size() : 0, 0.0f);
+  }
+  if (!w.scheme.symmetric) a.sum.assign(static_cast<size_t>(n * w.groups), 0.0f);
+  std::vector<uint16_t> th(static_cast<size_t>(w.cols_pad), 0), tl(th.size(), 0);  // zero past cols
+  for (int64_t t = 0; t < n; ++t) {
+    const float* xt = x + t * w.cols;
+    if (raw) {
+      std::copy(xt, xt + w.cols, a.fh.data() + t * w.cols_pad);
+    } else {
+      int64_t c = 0;
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+      for (; c + 16 <= w.cols; c += 16) Bf16Dot::split16(xt + c, th.data() + c, tl.data() + c);
+#endif
+      for (; c < w.cols; ++c) split_bf16(xt[c], th[c], tl[c]);
+    }
+    if (words) {
+      uint32_t* hw = a.hi.data() + t * a.ld;
+      uint32_t* lw = a.split ? a.lo.data() + t * a.ld : nullptr;
+      for (int64_t s = 0; s < w.cols_pad / 8; ++s)
+        for (int k = 0; k < 4; ++k) {
+          const int64_t c0 = 8 * s + kPairCols[k][0], c1 = 8 * s + kPairCols[k][1];
+          hw[4 * s + k] = uint32_t{th[c0]} | (uint32_t{th[c1]} << 16);
+          if (lw) lw[4 * s + k] = uint32_t{tl[c0]} | (uint32_t{tl[c1]} << 16);
+        }
+    } else if (!raw) {
+      for (int64_t c = 0; c < w.cols; ++c) {
+        a.fh[t * w.cols_pad + c] = bf16_to_f32(th[c]);
+        if (a.split) a.fl[t * w.cols_pad + c] = bf16_to_f32(tl[c]);
+      }
+    }
+    for (int64_t g = 0; g < (a.sum.empty() ? 0 : w.groups); ++g) {
+      double sum = 0.0;  // exact enough that the z * sum(x') term adds no error of its own order
+      for (int64_t c = g * w.group_k; c < std::min(w.cols, (g + 1) * w.group_k); ++c) {
+        if (raw) sum += xt[c];
+        else sum += double(bf16_to_f32(th[c])) + (a.split ? double(bf16_to_f32(tl[c])) : 0.0);
+      }
+      a.sum[t * w.groups + g] = static_cast<float>(sum);
+    }
+  }
+  return a;
+}
+
+// The portable twin: the same sums per row and group (field values u - z times x', the hi and lo halves in two
+// partial sums, each group's sum scaled by one fma), in plain loops over the QTensor-order fields. Also the fp32
+// path for activations that cannot be split (raw PairActs).
+void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
+    const uint8_t* codes = w.block_codes(b);
+    for (int64_t t = 0; t < a.n; ++t)
+      for (int l = 0; l < valid; ++l) {
+        float out = 0.0f;
+        for (int64_t g = 0; g < w.groups; ++g) {
+          const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
+          float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
+          for (int64_t s = g * w.group_k / 8; s < (g + 1) * w.group_k / 8; ++s) {
+            const uint8_t* q = codes + s * 64 + 4 * l;
+            for (int c = 0; c < 8; ++c) {
+              const int u = c < 4 ? q[c] & 0x0F : q[c - 4] >> 4;
+              const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
+              const int64_t at = t * w.cols_pad + 8 * s + c;
+              p0 = std::fma(v, a.fh[at], p0);
+              if (a.split) p1 = std::fma(v, a.fl[at], p1);
+            }
+          }
+          out = std::fma(p0 + p1, f16_to_f32(w.block_scales(b, g)[l]), out);
+        }
+        y[t * w.rows + 16 * b + l] = out;
+      }
+  }
+}
+
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+// Blocks b0 .. b0+R-1 x tokens t0 .. t0+T-1. Per group each (block, token) keeps two partial sums: hi and lo
+// with the split, fields 0, 2 and 1, 3 without; so 2 R T chains (16 for R = 8, T = 1 and R = 2, T = 4).
+// Registers: 2 R T partials + R T outputs + the table and one decoded field (25-27 of 32 zmm).
+template <int R, int T, bool Split, bool Sym>
+void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, float* y) {
+  using B = Bf16Dot;
+  using W = B::W;
+  using A = B::A;
+  const W tab = B::table<4, Sym ? 8 : 0>();
+  A out[R * T];
+#pragma GCC unroll 16
+  for (int i = 0; i < R * T; ++i) out[i] = B::zero();
+  const int64_t steps = w.group_k / 8;
+  const uint8_t* wp[R];
+  for (int r = 0; r < R; ++r) wp[r] = w.block_codes(b0 + r);
+  for (int64_t g = 0; g < w.groups; ++g) {
+    A p0[R * T], p1[R * T];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        p1[r * T + t] = B::zero();
+        if constexpr (Sym) p0[r * T + t] = B::zero();
+        else p0[r * T + t] = B::mul(B::zeros16(w.block_zeros(b0 + r, g)), B::set1(-a.sum[(t0 + t) * w.groups + g]));
+      }
+    const uint32_t* hi = a.hi.data() + t0 * a.ld + g * steps * 4;
+    const uint32_t* lo = Split ? a.lo.data() + t0 * a.ld + g * steps * 4 : nullptr;
+    for (int64_t s = 0; s < steps; ++s) {
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) __builtin_prefetch(wp[r] + s * 64 + kAhead);  // past the end is harmless
+      // Field K of row r's step s into its partials, against the field's activation pairs (one per token).
+      const auto field = [&]<int K>(int r) __attribute__((always_inline)) {
+        const W f = B::field<4, K>(B::codes(wp[r] + s * 64), tab);  // gcc folds the load into the shift
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+          const int i = r * T + t;
+          if constexpr (Split) {
+            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + K));
+            p1[i] = B::dot(p1[i], f, B::pair(lo + t * a.ld + 4 * s + K));
+          } else if constexpr (K % 2 == 0) {
+            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + K));
+          } else {
+            p1[i] = B::dot(p1[i], f, B::pair(hi + t * a.ld + 4 * s + K));
+          }
+        }
+      };
+      if constexpr (!Split && T == 1) {
+        // One token, one bf16 per activation: row by row (each row's codes loaded once), the step's four pairs
+        // in registers; 160 against 218 us field by field (4096x4096, Zen 5, the two in one process).
+        const uint32_t* h = hi + 4 * s;
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+          const W d = B::codes(wp[r] + s * 64);
+          const W f0 = B::field<4, 0>(d, tab), f1 = B::field<4, 1>(d, tab);
+          const W f2 = B::field<4, 2>(d, tab), f3 = B::field<4, 3>(d, tab);
+          p0[r] = B::dot(p0[r], f0, B::pair(h));
+          p1[r] = B::dot(p1[r], f1, B::pair(h + 1));
+          p0[r] = B::dot(p0[r], f2, B::pair(h + 2));
+          p1[r] = B::dot(p1[r], f3, B::pair(h + 3));
+        }
+      } else {
+        // Field by field over the rows, so only one field's pairs are live: all four fields' would take 8 (or
+        // 16 / 32 at 4 tokens) registers and push partials onto the stack. Each field reloads the codes from L1.
+        [&]<int... K>(std::integer_sequence<int, K...>) {
+          (
+              [&] {
+#pragma GCC unroll 16
+                for (int r = 0; r < R; ++r) field.template operator()<K>(r);
+              }(),
+              ...);
+        }(std::make_integer_sequence<int, 4>());
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      wp[r] += steps * 64;
+      const A sv = B::scales16(w.block_scales(b0 + r, g));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) out[r * T + t] = B::fma(B::add(p0[r * T + t], p1[r * T + t]), sv, out[r * T + t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
+    for (int t = 0; t < T; ++t) B::store(y + (t0 + t) * w.rows + 16 * (b0 + r), out[r * T + t], valid);
+  }
+}
+
+// Tokens t0 .. n-1 over blocks b0 .. b0+R-1 in T-token tiles, the remainder in smaller ones.
+template <int R, int T, bool Split, bool Sym>
+void tokens(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, float* y) {
+  if constexpr (T > 0) {
+    for (; t0 + T <= a.n; t0 += T) tile<R, T, Split, Sym>(w, b0, a, t0, y);
+    if (t0 < a.n) tokens<R, T - 1, Split, Sym>(w, b0, a, t0, y);
+  }
+}
+
+template <bool Split, bool Sym>
+void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
+  // One token: 8 blocks (128 rows) per work item. Several: 2 blocks x 4-token tiles, so each decoded field serves
+  // 4 tokens and the item's codes (2 x 16 rows) stay in L1/L2 while the token tiles pass over them.
+  constexpr int64_t kR1 = 8, kRn = 2;
+  const int64_t per_item = a.n == 1 ? kR1 : kRn;
+  const int64_t items = (w.blocks + per_item - 1) / per_item;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t it = 0; it < items; ++it) {
+    const int64_t b0 = it * per_item, b1 = std::min(w.blocks, b0 + per_item);
+    if (b1 - b0 == kR1 && a.n == 1) {
+      tile<kR1, 1, Split, Sym>(w, b0, a, 0, y);
+    } else if (b1 - b0 == kRn && a.n > 1) {
+      tokens<kRn, 4, Split, Sym>(w, b0, a, 0, y);
+    } else {
+      for (int64_t b = b0; b < b1; ++b) tokens<1, 4, Split, Sym>(w, b, a, 0, y);
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace kdetail
+
+bool runs_blocked(const QTensor& w, ActMode act) {
+  if (is_dynamic(act)) return supports_dynamic(w.scheme) && blockable(w);
+  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && w.scheme.bits == 4 && blockable(w);
+}
+
+void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
+  if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
+  if (w.scheme.bits != 4)
+    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int4 only)", w.name,
+                                 w.scheme.name()));
+  if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
+  const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
+  const bool split = act == ActMode::weight_only;
+  const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
+  const bool isa = use_isa && kdetail::Bf16Dot::kAvailable && !raw;
+  const kdetail::PairActs a = kdetail::make_acts(w, x, n, split, raw, isa);
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+  if (isa) {
+    if (w.scheme.symmetric) return split ? kdetail::run_isa<true, true>(w, a, y, nt) : kdetail::run_isa<false, true>(w, a, y, nt);
+    return split ? kdetail::run_isa<true, false>(w, a, y, nt) : kdetail::run_isa<false, false>(w, a, y, nt);
+  }
+#endif
+  kdetail::twin(w, a, y, nt);
+}
+
+}  // namespace mq
