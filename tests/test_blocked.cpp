@@ -184,9 +184,6 @@ TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports b
   gemm_blocked(pack_blocked(d16.weight()), x.data(), 3, yr.data(), 1, true, ActMode::dynamic_int16);
   CHECK(y == yr);
   CHECK_THROWS_AS(QuantizedLinear(w.data(), 40, 256, Scheme::integer(3, 64), ActMode::dynamic_int16), UsageError);
-  // int8 codes have no weight-only kernel on the block layout.
-  const QuantizedLinear d8(w.data(), 40, 256, Scheme::integer(8, 64), ActMode::dynamic_int8);
-  CHECK_THROWS_AS(gemm_blocked(pack_blocked(d8.weight()), x.data(), 3, yr.data(), 1, true, ActMode::weight_only), UsageError);
 }
 
 namespace {
@@ -205,14 +202,15 @@ void multiplied(const std::vector<float>& x, ActMode act, std::vector<double>& x
 }
 }  // namespace
 
-TEST_CASE("int4 weight-only and +bf16 on the block layout: W x' within float rounding, ISA path and portable twin") {
-  // Products (u - z) * half are exact in fp32 (a 5-bit integer times a bf16), so the only error is the fp32
-  // accumulation: each output meets at most 2 group_k + 2 groups + 4 roundings (a group's two partial sums, their
-  // sum, one fma per group; asymmetric: the z * sum(x') start), of sum_k s (|u - z| + 2 z) |half|.
+TEST_CASE("int4 / int8 weight-only and +bf16 on the block layout: W x' within float rounding, ISA path and twin") {
+  // Products (u - z) * half are exact in fp32 (a 5-bit integer times a bf16; int8 runs each byte as its two
+  // nibbles, 16 (hi - z / 16) + lo, two such products), so the only error is the fp32 accumulation: each output
+  // meets at most 4 group_k + 2 groups + 4 roundings (a group's two partial sums, their sum, one fma per group;
+  // asymmetric: the z * sum(x') start), of sum_k s m_k |half| with m_k the magnitudes summed: |u - z| (int4) or
+  // |u - z| + 30 (int8 symmetric: |16 (hi - 8)| + lo <= |u - 128| + 30), plus 2 z for the asymmetric start.
   double overall = 0.0;
   for (const ActMode act : {ActMode::weight_only, ActMode::bf16})
     for (const Scheme& s : blocked_schemes()) {
-      if (s.bits != 4) continue;
       for (int64_t rows : {int64_t{5}, int64_t{70}, int64_t{130}, int64_t{272}})
         for (int64_t cols : {int64_t{128}, int64_t{256}}) {
           const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel: padded columns
@@ -234,10 +232,10 @@ TEST_CASE("int4 weight-only and +bf16 on the block layout: W x' within float rou
                 for (int64_t k = 0; k < c; ++k) {
                   const double z = q.zero_at(r, k), u = q.field_at(r, k), sc = q.scale_at(r, k);
                   e += sc * (u - z) * xm[t * c + k];
-                  m += sc * (std::fabs(u - z) + (s.symmetric ? 0.0 : 2.0 * z)) * mag[t * c + k];
+                  m += sc * (std::fabs(u - z) + (s.bits == 8 && s.symmetric ? 30.0 : 0.0) + (s.symmetric ? 0.0 : 2.0 * z)) * mag[t * c + k];
                 }
                 exact[t * rows + r] = e;
-                bound[t * rows + r] = gamma(2 * gk + 2 * s.groups_per_row(c) + 4) * m + 1e-37;
+                bound[t * rows + r] = gamma(4 * gk + 2 * s.groups_per_row(c) + 4) * m + 1e-37;
               }
             for (bool isa : {true, false})
               for (int threads : {1, 2}) {
@@ -263,11 +261,13 @@ TEST_CASE("int4 weight-only and +bf16 on the block layout: W x' within float rou
   CHECK(overall > 0.0);  // the bound is not vacuous: some rounding shows
 }
 
-TEST_CASE("int4 weight-only on the block layout: NaN, Inf and huge activations run fp32 on x as it is") {
+TEST_CASE("int4 / int8 weight-only on the block layout: NaN, Inf and huge activations run fp32 on x as it is") {
   const std::vector<float> w = gaussian_matrix(20, 128, 3);
-  const QTensor q = quantize(w.data(), 20, 128, Scheme::integer(4, 64));
-  const BlockedCodes b = pack_blocked(q);
+  for (const Scheme& s : {Scheme::integer(4, 64), Scheme::integer(8, kPerChannel)})
   for (const ActMode act : {ActMode::weight_only, ActMode::bf16}) {
+    CAPTURE(s.name());
+    const QTensor q = quantize(w.data(), 20, 128, s);
+    const BlockedCodes b = pack_blocked(q);
     std::vector<float> x = gaussian_matrix(2, 128, 5);
     std::vector<float> y(40), yr(40);
     x[3] = std::numeric_limits<float>::quiet_NaN();  // token 0
@@ -286,7 +286,7 @@ TEST_CASE("int4 weight-only on the block layout: NaN, Inf and huge activations r
   }
 }
 
-TEST_CASE("QuantizedLinear keeps int4 weight-only in the block layout where the bf16 kernels run") {
+TEST_CASE("QuantizedLinear keeps int4 / int8 weight-only in the block layout where the bf16 kernels run") {
   const std::vector<float> w = gaussian_matrix(40, 256, 4);
   const QuantizedLinear wo(w.data(), 40, 256, Scheme::integer(4, 64));
   const QuantizedLinear wb(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::bf16);
@@ -295,17 +295,18 @@ TEST_CASE("QuantizedLinear keeps int4 weight-only in the block layout where the 
   const bool blocked = has_bf16_weight_path(4);
   CHECK(runs_blocked(wo.weight(), ActMode::weight_only) == blocked);
   CHECK(runs_blocked(wo.weight(), ActMode::bf16) == blocked);
+  CHECK(runs_blocked(w8.weight(), ActMode::weight_only) == blocked);
   CHECK_FALSE(runs_blocked(w2.weight(), ActMode::weight_only));  // no 2-bit block layout
-  CHECK_FALSE(runs_blocked(w8.weight(), ActMode::weight_only));  // int8 weight-only stays row-major
   CHECK(w2.resident_bytes() == w2.storage().total());
-  CHECK(w8.resident_bytes() == w8.storage().total());
   const std::vector<float> x = gaussian_matrix(3, 256, 8);
   std::vector<float> y(3 * 40), yr(3 * 40);
   if (blocked) {
     CHECK(wo.resident_bytes() == 48 * 128 + 48 * 4 * 2);  // rows padded to 3 x 16
     CHECK_THROWS_AS(wo.row_codes(0), UsageError);
     CHECK(wo.weight().codes == quantize(w.data(), 40, 256, Scheme::integer(4, 64)).codes);  // rebuilt byte for byte
-    for (const QuantizedLinear* l : {&wo, &wb}) {
+    CHECK(w8.resident_bytes() == 48 * 256 + 48 * 2);
+    CHECK_THROWS_AS(gemm_blocked_bf16(pack_blocked(w8.weight()), x.data(), 3, yr.data(), 1, true, ActMode::dynamic_int8), UsageError);
+    for (const QuantizedLinear* l : {&wo, &wb, &w8}) {
       l->forward(x.data(), 3, y.data());
       gemm_blocked(pack_blocked(l->weight()), x.data(), 3, yr.data(), 1, true, l->act());
       CHECK(y == yr);

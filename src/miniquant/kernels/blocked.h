@@ -1,4 +1,4 @@
-// The dynamic-activation kernels' weight layout, also int4's weight-only one on AVX-512 BF16 (blocked_bf16.cpp):
+// The dynamic-activation kernels' weight layout, also int4 / int8 weight-only on AVX-512 BF16 (blocked_bf16.cpp):
 // int8 / int4 fields re-ordered into blocks of 16 output rows, so that one 512-bit load holds 16 rows x 4
 // bytes and one vpdpbusd with a 4-byte activation broadcast (or vdpbf16ps with a bf16 pair) advances 16 row
 // dots at once. The rows' partial sums then stay in the lanes
@@ -70,22 +70,23 @@ QTensor unpack_blocked(const BlockedCodes& b);
 // Y = X W^T with dynamically quantized activations (act: dynamic_int8, quantize_activations per token;
 // dynamic_int16, quantize_activations16), the same arithmetic as gemm_dynamic_ref: exact int32 group
 // dots, scaled in float once per group (16-bit: once per half, the two halves' outputs added).
-// act weight_only / bf16 runs gemm_blocked_bf16 (int4 only).
+// act weight_only / bf16 runs gemm_blocked_bf16.
 // x: (n, cols) row-major;  y: (n, rows) row-major.  use_isa = false runs the portable twin.
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                   ActMode act = ActMode::dynamic_int8);
 
-// Y = X W^T for int4 in the block layout with weight-only activations (blocked_bf16.cpp): act weight_only
+// Y = X W^T for int4 / int8 in the block layout with weight-only activations (blocked_bf16.cpp): act weight_only
 // multiplies x' = hi + lo (split_bf16, within 2^-16 |x| of x), act bf16 multiplies bf16(x), on AVX-512 BF16
 // dot products (use_isa, where the build has them) or the portable twin's plain loops; products of bf16 values
-// are exact in fp32, so either is W x' within the fp32 accumulation's rounding. A call with a NaN, an Inf or
+// are exact in fp32 (int8 runs each byte as its two nibbles, so each weight is two such products), so either is
+// W x' within the fp32 accumulation's rounding. A call with a NaN, an Inf or
 // a magnitude of 2^126 or more among its activations runs the twin in fp32 on x as it is (bf16_safe).
-// Throws UsageError for the dynamic modes and for int8 codes. Shapes as gemm_blocked.
+// Throws UsageError for the dynamic modes. Shapes as gemm_blocked.
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                        ActMode act = ActMode::weight_only);
 
 // True when QuantizedLinear keeps w in the block layout for act: the dynamic modes wherever the tensor has a
-// layout (supports_dynamic, blockable); weight-only and +bf16 for int4 on AVX-512 BF16 builds, where
+// layout (supports_dynamic, blockable); weight-only and +bf16 for int4 and int8 on AVX-512 BF16 builds, where
 // gemm_blocked_bf16 is faster than the row-major kernels (bench/README.md).
 bool runs_blocked(const QTensor& w, ActMode act);
 

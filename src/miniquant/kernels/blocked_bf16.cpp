@@ -1,5 +1,5 @@
-// Weight-only int4 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
-// QuantizedLinear runs for int4 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
+// Weight-only int4 and int8 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
+// QuantizedLinear runs for int4 / int8 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
 //
 // Why a second layout for weight-only: on the row-major codes (word_kernel.h bf16_tile) every output row is a
 // horizontal sum, and its partial sums must be scaled and reset every 128 columns (a block of one row holds two
@@ -15,6 +15,12 @@
 // and vdpbf16ps multiplies them by the matching activation pair broadcast to all lanes. The word table takes
 // the symmetric zero-point off (u - 8, exact in bf16); asymmetric schemes start each group's sum at
 // -z * sum(x') instead.
+// int8: a k8 step is two such words per lane (half h: columns 8s + 4h + b in byte b), and a byte does not fit a
+// 32-entry word table, so each byte runs as its two nibbles: u = 16 hi + lo, (u - z) / 16 = (hi - z / 16) + lo / 16
+// for z = 128 (symmetric) or 0 (asymmetric: -z / 16 * sum(x') starts the group), both tables exact in bf16, and
+// the group scale times 16 (exact). Field K of half h's word is then the low (K even) or high (K odd) nibble of
+// bytes (0, 2) (K < 2) or (1, 3): two dots against the same activation pair. Twice int4's dots for twice its
+// bytes: the same work per byte.
 //
 // Activations, as the row-major bf16 kernels: ActMode::weight_only splits each into two bf16, x' = hi + lo
 // (kernels.h split_bf16, within 2^-16 |x|), two dots per weight; ActMode::bf16 rounds each once, one dot.
@@ -23,6 +29,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -41,8 +48,9 @@ namespace mq {
 namespace kdetail {
 namespace {
 
-// The columns of a k8 step that field K of a lane's two 16-bit halves holds (see the top of the file).
-inline constexpr int kPairCols[4][2] = {{0, 2}, {4, 6}, {1, 3}, {5, 7}};
+// The columns of a k8 step that activation pair k multiplies (see the top of the file). int4 ([0]): pair K is field
+// K of the lane's word. int8 ([1]): pair 2h + j is fields 2j and 2j + 1 (low and high nibbles) of half h's word.
+inline constexpr int kPairCols[2][4][2] = {{{0, 2}, {4, 6}, {1, 3}, {5, 7}}, {{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
 
 // How far ahead of its loads a tile prefetches each block's codes (dynamic.cpp's distance: the same streams).
 inline constexpr int64_t kAhead = 2048;
@@ -91,7 +99,7 @@ PairActs make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split,
       uint32_t* lw = a.split ? a.lo.data() + t * a.ld : nullptr;
       for (int64_t s = 0; s < w.cols_pad / 8; ++s)
         for (int k = 0; k < 4; ++k) {
-          const int64_t c0 = 8 * s + kPairCols[k][0], c1 = 8 * s + kPairCols[k][1];
+          const int64_t c0 = 8 * s + kPairCols[w.scheme.bits == 8][k][0], c1 = 8 * s + kPairCols[w.scheme.bits == 8][k][1];
           hw[4 * s + k] = uint32_t{th[c0]} | (uint32_t{th[c1]} << 16);
           if (lw) lw[4 * s + k] = uint32_t{tl[c0]} | (uint32_t{tl[c1]} << 16);
         }
@@ -128,9 +136,10 @@ void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
           const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
           float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
           for (int64_t s = g * w.group_k / 8; s < (g + 1) * w.group_k / 8; ++s) {
-            const uint8_t* q = codes + s * 64 + 4 * l;
+            const uint8_t* q = codes + s * w.step_bytes + 4 * l;
             for (int c = 0; c < 8; ++c) {
-              const int u = c < 4 ? q[c] & 0x0F : q[c - 4] >> 4;
+              // int8: half c / 4, byte c % 4 (blocked.h Int8Step); int4: byte c % 4, low nibble for c < 4
+              const int u = w.scheme.bits == 8 ? q[(c / 4) * 64 + c % 4] : c < 4 ? q[c] & 0x0F : q[c - 4] >> 4;
               const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
               const int64_t at = t * w.cols_pad + 8 * s + c;
               p0 = std::fma(v, a.fh[at], p0);
@@ -145,15 +154,41 @@ void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 }
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
+// int8's low-nibble table: bf16(lo / 16), exact (4 significant bits).
+struct LowNibbles {
+  alignas(64) uint16_t t[32];
+  constexpr LowNibbles() : t{} {
+    for (int i = 0; i < 32; ++i) t[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(i & 15) / 16.0f) >> 16);
+  }
+};
+
+// Field F of a k8 step (F < 4 for int4, < 8 for int8): its register (int8's half), its nibble in each 16-bit half,
+// its activation pair (kPairCols), and whether it is int8's low nibble (the lo / 16 table).
+template <int Bits>
+struct StepField {
+  static constexpr int kFields = Bits == 8 ? 8 : 4;
+  static constexpr int reg(int f) { return Bits == 8 ? f / 4 : 0; }
+  static constexpr int nibble(int f) { return f % 4; }
+  static constexpr int pair(int f) { return Bits == 8 ? 2 * (f / 4) + (f % 4) / 2 : f; }
+  static constexpr bool low(int f) { return Bits == 8 && f % 2 == 0; }
+};
+
 // Blocks b0 .. b0+R-1 x tokens t0 .. t0+T-1. Per group each (block, token) keeps two partial sums: hi and lo
-// with the split, fields 0, 2 and 1, 3 without; so 2 R T chains (16 for R = 8, T = 1 and R = 2, T = 4).
-// Registers: 2 R T partials + R T outputs + the table and one decoded field (25-27 of 32 zmm).
-template <int R, int T, bool Split, bool Sym>
+// with the split, even and odd fields without; so 2 R T chains (16 for R = 8, T = 1 and R = 2, T = 4).
+// Registers: 2 R T partials + R T outputs + the table(s) and one decoded field (25-28 of 32 zmm).
+template <int Bits, int R, int T, bool Split, bool Sym>
 void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, float* y) {
   using B = Bf16Dot;
   using W = B::W;
   using A = B::A;
+  using SF = StepField<Bits>;
+  constexpr int kStep = 16 * Bits;  // bytes of one k8 step of one block
+  // int4: u - 8 (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
   const W tab = B::table<4, Sym ? 8 : 0>();
+  alignas(64) static constexpr LowNibbles kLow{};
+  [[maybe_unused]] const W tlo = Bits == 8 ? B::load(kLow.t) : tab;
+  // int8's values are (u - z) / 16: the group scales times 16, the asymmetric start -z / 16 * sum(x')
+  constexpr float kUnit = Bits == 8 ? 16.0f : 1.0f;
   A out[R * T];
 #pragma GCC unroll 16
   for (int i = 0; i < R * T; ++i) out[i] = B::zero();
@@ -168,26 +203,30 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
       for (int t = 0; t < T; ++t) {
         p1[r * T + t] = B::zero();
         if constexpr (Sym) p0[r * T + t] = B::zero();
-        else p0[r * T + t] = B::mul(B::zeros16(w.block_zeros(b0 + r, g)), B::set1(-a.sum[(t0 + t) * w.groups + g]));
+        else p0[r * T + t] = B::mul(B::zeros16(w.block_zeros(b0 + r, g)), B::set1(-a.sum[(t0 + t) * w.groups + g] / kUnit));
       }
     const uint32_t* hi = a.hi.data() + t0 * a.ld + g * steps * 4;
     const uint32_t* lo = Split ? a.lo.data() + t0 * a.ld + g * steps * 4 : nullptr;
     for (int64_t s = 0; s < steps; ++s) {
 #pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) __builtin_prefetch(wp[r] + s * 64 + kAhead);  // past the end is harmless
-      // Field K of row r's step s into its partials, against the field's activation pairs (one per token).
-      const auto field = [&]<int K>(int r) __attribute__((always_inline)) {
-        const W f = B::field<4, K>(B::codes(wp[r] + s * 64), tab);  // gcc folds the load into the shift
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+        for (int o = 0; o < kStep; o += 64) __builtin_prefetch(wp[r] + s * kStep + o + kAhead);  // past the end is harmless
+      // Field F of row r's step s into its partials, against the field's activation pairs (one per token).
+      const auto field = [&]<int F>(int r) __attribute__((always_inline)) {
+        constexpr int P = SF::pair(F);
+        // gcc folds the load into the shift
+        const W f = B::field<4, SF::nibble(F)>(B::codes(wp[r] + s * kStep + 64 * SF::reg(F)), SF::low(F) ? tlo : tab);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const int i = r * T + t;
           if constexpr (Split) {
-            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + K));
-            p1[i] = B::dot(p1[i], f, B::pair(lo + t * a.ld + 4 * s + K));
-          } else if constexpr (K % 2 == 0) {
-            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + K));
+            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + P));
+            p1[i] = B::dot(p1[i], f, B::pair(lo + t * a.ld + 4 * s + P));
+          } else if constexpr (F % 2 == 0) {
+            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + P));
           } else {
-            p1[i] = B::dot(p1[i], f, B::pair(hi + t * a.ld + 4 * s + K));
+            p1[i] = B::dot(p1[i], f, B::pair(hi + t * a.ld + 4 * s + P));
           }
         }
       };
@@ -196,15 +235,18 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         // in registers; 160 against 218 us field by field (4096x4096, Zen 5, the two in one process).
         const uint32_t* h = hi + 4 * s;
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          const W d = B::codes(wp[r] + s * 64);
-          const W f0 = B::field<4, 0>(d, tab), f1 = B::field<4, 1>(d, tab);
-          const W f2 = B::field<4, 2>(d, tab), f3 = B::field<4, 3>(d, tab);
-          p0[r] = B::dot(p0[r], f0, B::pair(h));
-          p1[r] = B::dot(p1[r], f1, B::pair(h + 1));
-          p0[r] = B::dot(p0[r], f2, B::pair(h + 2));
-          p1[r] = B::dot(p1[r], f3, B::pair(h + 3));
-        }
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+          for (int q = 0; q < Bits / 4; ++q) {
+            const W d = B::codes(wp[r] + s * kStep + 64 * q);
+            const W f0 = B::field<4, 0>(d, Bits == 8 ? tlo : tab), f1 = B::field<4, 1>(d, tab);
+            const W f2 = B::field<4, 2>(d, Bits == 8 ? tlo : tab), f3 = B::field<4, 3>(d, tab);
+            // int4: pairs 0 .. 3 for fields 0 .. 3; int8: pairs 2q, 2q, 2q + 1, 2q + 1
+            p0[r] = B::dot(p0[r], f0, B::pair(h + SF::pair(4 * q)));
+            p1[r] = B::dot(p1[r], f1, B::pair(h + SF::pair(4 * q + 1)));
+            p0[r] = B::dot(p0[r], f2, B::pair(h + SF::pair(4 * q + 2)));
+            p1[r] = B::dot(p1[r], f3, B::pair(h + SF::pair(4 * q + 3)));
+          }
       } else {
         // Field by field over the rows, so only one field's pairs are live: all four fields' would take 8 (or
         // 16 / 32 at 4 tokens) registers and push partials onto the stack. Each field reloads the codes from L1.
@@ -215,13 +257,13 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
                 for (int r = 0; r < R; ++r) field.template operator()<K>(r);
               }(),
               ...);
-        }(std::make_integer_sequence<int, 4>());
+        }(std::make_integer_sequence<int, SF::kFields>());
       }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      wp[r] += steps * 64;
-      const A sv = B::scales16(w.block_scales(b0 + r, g));
+      wp[r] += steps * kStep;
+      const A sv = Bits == 8 ? B::mul(B::scales16(w.block_scales(b0 + r, g)), B::set1(kUnit)) : B::scales16(w.block_scales(b0 + r, g));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) out[r * T + t] = B::fma(B::add(p0[r * T + t], p1[r * T + t]), sv, out[r * T + t]);
     }
@@ -233,15 +275,15 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
 }
 
 // Tokens t0 .. n-1 over blocks b0 .. b0+R-1 in T-token tiles, the remainder in smaller ones.
-template <int R, int T, bool Split, bool Sym>
+template <int Bits, int R, int T, bool Split, bool Sym>
 void tokens(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, float* y) {
   if constexpr (T > 0) {
-    for (; t0 + T <= a.n; t0 += T) tile<R, T, Split, Sym>(w, b0, a, t0, y);
-    if (t0 < a.n) tokens<R, T - 1, Split, Sym>(w, b0, a, t0, y);
+    for (; t0 + T <= a.n; t0 += T) tile<Bits, R, T, Split, Sym>(w, b0, a, t0, y);
+    if (t0 < a.n) tokens<Bits, R, T - 1, Split, Sym>(w, b0, a, t0, y);
   }
 }
 
-template <bool Split, bool Sym>
+template <int Bits, bool Split, bool Sym>
 void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   // One token: 8 blocks (128 rows) per work item. Several: 2 blocks x 4-token tiles, so each decoded field serves
   // 4 tokens and the item's codes (2 x 16 rows) stay in L1/L2 while the token tiles pass over them.
@@ -252,11 +294,11 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   for (int64_t it = 0; it < items; ++it) {
     const int64_t b0 = it * per_item, b1 = std::min(w.blocks, b0 + per_item);
     if (b1 - b0 == kR1 && a.n == 1) {
-      tile<kR1, 1, Split, Sym>(w, b0, a, 0, y);
+      tile<Bits, kR1, 1, Split, Sym>(w, b0, a, 0, y);
     } else if (b1 - b0 == kRn && a.n > 1) {
-      tokens<kRn, 4, Split, Sym>(w, b0, a, 0, y);
+      tokens<Bits, kRn, 4, Split, Sym>(w, b0, a, 0, y);
     } else {
-      for (int64_t b = b0; b < b1; ++b) tokens<1, 4, Split, Sym>(w, b, a, 0, y);
+      for (int64_t b = b0; b < b1; ++b) tokens<Bits, 1, 4, Split, Sym>(w, b, a, 0, y);
     }
   }
 }
@@ -267,14 +309,14 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 
 bool runs_blocked(const QTensor& w, ActMode act) {
   if (is_dynamic(act)) return supports_dynamic(w.scheme) && blockable(w);
-  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && w.scheme.bits == 4 && blockable(w);
+  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && (w.scheme.bits == 4 || w.scheme.bits == 8) && blockable(w);
 }
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
-  if (w.scheme.bits != 4)
-    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int4 only)", w.name,
-                                 w.scheme.name()));
+  if (w.scheme.bits != 4 && w.scheme.bits != 8)
+    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int4 / int8 only)",
+                                 w.name, w.scheme.name()));
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
@@ -283,8 +325,11 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
   const kdetail::PairActs a = kdetail::make_acts(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
   if (isa) {
-    if (w.scheme.symmetric) return split ? kdetail::run_isa<true, true>(w, a, y, nt) : kdetail::run_isa<false, true>(w, a, y, nt);
-    return split ? kdetail::run_isa<true, false>(w, a, y, nt) : kdetail::run_isa<false, false>(w, a, y, nt);
+    const auto run = [&]<int Bits>() {
+      if (w.scheme.symmetric) return split ? kdetail::run_isa<Bits, true, true>(w, a, y, nt) : kdetail::run_isa<Bits, false, true>(w, a, y, nt);
+      return split ? kdetail::run_isa<Bits, true, false>(w, a, y, nt) : kdetail::run_isa<Bits, false, false>(w, a, y, nt);
+    };
+    return w.scheme.bits == 8 ? run.template operator()<8>() : run.template operator()<4>();
   }
 #endif
   kdetail::twin(w, a, y, nt);
