@@ -104,9 +104,10 @@ nlohmann::json build_json() {
           // The weight-only field widths that ran on AVX-512 BF16 dots (activations split into two bf16 each,
           // kernels.h has_bf16_weight_path; empty: none): their quality numbers then carry that rounding.
           {"bf16_weight_kernel", bf16_widths()},
-          // Where the bf16 kernels run int4, QuantizedLinear keeps int4 weight-only / +bf16 tensors in 16-row blocks
-          // (blocked.h runs_blocked, gemm_blocked_bf16): the same products, a different summation order.
-          {"int4_weight_only_layout", mq::has_bf16_weight_path(4) ? "blocked16" : "row-major"}};
+          // Where the bf16 kernels run, QuantizedLinear keeps int4 / int8 weight-only and +bf16 tensors in 16-row blocks
+          // (blocked.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
+          // two nibbles per byte).
+          {"weight_only_layout", mq::has_bf16_weight_path(4) ? "int4/int8 in 16-row blocks" : "row-major"}};
 }
 
 }  // namespace mqexp
