@@ -33,6 +33,21 @@ std::vector<Scheme> blocked_schemes() {
           Scheme::integer(4, 32),         Scheme::integer(4, 8),           Scheme::integer(4, kPerChannel)};
 }
 
+// Runs gemm_blocked into y (n * rows outputs and one sentinel past them, which must survive: the padded rows of the
+// last block are not stored) and returns the largest |y - ref| / bound. ref, bound: (n * rows).
+template <class Ref>
+double run_worst(const BlockedCodes& b, const std::vector<float>& x, int64_t n, int threads, bool isa, ActMode act,
+                 const std::vector<Ref>& ref, const std::vector<double>& bound, std::vector<float>& y) {
+  const int64_t outs = n * b.rows;
+  y.assign(static_cast<size_t>(outs) + 1, -7.0f);
+  gemm_blocked(b, x.data(), n, y.data(), threads, isa, act);
+  CHECK(y.back() == -7.0f);
+  y.pop_back();
+  double worst = 0.0;
+  for (int64_t i = 0; i < outs; ++i) worst = std::max(worst, std::fabs(double(y[i]) - double(ref[i])) / bound[i]);
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("pack_blocked / unpack_blocked round-trip byte for byte") {
@@ -120,11 +135,8 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
               CAPTURE(n);
               CAPTURE(isa);
               CAPTURE(threads);
-              std::vector<float> y(static_cast<size_t>(n * rows) + 1, -7.0f);
-              gemm_blocked(b, x.data(), n, y.data(), threads, isa, act);
-              CHECK(y.back() == -7.0f);  // the padded rows of the last block are not stored
-              double worst = 0.0;
-              for (int64_t i = 0; i < n * rows; ++i) worst = std::max(worst, std::fabs(y[i] - yref[i]) / bound[i]);
+              std::vector<float> y;
+              const double worst = run_worst(b, x, n, threads, isa, act, yref, bound, y);
               CHECK(worst <= 1.0);
               overall[wide] = std::max(overall[wide], worst);
               if (isa) y_isa[threads] = y;
@@ -246,11 +258,8 @@ TEST_CASE("int4 / int8 weight-only and +bf16 on the block layout: W x' within fl
                 CAPTURE(n);
                 CAPTURE(isa);
                 CAPTURE(threads);
-                std::vector<float> y(static_cast<size_t>(n * rows) + 1, -7.0f);
-                gemm_blocked(b, x.data(), n, y.data(), threads, isa, act);
-                CHECK(y.back() == -7.0f);  // the padded rows of the last block are not stored
-                double worst = 0.0;
-                for (int64_t i = 0; i < n * rows; ++i) worst = std::max(worst, std::fabs(y[i] - exact[i]) / bound[i]);
+                std::vector<float> y;
+                const double worst = run_worst(b, x, n, threads, isa, act, exact, bound, y);
                 CHECK(worst <= 1.0);
                 overall = std::max(overall, worst);
               }
