@@ -107,7 +107,7 @@ nlohmann::json build_json() {
           // Where the bf16 kernels run, QuantizedLinear keeps int4 / int8 weight-only and +bf16 tensors in 16-row blocks
           // (blocked.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
           // two nibbles per byte).
-          {"weight_only_layout", mq::has_bf16_weight_path(4) ? "int4/int8 in 16-row blocks" : "row-major"}};
+          {"weight_only_layout", mq::has_bf16_weight_path(4) ? "int8/int4/int2 in 16-row blocks" : "row-major"}};
 }
 
 }  // namespace mqexp

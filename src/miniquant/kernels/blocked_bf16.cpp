@@ -1,5 +1,5 @@
-// Weight-only int4 and int8 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
-// QuantizedLinear runs for int4 / int8 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
+// Weight-only int8, int4 and int2 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
+// QuantizedLinear runs for int8 / int4 / int2 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
 //
 // Why a second layout for weight-only: on the row-major codes (word_kernel.h bf16_tile) every output row is a
 // horizontal sum, and its partial sums must be scaled and reset every 128 columns (a block of one row holds two
@@ -21,6 +21,9 @@
 // the group scale times 16 (exact). Field K of half h's word is then the low (K even) or high (K odd) nibble of
 // bytes (0, 2) (K < 2) or (1, 3): two dots against the same activation pair. Twice int4's dots for twice its
 // bytes: the same work per byte.
+// int2: a step is 16 columns, one word per lane (bits 2j of byte b: column 4b + j), so field K = 0 .. 7 of the two
+// 16-bit halves (shift 2K, then the table, whose entries repeat every 4) is columns (K, 8 + K). The same dot per
+// weight as int4, on half the bytes: it gains where the bytes bound the call (weights from DRAM), not in cache.
 //
 // Activations, as the row-major bf16 kernels: ActMode::weight_only splits each into two bf16, x' = hi + lo
 // (kernels.h split_bf16, within 2^-16 |x|), two dots per weight; ActMode::bf16 rounds each once, one dot.
@@ -48,30 +51,37 @@ namespace mq {
 namespace kdetail {
 namespace {
 
-// The columns of a k8 step that activation pair k multiplies (see the top of the file). int4 ([0]): pair K is field
-// K of the lane's word. int8 ([1]): pair 2h + j is fields 2j and 2j + 1 (low and high nibbles) of half h's word.
+// The two columns of a step (step_columns: 8, or 16 for int2) that activation pair k multiplies (see the top of
+// the file). int4: pair K is field K of the lane's word. int8: pair 2h + j is fields 2j and 2j + 1 (low and high
+// nibbles) of half h's word. int2: pair K is field K of the lane's word, columns K and 8 + K.
 inline constexpr int kPairCols[2][4][2] = {{{0, 2}, {4, 6}, {1, 3}, {5, 7}}, {{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
+constexpr std::pair<int, int> pair_cols(int bits, int k) {
+  if (bits == 2) return {k, 8 + k};
+  return {kPairCols[bits == 8][k][0], kPairCols[bits == 8][k][1]};
+}
 
-// How far ahead of its loads a tile prefetches each block's codes (dynamic.cpp's distance: the same streams).
-inline constexpr int64_t kAhead = 2048;
-
-// One call's activations. hi / lo: (n, steps * 4) 32-bit words, word 4s + K = the bf16 pair field K of step s
-// multiplies (low half first), lo empty without the split; columns past cols are zero. For the portable twin
-// instead, fh / fl: (n, cols_pad) the same activations as floats in column order. sum: (n, groups) the sum of
-// the multiplied activations over each group (asymmetric schemes' zero-point term; empty for symmetric ones).
+// One call's activations. hi / lo: (n, cols_pad / 2) 32-bit words, word (step_columns / 2) s + K = the bf16 pair
+// field K of step s multiplies (low half first), lo empty without the split; columns past cols are zero. For the
+// portable twin instead, fh / fl: (n, cols_pad) the same activations as floats in column order. sum: (n, groups)
+// the sum of the multiplied activations over each group (asymmetric schemes' zero-point term; empty for symmetric
+// ones).
 struct PairActs {
-  int64_t n = 0, ld = 0;  // ld = steps * 4
+  int64_t n = 0, ld = 0;  // ld = cols_pad / 2
   bool split = false;
   mq::AlignedVector<uint32_t> hi, lo;
   std::vector<float> fh, fl, sum;
+  std::vector<uint16_t> th, tl;  // one token's bf16 halves in column order (make_acts' scratch)
 };
 
 // raw: the fp32 activations as they are (no split), for calls that cannot be split. words: the ISA path's
-// pair words (hi / lo), else the twin's floats (fh / fl).
-PairActs make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split, bool raw, bool words) {
-  PairActs a;
+// pair words (hi / lo), else the twin's floats (fh / fl). Fills the calling thread's buffer and returns it:
+// assign keeps the capacity, so a warm decode call allocates nothing (the row-major kernels keep a thread_local
+// Plan for the same reason: malloc / free was half the time outside the tile on 256x256).
+const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split, bool raw, bool words) {
+  thread_local PairActs buffer;
+  PairActs& a = buffer;
   a.n = n;
-  a.ld = w.cols_pad / 8 * 4;
+  a.ld = w.cols_pad / 2;
   a.split = split && !raw;
   words = words && !raw;
   if (words) {
@@ -81,8 +91,11 @@ PairActs make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split,
     a.fh.assign(static_cast<size_t>(n * w.cols_pad), 0.0f);
     a.fl.assign(a.split ? a.fh.size() : 0, 0.0f);
   }
-  if (!w.scheme.symmetric) a.sum.assign(static_cast<size_t>(n * w.groups), 0.0f);
-  std::vector<uint16_t> th(static_cast<size_t>(w.cols_pad), 0), tl(th.size(), 0);  // zero past cols
+  a.sum.assign(w.scheme.symmetric ? 0 : static_cast<size_t>(n * w.groups), 0.0f);
+  a.th.assign(static_cast<size_t>(w.cols_pad), 0);  // zero past cols
+  a.tl.assign(a.th.size(), 0);
+  uint16_t* th = a.th.data();
+  uint16_t* tl = a.tl.data();
   for (int64_t t = 0; t < n; ++t) {
     const float* xt = x + t * w.cols;
     if (raw) {
@@ -90,18 +103,20 @@ PairActs make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split,
     } else {
       int64_t c = 0;
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
-      for (; c + 16 <= w.cols; c += 16) Bf16Dot::split16(xt + c, th.data() + c, tl.data() + c);
+      for (; c + 16 <= w.cols; c += 16) Bf16Dot::split16(xt + c, th + c, tl + c);
 #endif
       for (; c < w.cols; ++c) split_bf16(xt[c], th[c], tl[c]);
     }
     if (words) {
       uint32_t* hw = a.hi.data() + t * a.ld;
       uint32_t* lw = a.split ? a.lo.data() + t * a.ld : nullptr;
-      for (int64_t s = 0; s < w.cols_pad / 8; ++s)
-        for (int k = 0; k < 4; ++k) {
-          const int64_t c0 = 8 * s + kPairCols[w.scheme.bits == 8][k][0], c1 = 8 * s + kPairCols[w.scheme.bits == 8][k][1];
-          hw[4 * s + k] = uint32_t{th[c0]} | (uint32_t{th[c1]} << 16);
-          if (lw) lw[4 * s + k] = uint32_t{tl[c0]} | (uint32_t{tl[c1]} << 16);
+      const int64_t kc = step_columns(w.scheme.bits), kw = kc / 2;  // columns, pair words per step
+      for (int64_t s = 0; s < w.cols_pad / kc; ++s)
+        for (int k = 0; k < kw; ++k) {
+          const auto [p0, p1] = pair_cols(w.scheme.bits, k);
+          const int64_t c0 = kc * s + p0, c1 = kc * s + p1;
+          hw[kw * s + k] = uint32_t{th[c0]} | (uint32_t{th[c1]} << 16);
+          if (lw) lw[kw * s + k] = uint32_t{tl[c0]} | (uint32_t{tl[c1]} << 16);
         }
     } else if (!raw) {
       for (int64_t c = 0; c < w.cols; ++c) {
@@ -135,16 +150,13 @@ void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
         for (int64_t g = 0; g < w.groups; ++g) {
           const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
           float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
-          for (int64_t s = g * w.group_k / 8; s < (g + 1) * w.group_k / 8; ++s) {
-            const uint8_t* q = codes + s * w.step_bytes + 4 * l;
-            for (int c = 0; c < 8; ++c) {
-              // int8: half c / 4, byte c % 4 (blocked.h Int8Step); int4: byte c % 4, low nibble for c < 4
-              const int u = w.scheme.bits == 8 ? q[(c / 4) * 64 + c % 4] : c < 4 ? q[c] & 0x0F : q[c - 4] >> 4;
-              const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
-              const int64_t at = t * w.cols_pad + 8 * s + c;
-              p0 = std::fma(v, a.fh[at], p0);
-              if (a.split) p1 = std::fma(v, a.fl[at], p1);
-            }
+          for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) {
+            const BlockSlot sl = block_slot(w.scheme.bits, l, c);
+            const int u = (codes[sl.byte] >> sl.shift) & ((1 << w.scheme.bits) - 1);
+            const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
+            const int64_t at = t * w.cols_pad + c;
+            p0 = std::fma(v, a.fh[at], p0);
+            if (a.split) p1 = std::fma(v, a.fl[at], p1);
           }
           out = std::fma(p0 + p1, f16_to_f32(w.block_scales(b, g)[l]), out);
         }
@@ -162,29 +174,34 @@ struct LowNibbles {
   }
 };
 
-// Field F of a k8 step (F < 4 for int4, < 8 for int8): its register (int8's half), its nibble in each 16-bit half,
-// its activation pair (kPairCols), and whether it is int8's low nibble (the lo / 16 table).
+// Field F of a step (F < 4 for int4, < 8 for int8 and int2): its register (int8's half), its index in each 16-bit
+// half (kFieldBits wide), its activation pair (pair_cols), and whether it is int8's low nibble (the lo / 16 table).
 template <int Bits>
 struct StepField {
-  static constexpr int kFields = Bits == 8 ? 8 : 4;
-  static constexpr int reg(int f) { return Bits == 8 ? f / 4 : 0; }
-  static constexpr int nibble(int f) { return f % 4; }
+  static constexpr int kRegs = Bits == 8 ? 2 : 1;            // 64-byte loads per step
+  static constexpr int kFieldBits = Bits == 2 ? 2 : 4;       // int8 runs as nibbles
+  static constexpr int kPerReg = 16 / kFieldBits;            // fields per 16-bit half
+  static constexpr int kFields = kRegs * kPerReg;
+  static constexpr int kWords = static_cast<int>(step_columns(Bits)) / 2;  // activation pair words per step
+  static constexpr int reg(int f) { return f / kPerReg; }
+  static constexpr int index(int f) { return f % kPerReg; }
   static constexpr int pair(int f) { return Bits == 8 ? 2 * (f / 4) + (f % 4) / 2 : f; }
   static constexpr bool low(int f) { return Bits == 8 && f % 2 == 0; }
 };
 
 // Blocks b0 .. b0+R-1 x tokens t0 .. t0+T-1. Per group each (block, token) keeps two partial sums: hi and lo
 // with the split, even and odd fields without; so 2 R T chains (16 for R = 8, T = 1 and R = 2, T = 4).
-// Registers: 2 R T partials + R T outputs + the table(s) and one decoded field (25-28 of 32 zmm).
+// Registers: 2 R T partials + R T outputs + the table(s), the codes and one decoded field (27-29 of 32 zmm).
 template <int Bits, int R, int T, bool Split, bool Sym>
 void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, float* y) {
   using B = Bf16Dot;
   using W = B::W;
   using A = B::A;
   using SF = StepField<Bits>;
-  constexpr int kStep = 16 * Bits;  // bytes of one k8 step of one block
-  // int4: u - 8 (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
-  const W tab = B::table<4, Sym ? 8 : 0>();
+  constexpr int kStep = 64 * SF::kRegs;  // bytes of one step of one block
+  constexpr int kWords = SF::kWords;
+  // int4 / int2: u - 2^(Bits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
+  const W tab = B::table<SF::kFieldBits, Sym ? (Bits == 8 ? 8 : 1 << (Bits - 1)) : 0>();
   alignas(64) static constexpr LowNibbles kLow{};
   [[maybe_unused]] const W tlo = Bits == 8 ? B::load(kLow.t) : tab;
   // int8's values are (u - z) / 16: the group scales times 16, the asymmetric start -z / 16 * sum(x')
@@ -192,7 +209,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
   A out[R * T];
 #pragma GCC unroll 16
   for (int i = 0; i < R * T; ++i) out[i] = B::zero();
-  const int64_t steps = w.group_k / 8;
+  const int64_t steps = w.group_k / step_columns(Bits);
   const uint8_t* wp[R];
   for (int r = 0; r < R; ++r) wp[r] = w.block_codes(b0 + r);
   for (int64_t g = 0; g < w.groups; ++g) {
@@ -205,48 +222,51 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         if constexpr (Sym) p0[r * T + t] = B::zero();
         else p0[r * T + t] = B::mul(B::zeros16(w.block_zeros(b0 + r, g)), B::set1(-a.sum[(t0 + t) * w.groups + g] / kUnit));
       }
-    const uint32_t* hi = a.hi.data() + t0 * a.ld + g * steps * 4;
-    const uint32_t* lo = Split ? a.lo.data() + t0 * a.ld + g * steps * 4 : nullptr;
+    const uint32_t* hi = a.hi.data() + t0 * a.ld + g * steps * kWords;
+    const uint32_t* lo = Split ? a.lo.data() + t0 * a.ld + g * steps * kWords : nullptr;
     for (int64_t s = 0; s < steps; ++s) {
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
-        for (int o = 0; o < kStep; o += 64) __builtin_prefetch(wp[r] + s * kStep + o + kAhead);  // past the end is harmless
+        for (int o = 0; o < kStep; o += 64) __builtin_prefetch(wp[r] + s * kStep + o + kBlockPrefetchBytes);  // past the end is harmless
       // Field F of row r's step s into its partials, against the field's activation pairs (one per token).
       const auto field = [&]<int F>(int r) __attribute__((always_inline)) {
         constexpr int P = SF::pair(F);
         // gcc folds the load into the shift
-        const W f = B::field<4, SF::nibble(F)>(B::codes(wp[r] + s * kStep + 64 * SF::reg(F)), SF::low(F) ? tlo : tab);
+        const W f = B::field<SF::kFieldBits, SF::index(F)>(B::codes(wp[r] + s * kStep + 64 * SF::reg(F)), SF::low(F) ? tlo : tab);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const int i = r * T + t;
           if constexpr (Split) {
-            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + P));
-            p1[i] = B::dot(p1[i], f, B::pair(lo + t * a.ld + 4 * s + P));
+            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + kWords * s + P));
+            p1[i] = B::dot(p1[i], f, B::pair(lo + t * a.ld + kWords * s + P));
           } else if constexpr (F % 2 == 0) {
-            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + P));
+            p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + kWords * s + P));
           } else {
-            p1[i] = B::dot(p1[i], f, B::pair(hi + t * a.ld + 4 * s + P));
+            p1[i] = B::dot(p1[i], f, B::pair(hi + t * a.ld + kWords * s + P));
           }
         }
       };
       if constexpr (!Split && T == 1) {
         // One token, one bf16 per activation: row by row (each row's codes loaded once), the step's four pairs
         // in registers; 160 against 218 us field by field (4096x4096, Zen 5, the two in one process).
-        const uint32_t* h = hi + 4 * s;
+        const uint32_t* h = hi + kWords * s;
+        // Register q's fields F = kPerReg q + K, decoded from one load of row r's codes: even fields into p0, odd
+        // ones into p1 (int4 / int2: pair F; int8: pairs 2q, 2q, 2q + 1, 2q + 1).
+        const auto reg = [&]<int Q, int... K>(int r, std::integer_sequence<int, K...>) __attribute__((always_inline)) {
+          const W d = B::codes(wp[r] + s * kStep + 64 * Q);
+          const auto one = [&]<int F>() __attribute__((always_inline)) {
+            const W f = B::field<SF::kFieldBits, SF::index(F)>(d, SF::low(F) ? tlo : tab);
+            if constexpr (F % 2 == 0) p0[r] = B::dot(p0[r], f, B::pair(h + SF::pair(F)));
+            else p1[r] = B::dot(p1[r], f, B::pair(h + SF::pair(F)));
+          };
+          (one.template operator()<SF::kPerReg * Q + K>(), ...);
+        };
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r)
-#pragma GCC unroll 2
-          for (int q = 0; q < Bits / 4; ++q) {
-            const W d = B::codes(wp[r] + s * kStep + 64 * q);
-            const W f0 = B::field<4, 0>(d, Bits == 8 ? tlo : tab), f1 = B::field<4, 1>(d, tab);
-            const W f2 = B::field<4, 2>(d, Bits == 8 ? tlo : tab), f3 = B::field<4, 3>(d, tab);
-            // int4: pairs 0 .. 3 for fields 0 .. 3; int8: pairs 2q, 2q, 2q + 1, 2q + 1
-            p0[r] = B::dot(p0[r], f0, B::pair(h + SF::pair(4 * q)));
-            p1[r] = B::dot(p1[r], f1, B::pair(h + SF::pair(4 * q + 1)));
-            p0[r] = B::dot(p0[r], f2, B::pair(h + SF::pair(4 * q + 2)));
-            p1[r] = B::dot(p1[r], f3, B::pair(h + SF::pair(4 * q + 3)));
-          }
+        for (int r = 0; r < R; ++r) {
+          reg.template operator()<0>(r, std::make_integer_sequence<int, SF::kPerReg>());
+          if constexpr (SF::kRegs == 2) reg.template operator()<1>(r, std::make_integer_sequence<int, SF::kPerReg>());
+        }
       } else {
         // Field by field over the rows, so only one field's pairs are live: all four fields' would take 8 (or
         // 16 / 32 at 4 tokens) registers and push partials onto the stack. Each field reloads the codes from L1.
@@ -314,27 +334,29 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 
 bool runs_blocked(const QTensor& w, ActMode act) {
   if (is_dynamic(act)) return supports_dynamic(w.scheme) && blockable(w);
-  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && (w.scheme.bits == 4 || w.scheme.bits == 8) && blockable(w);
+  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && blockable(w);  // int8 / int4 / int2
 }
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
-  if (w.scheme.bits != 4 && w.scheme.bits != 8)
-    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int4 / int8 only)",
+  if (w.scheme.bits != 8 && w.scheme.bits != 4 && w.scheme.bits != 2)
+    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int8 / int4 / int2 only)",
                                  w.name, w.scheme.name()));
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
   const bool isa = use_isa && kdetail::Bf16Dot::kAvailable && !raw;
-  const kdetail::PairActs a = kdetail::make_acts(w, x, n, split, raw, isa);
+  const kdetail::PairActs& a = kdetail::make_acts(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
   if (isa) {
     const auto run = [&]<int Bits>() {
       if (w.scheme.symmetric) return split ? kdetail::run_isa<Bits, true, true>(w, a, y, nt) : kdetail::run_isa<Bits, false, true>(w, a, y, nt);
       return split ? kdetail::run_isa<Bits, true, false>(w, a, y, nt) : kdetail::run_isa<Bits, false, false>(w, a, y, nt);
     };
-    return w.scheme.bits == 8 ? run.template operator()<8>() : run.template operator()<4>();
+    if (w.scheme.bits == 8) return run.template operator()<8>();
+    if (w.scheme.bits == 4) return run.template operator()<4>();
+    return run.template operator()<2>();
   }
 #endif
   kdetail::twin(w, a, y, nt);

@@ -12,22 +12,12 @@ namespace mq {
 
 namespace {
 
-// Byte offset, inside one block's k8 step, of field (lane, column c of the step) and, for int4,
-// whether it is the high nibble.
-struct Slot {
-  int64_t byte;
-  bool high;
-};
-inline Slot slot(int bits, int64_t lane, int64_t c8) {
-  if (bits == 8) return {(c8 / 4) * 64 + lane * 4 + c8 % 4, false};
-  return {lane * 4 + c8 % 4, c8 >= 4};
-}
-
-// Columns per group in the block layout: the group width, or the whole row padded to a multiple
-// of 8 columns when the row has one scale.
+// Columns per group in the block layout: the group width, or the whole row padded to a whole step (8
+// columns, 16 for int2) when the row has one scale.
 int64_t group_columns(const QTensor& w) {
   if (w.scheme.groups_per_row(w.cols) > 1) return w.scheme.group_width(w.cols);
-  return (w.cols + 7) / 8 * 8;
+  const int64_t k = step_columns(w.scheme.bits);
+  return (w.cols + k - 1) / k * k;
 }
 
 }  // namespace
@@ -38,15 +28,15 @@ int64_t BlockedCodes::bytes() const {
 
 bool blockable(const QTensor& w) {
   const Scheme& s = w.scheme;
-  if (!s.is_integer() || (s.bits != 8 && s.bits != 4)) return false;
+  if (!s.is_integer() || (s.bits != 8 && s.bits != 4 && s.bits != 2)) return false;
   const int64_t gk = group_columns(w);
-  return gk % 8 == 0 && gk <= kMaxBlockedGroup;
+  return gk % step_columns(s.bits) == 0 && gk <= kMaxBlockedGroup;
 }
 
 BlockedCodes pack_blocked(const QTensor& w) {
   if (!blockable(w))
-    throw UsageError(fmt::format("pack_blocked '{}': {} ({}x{}) has no 16-row VNNI layout (int8/int4, groups of a "
-                                 "multiple of 8 columns, at most {})",
+    throw UsageError(fmt::format("pack_blocked '{}': {} ({}x{}) has no 16-row block layout (int8/int4/int2, groups "
+                                 "of whole 8-column steps, 16 for int2, at most {} columns)",
                                  w.name, w.scheme.name(), w.rows, w.cols, kMaxBlockedGroup));
   const Scheme& s = w.scheme;
   BlockedCodes b;
@@ -58,7 +48,7 @@ BlockedCodes pack_blocked(const QTensor& w) {
   b.groups = s.groups_per_row(w.cols);
   b.group_k = group_columns(w);
   b.cols_pad = b.groups * b.group_k;
-  b.step_bytes = s.bits == 8 ? sizeof(Int8Step) : sizeof(Int4Step);
+  b.step_bytes = s.bits == 8 ? sizeof(Int8Step) : s.bits == 4 ? sizeof(Int4Step) : sizeof(Int2Step) / 2;
   b.zero_sym = 1 << (s.bits - 1);
   const int64_t steps = b.cols_pad / 8;
   b.codes.assign(static_cast<size_t>(b.blocks * steps * b.step_bytes), 0);
@@ -71,9 +61,8 @@ BlockedCodes pack_blocked(const QTensor& w) {
     unpack_fields(w.row_codes(r), w.cols, s.bits, fields.data());
     uint8_t* base = b.codes.data() + blk * steps * b.step_bytes;
     for (int64_t c = 0; c < w.cols; ++c) {
-      const Slot sl = slot(s.bits, lane, c % 8);
-      uint8_t& dst = base[(c / 8) * b.step_bytes + sl.byte];
-      dst = static_cast<uint8_t>(dst | (sl.high ? fields[c] << 4 : fields[c]));
+      const BlockSlot sl = block_slot(s.bits, lane, c);
+      base[sl.byte] = static_cast<uint8_t>(base[sl.byte] | fields[c] << sl.shift);
     }
     for (int64_t g = 0; g < b.groups; ++g) {
       const int64_t si = s.group == kPerTensor ? 0 : r * b.groups + g;
@@ -101,9 +90,8 @@ QTensor unpack_blocked(const BlockedCodes& b) {
     const int64_t blk = r / 16, lane = r % 16;
     const uint8_t* base = b.block_codes(blk);
     for (int64_t c = 0; c < b.cols; ++c) {
-      const Slot sl = slot(s.bits, lane, c % 8);
-      const uint8_t v = base[(c / 8) * b.step_bytes + sl.byte];
-      fields[c] = s.bits == 8 ? v : static_cast<uint8_t>(sl.high ? v >> 4 : v & 0x0F);
+      const BlockSlot sl = block_slot(s.bits, lane, c);
+      fields[c] = static_cast<uint8_t>((base[sl.byte] >> sl.shift) & ((1 << s.bits) - 1));
     }
     pack_fields(fields.data(), b.cols, s.bits, w.codes.data() + r * w.row_bytes());
     for (int64_t g = 0; g < b.groups; ++g) {

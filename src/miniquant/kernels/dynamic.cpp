@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "miniquant/error.h"
 #include "miniquant/half.h"
 #include "miniquant/kernels/blocked.h"
@@ -94,9 +96,12 @@ struct Acts {
   std::vector<float> sx;        // (n)
 };
 
-Acts quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens, int threads, ActMode act) {
+// Fills the calling thread's buffer (assign keeps its capacity: no allocation per decode call once warm; the
+// row-major kernels keep a thread_local Plan for the same reason) and returns it.
+const Acts& quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens, int threads, ActMode act) {
   const bool wide = act == ActMode::dynamic_int16;
-  Acts p;
+  thread_local Acts buffer;
+  Acts& p = buffer;  // a local name: inside the parallel loop below, `buffer` would be each worker's own
   p.n = wide ? 2 * tokens : tokens;
   p.ld = w.cols_pad;
   p.groups = w.groups;
@@ -140,11 +145,9 @@ constexpr bool split_bytes() {
 template <class Isa>
 inline constexpr bool kSplitBytes = split_bytes<Isa>();
 
-// How far ahead of its loads a tile prefetches each block's codes (32 int4 / 16 int8 steps). The
-// hardware prefetcher alone ramps up too slowly on the R separate block streams: measured on one
-// thread, 4096x11008 int4-g64 went from 504 to 457 us at one token and the GPT-2-shaped decode from
-// 280 to 374 tokens/s; 8-token tiles from 238 to 387 GOP/s (int8), 64 tokens from 404 to 470 (int4).
-constexpr int64_t kPrefetchBytes = 2048;
+// How far ahead of its loads a tile prefetches each block's codes (32 int4 / 16 int8 steps): blocked.h
+// kBlockPrefetchBytes, with its measurements.
+constexpr int64_t kPrefetchBytes = kBlockPrefetchBytes;
 
 // The k8 steps of one group for R blocks x T tokens: pair P = block P / T, token P % T accumulates
 // into acc[P], and into acc2[P] for the step's second four columns when the tile has fewer than 8
@@ -300,9 +303,12 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
   if (!is_dynamic(act)) return gemm_blocked_bf16(w, x, n, y, threads, use_isa, act);
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
-  const kdetail::Acts p = kdetail::quantize_acts(w, x, n, nt, act);
+  if (!supports_dynamic(w.scheme))
+    throw UsageError(fmt::format("gemm_blocked '{}': {} has no dynamic-activation kernel", w.name, w.scheme.name()));
+  const kdetail::Acts& p = kdetail::quantize_acts(w, x, n, nt, act);
   // 16-bit activations: the high and low halves' outputs go to rows 2t and 2t + 1, then add up.
-  std::vector<float> halves(act == ActMode::dynamic_int16 ? static_cast<size_t>(2 * n * w.rows) : 0);
+  thread_local std::vector<float> halves;
+  halves.assign(act == ActMode::dynamic_int16 ? static_cast<size_t>(2 * n * w.rows) : 0, 0.0f);
   float* out = halves.empty() ? y : halves.data();
   if (use_isa) kdetail::dispatch<kdetail::FastIsa>(w, p, out, nt);
   else kdetail::dispatch<kdetail::Portable16>(w, p, out, nt);
