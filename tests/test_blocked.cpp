@@ -33,10 +33,11 @@ std::vector<Scheme> blocked_schemes() {
           Scheme::integer(4, 32),         Scheme::integer(4, 8),           Scheme::integer(4, kPerChannel)};
 }
 
-// The block-layout schemes with a weight-only kernel only: int2 (no dynamic kernel).
+// The block-layout schemes with a weight-only kernel only: int3 and int2 (no dynamic kernel).
 std::vector<Scheme> weight_only_blocked_schemes() {
   std::vector<Scheme> s = blocked_schemes();
-  for (const Scheme& t : {Scheme::integer(2, 64), Scheme::integer(2, 64, false), Scheme::integer(2, 16), Scheme::integer(2, kPerChannel)})
+  for (const Scheme& t : {Scheme::integer(3, 64), Scheme::integer(3, 32, false), Scheme::integer(3, 128), Scheme::integer(3, kPerChannel),
+                          Scheme::integer(2, 64), Scheme::integer(2, 64, false), Scheme::integer(2, 16), Scheme::integer(2, kPerChannel)})
     s.push_back(t);
   return s;
 }
@@ -86,17 +87,18 @@ TEST_CASE("which tensors have a block layout") {
   CHECK(blockable(quantize(w.data(), 4, 96, Scheme::integer(2, 16))));
   CHECK(blockable(quantize(w.data(), 4, 90, Scheme::integer(2, kPerChannel))));   // columns padded to 96
   CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::integer(2, 8))));       // groups straddle k16 steps
-  CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::integer(3, 32))));      // no 3-bit layout
+  CHECK(blockable(quantize(w.data(), 4, 96, Scheme::integer(3, 32))));
+  CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::integer(3, 8))));       // groups straddle k16 steps
   CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::fp16())));
   CHECK_THROWS_AS(pack_blocked(quantize(w.data(), 4, 96, Scheme::integer(4, 12))), UsageError);
-  // int2 blocks serve weight-only only: the dynamic entry refuses them instead of misreading their fields.
-  {
-    const BlockedCodes b2 = pack_blocked(quantize(w.data(), 4, 96, Scheme::integer(2, 16)));
+  // int3 / int2 blocks serve weight-only only: the dynamic entry refuses them instead of misreading their fields.
+  for (int bits : {2, 3}) {
+    const BlockedCodes b2 = pack_blocked(quantize(w.data(), 4, 96, Scheme::integer(bits, 16)));
     CHECK(b2.cols_pad == 96);
     const std::vector<float> x1 = gaussian_matrix(1, 96, 2);
     std::vector<float> y1(4);
     CHECK_THROWS_AS(gemm_blocked(b2, x1.data(), 1, y1.data(), 1, true, ActMode::dynamic_int8), UsageError);
-    const BlockedCodes p2 = pack_blocked(quantize(w.data(), 4, 90, Scheme::integer(2, kPerChannel)));
+    const BlockedCodes p2 = pack_blocked(quantize(w.data(), 4, 90, Scheme::integer(bits, kPerChannel)));
     CHECK(p2.cols_pad == 96);
     CHECK(p2.group_k == 96);
   }
@@ -236,11 +238,11 @@ void multiplied(const std::vector<float>& x, ActMode act, std::vector<double>& x
 }
 }  // namespace
 
-TEST_CASE("int8 / int4 / int2 weight-only and +bf16 on the block layout: W x' within float rounding, ISA path and twin") {
+TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: W x' within float rounding, ISA path and twin") {
   // Products (u - z) * half are exact in fp32 (a 5-bit integer times a bf16; int8 runs each byte as its two
   // nibbles, 16 (hi - z / 16) + lo, two such products), so the only error is the fp32 accumulation: each output
   // meets at most 4 group_k + 2 groups + 4 roundings (a group's two partial sums, their sum, one fma per group;
-  // asymmetric: the z * sum(x') start), of sum_k s m_k |half| with m_k the magnitudes summed: |u - z| (int4 / int2) or
+  // asymmetric: the z * sum(x') start), of sum_k s m_k |half| with m_k the magnitudes summed: |u - z| (int4 / 3 / 2) or
   // |u - z| + 30 (int8 symmetric: |16 (hi - 8)| + lo <= |u - 128| + 30), plus 2 z for the asymmetric start.
   double overall = 0.0;
   for (const ActMode act : {ActMode::weight_only, ActMode::bf16})
@@ -292,9 +294,9 @@ TEST_CASE("int8 / int4 / int2 weight-only and +bf16 on the block layout: W x' wi
   CHECK(overall > 0.0);  // the bound is not vacuous: some rounding shows
 }
 
-TEST_CASE("int8 / int4 / int2 weight-only on the block layout: NaN, Inf and huge activations run fp32 on x as it is") {
+TEST_CASE("int8 / int4 / int3 / int2 weight-only on the block layout: NaN, Inf and huge activations run fp32 on x as it is") {
   const std::vector<float> w = gaussian_matrix(20, 128, 3);
-  for (const Scheme& s : {Scheme::integer(4, 64), Scheme::integer(8, kPerChannel), Scheme::integer(2, 64)})
+  for (const Scheme& s : {Scheme::integer(4, 64), Scheme::integer(8, kPerChannel), Scheme::integer(3, 64), Scheme::integer(2, 64)})
   for (const ActMode act : {ActMode::weight_only, ActMode::bf16}) {
     CAPTURE(s.name());
     const QTensor q = quantize(w.data(), 20, 128, s);
@@ -317,21 +319,23 @@ TEST_CASE("int8 / int4 / int2 weight-only on the block layout: NaN, Inf and huge
   }
 }
 
-TEST_CASE("QuantizedLinear keeps int8 / int4 / int2 weight-only in the block layout where the bf16 kernels run") {
+TEST_CASE("QuantizedLinear keeps int8 / int4 / int3 / int2 weight-only in the block layout where the bf16 kernels run") {
   const std::vector<float> w = gaussian_matrix(40, 256, 4);
   const QuantizedLinear wo(w.data(), 40, 256, Scheme::integer(4, 64));
   const QuantizedLinear wb(w.data(), 40, 256, Scheme::integer(4, 64), ActMode::bf16);
   const QuantizedLinear w2(w.data(), 40, 256, Scheme::integer(2, 64));
   const QuantizedLinear w8(w.data(), 40, 256, Scheme::integer(8, kPerChannel));
   const QuantizedLinear w3(w.data(), 40, 256, Scheme::integer(3, 64));
+  const QuantizedLinear wf(w.data(), 40, 256, Scheme::fp16());
   const bool blocked = has_bf16_weight_path(4);
   CHECK(runs_blocked(wo.weight(), ActMode::weight_only) == blocked);
   CHECK(runs_blocked(wo.weight(), ActMode::bf16) == blocked);
   CHECK(runs_blocked(w8.weight(), ActMode::weight_only) == blocked);
   CHECK(runs_blocked(w2.weight(), ActMode::weight_only) == blocked);
   CHECK_FALSE(runs_blocked(w2.weight(), ActMode::dynamic_int8));  // int2 has no dynamic kernel
-  CHECK_FALSE(runs_blocked(w3.weight(), ActMode::weight_only));   // no 3-bit block layout
-  CHECK(w3.resident_bytes() == w3.storage().total());
+  CHECK(runs_blocked(w3.weight(), ActMode::weight_only) == (blocked && has_bf16_weight_path(3)));  // int3 needs VBMI too
+  CHECK_FALSE(runs_blocked(wf.weight(), ActMode::weight_only));   // floats have no block layout
+  CHECK(wf.resident_bytes() == wf.storage().total());
   const std::vector<float> x = gaussian_matrix(3, 256, 8);
   std::vector<float> y(3 * 40), yr(3 * 40);
   if (blocked) {
@@ -341,8 +345,12 @@ TEST_CASE("QuantizedLinear keeps int8 / int4 / int2 weight-only in the block lay
     CHECK(w8.resident_bytes() == 48 * 256 + 48 * 2);
     CHECK(w2.resident_bytes() == 48 * 64 + 48 * 4 * 2);
     CHECK(w2.weight().codes == quantize(w.data(), 40, 256, Scheme::integer(2, 64)).codes);
+    if (has_bf16_weight_path(3)) {
+      CHECK(w3.resident_bytes() == 48 * 96 + 48 * 4 * 2);
+      CHECK(w3.weight().codes == quantize(w.data(), 40, 256, Scheme::integer(3, 64)).codes);
+    }
     CHECK_THROWS_AS(gemm_blocked_bf16(pack_blocked(w8.weight()), x.data(), 3, yr.data(), 1, true, ActMode::dynamic_int8), UsageError);
-    for (const QuantizedLinear* l : {&wo, &wb, &w8, &w2}) {
+    for (const QuantizedLinear* l : {&wo, &wb, &w8, &w2, &w3}) {
       l->forward(x.data(), 3, y.data());
       gemm_blocked(pack_blocked(l->weight()), x.data(), 3, yr.data(), 1, true, l->act());
       CHECK(y == yr);

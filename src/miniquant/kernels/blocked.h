@@ -1,4 +1,5 @@
-// The dynamic-activation kernels' weight layout, also int8 / int4 / int2 weight-only on AVX-512 BF16 (blocked_bf16.cpp):
+// The dynamic-activation kernels' weight layout, also int8 / int4 / int3 / int2 weight-only on AVX-512 BF16
+// (blocked_bf16.cpp):
 // integer fields re-ordered into blocks of 16 output rows, so that one 512-bit load holds 16 rows x 4
 // bytes and one vpdpbusd with a 4-byte activation broadcast (or vdpbf16ps with a bf16 pair) advances 16 row
 // dots at once. The rows' partial sums then stay in the lanes
@@ -11,12 +12,15 @@
 //   int2: per block, per k16 step,  64 bytes: [lane 0..15][byte b 0..3], bits 2j .. 2j+1 of byte b
 //                                             = field(r, 16s + 4b + j): the lane's low 16 bits hold columns
 //                                             0 .. 7 of the step, its high 16 bits columns 8 .. 15
+//   int3: per block, per k16 step,  96 bytes: [lane 0..15][piece p in 0..1][3 bytes], bits 3j .. 3j+2 of the
+//                                             24-bit little-endian piece = field(r, 16s + 8p + j) (fields 2 and
+//                                             5 straddle a byte: a piece is one 8-field run of the bit stream)
 //   scales: (blocks, groups, 16) fp16;  zeros (asymmetric only): (blocks, groups, 16) bytes.
 // Rows past `rows` (the last block's padding) have zero fields, scales and zero-points. Per-channel
 // and per-tensor rows are padded with zero fields to a multiple of 8 columns (16 for int2; the activations
 // are padded with zeros too, so the padding adds nothing).
 // It is a permutation of the QTensor's bytes (plus padding), not a dequantized copy.
-// int2 has no dynamic kernel (supports_dynamic): its blocks serve weight-only and +bf16 only.
+// int3 / int2 have no dynamic kernel (supports_dynamic): their blocks serve weight-only and +bf16 only.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -41,13 +45,17 @@ struct Int2Step {  // 16 columns x 16 rows of 2-bit fields: [lane][byte], byte b
   uint8_t lane[16][4];
 };
 static_assert(sizeof(Int2Step) == 64, "one 64-byte load per k16 step");
+struct Int3Step {  // 16 columns x 16 rows of 3-bit fields: [lane][piece][byte], piece p = columns 8p .. 8p+7
+  uint8_t lane[16][2][3];
+};
+static_assert(sizeof(Int3Step) == 96, "a 64-byte and a 32-byte load per k16 step");
 
-// Columns of one step: the unit one 64-byte load (two for int8) covers, per lane.
-inline constexpr int64_t step_columns(int bits) { return bits == 2 ? 16 : 8; }
+// Columns of one step: the unit one 64-byte load (two for int8, one and a half for int3) covers, per lane.
+inline constexpr int64_t step_columns(int bits) { return bits == 2 || bits == 3 ? 16 : 8; }
 
 // Where field (lane, column c) of a block lives: byte offset from the block's start, and the bit shift of the
-// field inside that byte. The one statement of the layout above: pack_blocked, unpack_blocked and the
-// portable twins read the fields through it.
+// field inside that byte (int3 fields may run on into the next byte). The one statement of the layout above:
+// pack_blocked, unpack_blocked and the portable twins read and write the fields through it.
 struct BlockSlot {
   int64_t byte;
   int shift;
@@ -55,7 +63,21 @@ struct BlockSlot {
 inline BlockSlot block_slot(int bits, int64_t lane, int64_t c) {
   if (bits == 8) return {(c / 8) * 128 + ((c % 8) / 4) * 64 + lane * 4 + c % 4, 0};
   if (bits == 4) return {(c / 8) * 64 + lane * 4 + c % 4, c % 8 >= 4 ? 4 : 0};
+  if (bits == 3) {
+    const int bit = 24 * static_cast<int>((c % 16) / 8) + 3 * static_cast<int>(c % 8);  // in the lane's 6 bytes
+    return {(c / 16) * 96 + lane * 6 + bit / 8, bit % 8};
+  }
   return {(c / 16) * 64 + lane * 4 + (c % 16) / 4, 2 * static_cast<int>(c % 4)};  // int2
+}
+// The field at sl, and OR-ing a field into a zeroed slot (a straddling int3 field touches the next byte).
+inline int block_field(const uint8_t* block, const BlockSlot& sl, int bits) {
+  int v = block[sl.byte] >> sl.shift;
+  if (sl.shift + bits > 8) v |= block[sl.byte + 1] << (8 - sl.shift);
+  return v & ((1 << bits) - 1);
+}
+inline void put_block_field(uint8_t* block, const BlockSlot& sl, int bits, int v) {
+  block[sl.byte] = static_cast<uint8_t>(block[sl.byte] | (v << sl.shift));
+  if (sl.shift + bits > 8) block[sl.byte + 1] = static_cast<uint8_t>(block[sl.byte + 1] | (v >> (8 - sl.shift)));
 }
 
 // How far ahead of its loads a block-layout tile prefetches each block's codes (dynamic.cpp and
@@ -73,7 +95,7 @@ struct BlockedCodes {
   int64_t cols_pad = 0;   // cols rounded up to a whole step (per-channel / per-tensor), else cols
   int64_t group_k = 0;    // columns per group: the group width, or cols_pad for one group per row
   int64_t groups = 0;     // groups per row
-  int64_t step_bytes = 0; // bytes per block per 8 columns: sizeof(Int8Step), sizeof(Int4Step), sizeof(Int2Step) / 2
+  int64_t step_bytes = 0; // bytes per block per 8 columns: sizeof(Int8Step), sizeof(Int4Step), sizeof(Int3Step) / 2, sizeof(Int2Step) / 2
   mq::AlignedBytes codes;          // (blocks, cols_pad / 8, step_bytes)
   std::vector<uint16_t> scales;    // (blocks, groups, 16) fp16
   std::vector<uint8_t> zeros;      // (blocks, groups, 16), asymmetric only
@@ -90,8 +112,8 @@ struct BlockedCodes {
 // intermediate z * sum(a) stay below 2 * 255 * 127 * group_k < 2^31.
 inline constexpr int64_t kMaxBlockedGroup = 16384;
 
-// True when pack_blocked() can lay out this tensor: int8, int4 or int2, and groups that are whole steps (a
-// group width that is a multiple of 8, 16 for int2, or one group per row) of at most kMaxBlockedGroup.
+// True when pack_blocked() can lay out this tensor: int8, int4, int3 or int2, and groups that are whole steps (a
+// group width that is a multiple of 8, 16 for int3 / int2, or one group per row) of at most kMaxBlockedGroup.
 bool blockable(const QTensor& w);
 // Throws UsageError when !blockable(w).
 BlockedCodes pack_blocked(const QTensor& w);
@@ -106,7 +128,7 @@ QTensor unpack_blocked(const BlockedCodes& b);
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                   ActMode act = ActMode::dynamic_int8);
 
-// Y = X W^T for int8 / int4 / int2 in the block layout with weight-only activations (blocked_bf16.cpp): act weight_only
+// Y = X W^T for int8 / int4 / int3 / int2 in the block layout with weight-only activations (blocked_bf16.cpp): act weight_only
 // multiplies x' = hi + lo (split_bf16, within 2^-16 |x| of x), act bf16 multiplies bf16(x), on AVX-512 BF16
 // dot products (use_isa, where the build has them) or the portable twin's plain loops; products of bf16 values
 // are exact in fp32 (int8 runs each byte as its two nibbles, so each weight is two such products), so either is
@@ -117,8 +139,9 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
                        ActMode act = ActMode::weight_only);
 
 // True when QuantizedLinear keeps w in the block layout for act: the dynamic modes wherever the tensor has a
-// layout (supports_dynamic, blockable); weight-only and +bf16 for int8, int4 and int2 on AVX-512 BF16 builds,
-// where gemm_blocked_bf16 is faster than the row-major kernels (bench/README.md).
+// layout (supports_dynamic, blockable); weight-only and +bf16 for int8, int4 and int2 on AVX-512 BF16 builds, and
+// int3 where they also have VBMI (Bf16Dot::kInt3), where gemm_blocked_bf16 is faster than the row-major kernels
+// (bench/README.md).
 bool runs_blocked(const QTensor& w, ActMode act);
 
 }  // namespace mq

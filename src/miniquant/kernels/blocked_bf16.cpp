@@ -1,5 +1,5 @@
-// Weight-only int8, int4 and int2 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
-// QuantizedLinear runs for int8 / int4 / int2 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
+// Weight-only int8, int4, int3 and int2 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
+// QuantizedLinear runs for int8 / int4 / int3 / int2 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
 //
 // Why a second layout for weight-only: on the row-major codes (word_kernel.h bf16_tile) every output row is a
 // horizontal sum, and its partial sums must be scaled and reset every 128 columns (a block of one row holds two
@@ -24,6 +24,11 @@
 // int2: a step is 16 columns, one word per lane (bits 2j of byte b: column 4b + j), so field K = 0 .. 7 of the two
 // 16-bit halves (shift 2K, then the table, whose entries repeat every 4) is columns (K, 8 + K). The same dot per
 // weight as int4, on half the bytes: it gains where the bytes bound the call (weights from DRAM), not in cache.
+// int3 (VBMI): a step is 16 columns in 96 bytes, each lane two 3-byte pieces of 8 fields (columns 0 .. 7 and
+// 8 .. 15). Two vpermi2b spread a step into two words per lane (Bf16Dot::step_reg): register 0 has each piece's
+// bytes 0, 1 in one 16-bit half (fields 0 .. 4 at bits 0, 3, .., 12), register 1 its bytes 1, 2 (fields 5 .. 7 at
+// bits 7, 10, 13); a shift and the table (entries repeating every 8) then give field F of both pieces, columns
+// (F, 8 + F) as for int2. Two spreads per 8 fields on top of int4's shift and table per field.
 //
 // Activations, as the row-major bf16 kernels: ActMode::weight_only splits each into two bf16, x' = hi + lo
 // (kernels.h split_bf16, within 2^-16 |x|), two dots per weight; ActMode::bf16 rounds each once, one dot.
@@ -53,10 +58,10 @@ namespace {
 
 // The two columns of a step (step_columns: 8, or 16 for int2) that activation pair k multiplies (see the top of
 // the file). int4: pair K is field K of the lane's word. int8: pair 2h + j is fields 2j and 2j + 1 (low and high
-// nibbles) of half h's word. int2: pair K is field K of the lane's word, columns K and 8 + K.
+// nibbles) of half h's word. int3 / int2: pair K is field K (of both pieces / 16-bit halves), columns K and 8 + K.
 inline constexpr int kPairCols[2][4][2] = {{{0, 2}, {4, 6}, {1, 3}, {5, 7}}, {{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
 constexpr std::pair<int, int> pair_cols(int bits, int k) {
-  if (bits == 2) return {k, 8 + k};
+  if (bits == 2 || bits == 3) return {k, 8 + k};
   return {kPairCols[bits == 8][k][0], kPairCols[bits == 8][k][1]};
 }
 
@@ -151,8 +156,7 @@ void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
           const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
           float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
           for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) {
-            const BlockSlot sl = block_slot(w.scheme.bits, l, c);
-            const int u = (codes[sl.byte] >> sl.shift) & ((1 << w.scheme.bits) - 1);
+            const int u = block_field(codes, block_slot(w.scheme.bits, l, c), w.scheme.bits);
             const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
             const int64_t at = t * w.cols_pad + c;
             p0 = std::fma(v, a.fh[at], p0);
@@ -174,17 +178,18 @@ struct LowNibbles {
   }
 };
 
-// Field F of a step (F < 4 for int4, < 8 for int8 and int2): its register (int8's half), its index in each 16-bit
-// half (kFieldBits wide), its activation pair (pair_cols), and whether it is int8's low nibble (the lo / 16 table).
+// Field F of a step (F < 4 for int4, < 8 for int8, int3 and int2): its register (int8's half, int3's spread
+// Q = 0 / 1: Bf16Dot::step_reg), its bit in each 16-bit half, its activation pair (pair_cols), and whether it is
+// int8's low nibble (the lo / 16 table).
 template <int Bits>
 struct StepField {
-  static constexpr int kRegs = Bits == 8 ? 2 : 1;            // 64-byte loads per step
-  static constexpr int kFieldBits = Bits == 2 ? 2 : 4;       // int8 runs as nibbles
-  static constexpr int kPerReg = 16 / kFieldBits;            // fields per 16-bit half
-  static constexpr int kFields = kRegs * kPerReg;
+  static constexpr int kRegs = Bits == 8 || Bits == 3 ? 2 : 1;      // registers per step
+  static constexpr int kStepBytes = Bits == 8 ? 128 : Bits == 3 ? 96 : 64;
+  static constexpr int kFieldBits = Bits == 8 ? 4 : Bits;            // int8 runs as nibbles
+  static constexpr int kFields = Bits == 4 ? 4 : 8;
   static constexpr int kWords = static_cast<int>(step_columns(Bits)) / 2;  // activation pair words per step
-  static constexpr int reg(int f) { return f / kPerReg; }
-  static constexpr int index(int f) { return f % kPerReg; }
+  static constexpr int reg(int f) { return Bits == 3 ? (f < 5 ? 0 : 1) : Bits == 8 ? f / 4 : 0; }
+  static constexpr int shift(int f) { return Bits == 3 ? (f < 5 ? 3 * f : 3 * f - 8) : kFieldBits * (Bits == 8 ? f % 4 : f); }
   static constexpr int pair(int f) { return Bits == 8 ? 2 * (f / 4) + (f % 4) / 2 : f; }
   static constexpr bool low(int f) { return Bits == 8 && f % 2 == 0; }
 };
@@ -198,7 +203,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
   using W = B::W;
   using A = B::A;
   using SF = StepField<Bits>;
-  constexpr int kStep = 64 * SF::kRegs;  // bytes of one step of one block
+  constexpr int kStep = SF::kStepBytes;  // bytes of one step of one block
   constexpr int kWords = SF::kWords;
   // int4 / int2: u - 2^(Bits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
   const W tab = B::table<SF::kFieldBits, Sym ? (Bits == 8 ? 8 : 1 << (Bits - 1)) : 0>();
@@ -233,7 +238,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
       const auto field = [&]<int F>(int r) __attribute__((always_inline)) {
         constexpr int P = SF::pair(F);
         // gcc folds the load into the shift
-        const W f = B::field<SF::kFieldBits, SF::index(F)>(B::codes(wp[r] + s * kStep + 64 * SF::reg(F)), SF::low(F) ? tlo : tab);
+        const W f = B::shifted<SF::shift(F)>(B::step_reg<Bits, SF::reg(F)>(wp[r] + s * kStep), SF::low(F) ? tlo : tab);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const int i = r * T + t;
@@ -251,21 +256,28 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         // One token, one bf16 per activation: row by row (each row's codes loaded once), the step's four pairs
         // in registers; 160 against 218 us field by field (4096x4096, Zen 5, the two in one process).
         const uint32_t* h = hi + kWords * s;
-        // Register q's fields F = kPerReg q + K, decoded from one load of row r's codes: even fields into p0, odd
-        // ones into p1 (int4 / int2: pair F; int8: pairs 2q, 2q, 2q + 1, 2q + 1).
-        const auto reg = [&]<int Q, int... K>(int r, std::integer_sequence<int, K...>) __attribute__((always_inline)) {
-          const W d = B::codes(wp[r] + s * kStep + 64 * Q);
-          const auto one = [&]<int F>() __attribute__((always_inline)) {
-            const W f = B::field<SF::kFieldBits, SF::index(F)>(d, SF::low(F) ? tlo : tab);
-            if constexpr (F % 2 == 0) p0[r] = B::dot(p0[r], f, B::pair(h + SF::pair(F)));
-            else p1[r] = B::dot(p1[r], f, B::pair(h + SF::pair(F)));
+        // Row r's step register Q (one load, kept in a register; int3 one spread), then its fields: even fields into
+        // p0, odd ones into p1 (int4 / int3 / int2: pair F; int8: pairs 2q, 2q, 2q + 1, 2q + 1 for half q). The
+        // step's pairs: int4 / int8's 4 in registers, shared by the 8 rows; int3 / int2's 8 as memory operands, for
+        // which there are no registers left (dot_pair). Measured against both pairs-from-memory and fields loaded
+        // one by one (4096x4096, Zen 5, bench/README.md).
+        const auto reg = [&]<int Q, int... F>(int r, std::integer_sequence<int, F...>) __attribute__((always_inline)) {
+          W d = B::step_reg<Bits, Q>(wp[r] + s * kStep);
+          B::keep(d);
+          const auto one = [&]<int G>() __attribute__((always_inline)) {
+            if constexpr (SF::reg(G) == Q) {
+              const W f = B::shifted<SF::shift(G)>(d, SF::low(G) ? tlo : tab);
+              A& p = G % 2 == 0 ? p0[r] : p1[r];
+              if constexpr (Bits == 8) p = B::dot(p, f, B::pair(h + SF::pair(G)));
+              else p = B::dot_pair(p, f, h + SF::pair(G));
+            }
           };
-          (one.template operator()<SF::kPerReg * Q + K>(), ...);
+          (one.template operator()<F>(), ...);
         };
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r) {
-          reg.template operator()<0>(r, std::make_integer_sequence<int, SF::kPerReg>());
-          if constexpr (SF::kRegs == 2) reg.template operator()<1>(r, std::make_integer_sequence<int, SF::kPerReg>());
+          reg.template operator()<0>(r, std::make_integer_sequence<int, SF::kFields>());
+          if constexpr (SF::kRegs == 2) reg.template operator()<1>(r, std::make_integer_sequence<int, SF::kFields>());
         }
       } else {
         // Field by field over the rows, so only one field's pairs are live: all four fields' would take 8 (or
@@ -334,19 +346,21 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 
 bool runs_blocked(const QTensor& w, ActMode act) {
   if (is_dynamic(act)) return supports_dynamic(w.scheme) && blockable(w);
-  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && blockable(w);  // int8 / int4 / int2
+  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && (w.scheme.bits != 3 || kdetail::Bf16Dot::kInt3) &&
+         blockable(w);  // int8 / int4 / int3 / int2
 }
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
-  if (w.scheme.bits != 8 && w.scheme.bits != 4 && w.scheme.bits != 2)
-    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int8 / int4 / int2 only)",
+  if (w.scheme.bits != 8 && w.scheme.bits != 4 && w.scheme.bits != 3 && w.scheme.bits != 2)
+    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int8 / 4 / 3 / 2 only)",
                                  w.name, w.scheme.name()));
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
-  const bool isa = use_isa && kdetail::Bf16Dot::kAvailable && !raw;
+  // int3's spread needs VBMI: without it (or without BF16) the twin runs
+  const bool isa = use_isa && kdetail::Bf16Dot::kAvailable && (w.scheme.bits != 3 || kdetail::Bf16Dot::kInt3) && !raw;
   const kdetail::PairActs& a = kdetail::make_acts(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
   if (isa) {
@@ -356,6 +370,9 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
     };
     if (w.scheme.bits == 8) return run.template operator()<8>();
     if (w.scheme.bits == 4) return run.template operator()<4>();
+#if defined(__AVX512VBMI__)
+    if (w.scheme.bits == 3) return run.template operator()<3>();
+#endif
     return run.template operator()<2>();
   }
 #endif

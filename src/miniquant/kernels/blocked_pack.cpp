@@ -28,15 +28,15 @@ int64_t BlockedCodes::bytes() const {
 
 bool blockable(const QTensor& w) {
   const Scheme& s = w.scheme;
-  if (!s.is_integer() || (s.bits != 8 && s.bits != 4 && s.bits != 2)) return false;
+  if (!s.is_integer() || (s.bits != 8 && s.bits != 4 && s.bits != 3 && s.bits != 2)) return false;
   const int64_t gk = group_columns(w);
   return gk % step_columns(s.bits) == 0 && gk <= kMaxBlockedGroup;
 }
 
 BlockedCodes pack_blocked(const QTensor& w) {
   if (!blockable(w))
-    throw UsageError(fmt::format("pack_blocked '{}': {} ({}x{}) has no 16-row block layout (int8/int4/int2, groups "
-                                 "of whole 8-column steps, 16 for int2, at most {} columns)",
+    throw UsageError(fmt::format("pack_blocked '{}': {} ({}x{}) has no 16-row block layout (int8/4/3/2, groups "
+                                 "of whole 8-column steps, 16 for int3/int2, at most {} columns)",
                                  w.name, w.scheme.name(), w.rows, w.cols, kMaxBlockedGroup));
   const Scheme& s = w.scheme;
   BlockedCodes b;
@@ -48,7 +48,10 @@ BlockedCodes pack_blocked(const QTensor& w) {
   b.groups = s.groups_per_row(w.cols);
   b.group_k = group_columns(w);
   b.cols_pad = b.groups * b.group_k;
-  b.step_bytes = s.bits == 8 ? sizeof(Int8Step) : s.bits == 4 ? sizeof(Int4Step) : sizeof(Int2Step) / 2;
+  b.step_bytes = s.bits == 8   ? sizeof(Int8Step)
+                 : s.bits == 4 ? sizeof(Int4Step)
+                 : s.bits == 3 ? sizeof(Int3Step) / 2
+                               : sizeof(Int2Step) / 2;
   b.zero_sym = 1 << (s.bits - 1);
   const int64_t steps = b.cols_pad / 8;
   b.codes.assign(static_cast<size_t>(b.blocks * steps * b.step_bytes), 0);
@@ -61,8 +64,7 @@ BlockedCodes pack_blocked(const QTensor& w) {
     unpack_fields(w.row_codes(r), w.cols, s.bits, fields.data());
     uint8_t* base = b.codes.data() + blk * steps * b.step_bytes;
     for (int64_t c = 0; c < w.cols; ++c) {
-      const BlockSlot sl = block_slot(s.bits, lane, c);
-      base[sl.byte] = static_cast<uint8_t>(base[sl.byte] | fields[c] << sl.shift);
+      put_block_field(base, block_slot(s.bits, lane, c), s.bits, fields[c]);
     }
     for (int64_t g = 0; g < b.groups; ++g) {
       const int64_t si = s.group == kPerTensor ? 0 : r * b.groups + g;
@@ -90,8 +92,7 @@ QTensor unpack_blocked(const BlockedCodes& b) {
     const int64_t blk = r / 16, lane = r % 16;
     const uint8_t* base = b.block_codes(blk);
     for (int64_t c = 0; c < b.cols; ++c) {
-      const BlockSlot sl = block_slot(s.bits, lane, c);
-      fields[c] = static_cast<uint8_t>((base[sl.byte] >> sl.shift) & ((1 << s.bits) - 1));
+      fields[c] = static_cast<uint8_t>(block_field(base, block_slot(s.bits, lane, c), s.bits));
     }
     pack_fields(fields.data(), b.cols, s.bits, w.codes.data() + r * w.row_bytes());
     for (int64_t g = 0; g < b.groups; ++g) {

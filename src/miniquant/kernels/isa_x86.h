@@ -168,10 +168,16 @@ struct Bf16Dot {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi), (__m256i)h);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo), (__m256i)l);
   }
+  // The field at bit S of every word as 32 bf16: the table's index is the word's bits S .. S+4, so its entries
+  // repeat every 2^Bits and the bits above the field play no part.
+  template <int S>
+  static W shifted(const W& w, const W& tab) {
+    if constexpr (S == 0) return _mm512_permutexvar_epi16(w, tab);
+    else return _mm512_permutexvar_epi16(_mm512_srli_epi16(w, S), tab);
+  }
   template <int Bits, int K>
   static W field(const W& w, const W& tab) {
-    if constexpr (K == 0) return _mm512_permutexvar_epi16(w, tab);
-    else return _mm512_permutexvar_epi16(_mm512_srli_epi16(w, Bits * K), tab);
+    return shifted<Bits * K>(w, tab);
   }
   // A block of packed codes (word_kernel.h DecIntBf16): int4 / int2, one register of 32 words (64 bytes);
   // int3 (VBMI builds, kInt3), 96 bytes of the bit stream as 32 three-byte pieces of 8 fields each, spread by
@@ -232,8 +238,50 @@ struct Bf16Dot {
   static A fma(const A& a, const A& b, const A& c) { return _mm512_fmadd_ps(a, b, c); }
   // The 16-row block layout (blocked.h, blocked_bf16.cpp): one k8 step of int4 codes, 16 rows x 4 bytes.
   static W codes(const uint8_t* p) { return _mm512_loadu_si512(p); }
+  // Register Q of a block-layout step at p: int8 / int4 / int2, the 64 bytes at p + 64 Q. int3 (VBMI), a 96-byte
+  // step of 16 lanes x two 3-byte pieces (blocked.h Int3Step) spread by vpermi2b into lane words of two 16-bit
+  // halves, piece 0's in the low one and piece 1's in the high one: Q = 0 takes each piece's bytes 0, 1 (fields
+  // 0 .. 4 at bits 0, 3, .., 12), Q = 1 its bytes 1, 2 (fields 5 .. 7 at bits 7, 10, 13). Nothing past the
+  // step is read (the second load is masked to 32 bytes).
+#if defined(__AVX512VBMI__)
+  struct BlockInt3Index {
+    alignas(64) uint8_t ix[2][64];
+    constexpr BlockInt3Index() : ix{} {
+      for (int l = 0; l < 16; ++l)
+        for (int q = 0; q < 2; ++q) {
+          ix[q][4 * l + 0] = static_cast<uint8_t>(6 * l + q), ix[q][4 * l + 1] = static_cast<uint8_t>(6 * l + q + 1);
+          ix[q][4 * l + 2] = static_cast<uint8_t>(6 * l + 3 + q), ix[q][4 * l + 3] = static_cast<uint8_t>(6 * l + 4 + q);
+        }
+    }
+  };
+#endif
+  template <int Bits, int Q>
+  static W step_reg(const uint8_t* p) {
+    if constexpr (Bits == 3) {
+#if defined(__AVX512VBMI__)
+      alignas(64) static constexpr BlockInt3Index kIx{};
+      const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
+      return _mm512_permutex2var_epi8(a, _mm512_load_si512(kIx.ix[Q]), c);
+#else
+      static_assert(Bits != 3, "int3 blocks need AVX-512 VBMI (kInt3)");
+#endif
+    } else {
+      return _mm512_loadu_si512(p + 64 * Q);
+    }
+  }
   // One 32-bit word (two bf16 activations) in every lane: vdpbf16ps takes it as a broadcast memory operand.
   static W pair(const uint32_t* p) { return _mm512_set1_epi32(static_cast<int>(*p)); }
+  // dot(acc, a, pair(p)) with the pair read by the instruction itself ({1to16} memory operand). Written out because
+  // gcc 12 hoists the set1 of a loop-invariant pair into a register: in the one-token block tile int3 / int2's 8
+  // pairs per step would compete with 16 partial sums and 8 outputs for 32 registers and spill.
+  static A dot_pair(const A& acc, const W& a, const uint32_t* p) {
+    A r = acc;
+    __asm__("vdpbf16ps %2%{1to16%}, %1, %0" : "+v"(r) : "v"(a), "m"(*p));
+    return r;
+  }
+  // Keeps w in a register: gcc 12 otherwise folds the load of a step's codes into each field's shift, one load
+  // per field instead of one per step (with the pairs from memory too, the one-token tile became load-bound).
+  static void keep(W& w) { __asm__("" : "+v"(w)); }
   // 16 rows' fp16 group scales, 16 rows' u8 zero-points, as fp32 lanes.
   static A scales16(const uint16_t* s) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))); }
   static A zeros16(const uint8_t* z) {
