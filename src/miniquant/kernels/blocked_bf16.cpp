@@ -56,7 +56,7 @@ namespace mq {
 namespace kdetail {
 namespace {
 
-// The two columns of a step (step_columns: 8, or 16 for int2) that activation pair k multiplies (see the top of
+// The two columns of a step (step_columns: 8, or 16 for int3 / int2) that activation pair k multiplies (see the top of
 // the file). int4: pair K is field K of the lane's word. int8: pair 2h + j is fields 2j and 2j + 1 (low and high
 // nibbles) of half h's word. int3 / int2: pair K is field K (of both pieces / 16-bit halves), columns K and 8 + K.
 inline constexpr int kPairCols[2][4][2] = {{{0, 2}, {4, 6}, {1, 3}, {5, 7}}, {{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
@@ -205,7 +205,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
   using SF = StepField<Bits>;
   constexpr int kStep = SF::kStepBytes;  // bytes of one step of one block
   constexpr int kWords = SF::kWords;
-  // int4 / int2: u - 2^(Bits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
+  // int4 / int3 / int2: u - 2^(Bits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
   const W tab = B::table<SF::kFieldBits, Sym ? (Bits == 8 ? 8 : 1 << (Bits - 1)) : 0>();
   alignas(64) static constexpr LowNibbles kLow{};
   [[maybe_unused]] const W tlo = Bits == 8 ? B::load(kLow.t) : tab;
@@ -253,14 +253,14 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         }
       };
       if constexpr (!Split && T == 1) {
-        // One token, one bf16 per activation: row by row (each row's codes loaded once), the step's four pairs
-        // in registers; 160 against 218 us field by field (4096x4096, Zen 5, the two in one process).
+        // One token, one bf16 per activation: row by row (each row's codes loaded once); 160 against 218 us field
+        // by field (4096x4096, Zen 5, the two in one process).
         const uint32_t* h = hi + kWords * s;
         // Row r's step register Q (one load, kept in a register; int3 one spread), then its fields: even fields into
         // p0, odd ones into p1 (int4 / int3 / int2: pair F; int8: pairs 2q, 2q, 2q + 1, 2q + 1 for half q). The
-        // step's pairs: int4 / int8's 4 in registers, shared by the 8 rows; int3 / int2's 8 as memory operands, for
-        // which there are no registers left (dot_pair). Measured against both pairs-from-memory and fields loaded
-        // one by one (4096x4096, Zen 5, bench/README.md).
+        // step's pairs: int8's 4 in registers, shared by the 8 rows; int4's 4 and int3 / int2's 8 as memory
+        // operands (dot_pair: hoisted into registers they spilled). Measured against pairs from memory for int8
+        // too and against fields loaded one by one (4096x4096, Zen 5, bench/README.md).
         const auto reg = [&]<int Q, int... F>(int r, std::integer_sequence<int, F...>) __attribute__((always_inline)) {
           W d = B::step_reg<Bits, Q>(wp[r] + s * kStep);
           B::keep(d);
@@ -344,10 +344,14 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 }  // namespace
 }  // namespace kdetail
 
+namespace {
+// True when this build has the ISA tile for the width: AVX-512 BF16, and VBMI for int3's spread.
+constexpr bool isa_tile_built(int bits) { return kdetail::Bf16Dot::kAvailable && (bits != 3 || kdetail::Bf16Dot::kInt3); }
+}  // namespace
+
 bool runs_blocked(const QTensor& w, ActMode act) {
   if (is_dynamic(act)) return supports_dynamic(w.scheme) && blockable(w);
-  return kdetail::Bf16Dot::kAvailable && w.scheme.is_integer() && (w.scheme.bits != 3 || kdetail::Bf16Dot::kInt3) &&
-         blockable(w);  // int8 / int4 / int3 / int2
+  return w.scheme.is_integer() && isa_tile_built(w.scheme.bits) && blockable(w);  // int8 / int4 / int3 / int2
 }
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
@@ -359,8 +363,7 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
-  // int3's spread needs VBMI: without it (or without BF16) the twin runs
-  const bool isa = use_isa && kdetail::Bf16Dot::kAvailable && (w.scheme.bits != 3 || kdetail::Bf16Dot::kInt3) && !raw;
+  const bool isa = use_isa && isa_tile_built(w.scheme.bits) && !raw;  // else the twin runs
   const kdetail::PairActs& a = kdetail::make_acts(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
   if (isa) {

@@ -13,7 +13,7 @@ namespace mq {
 namespace {
 
 // Columns per group in the block layout: the group width, or the whole row padded to a whole step (8
-// columns, 16 for int2) when the row has one scale.
+// columns, 16 for int3 / int2) when the row has one scale.
 int64_t group_columns(const QTensor& w) {
   if (w.scheme.groups_per_row(w.cols) > 1) return w.scheme.group_width(w.cols);
   const int64_t k = step_columns(w.scheme.bits);

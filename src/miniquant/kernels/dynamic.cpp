@@ -145,9 +145,6 @@ constexpr bool split_bytes() {
 template <class Isa>
 inline constexpr bool kSplitBytes = split_bytes<Isa>();
 
-// How far ahead of its loads a tile prefetches each block's codes (32 int4 / 16 int8 steps): blocked.h
-// kBlockPrefetchBytes, with its measurements.
-constexpr int64_t kPrefetchBytes = kBlockPrefetchBytes;
 
 // The k8 steps of one group for R blocks x T tokens: pair P = block P / T, token P % T accumulates
 // into acc[P], and into acc2[P] for the step's second four columns when the tile has fewer than 8
@@ -171,8 +168,8 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
     const int64_t off = 8 * s;
     auto block = [&]<size_t r, size_t... K>(std::integral_constant<size_t, r>, std::index_sequence<K...>) {
       const uint8_t* q = wp[r] + s * step_bytes;
-      __builtin_prefetch(q + kPrefetchBytes);  // the loop streams the weights; past the end is harmless
-      if constexpr (Bits == 8) __builtin_prefetch(q + kPrefetchBytes + 64);
+      __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 / 16 int8 steps ahead (blocked.h); past the end is harmless
+      if constexpr (Bits == 8) __builtin_prefetch(q + kBlockPrefetchBytes + 64);
       U u0, u1;
       if constexpr (Bits == 8) {
         u0 = Isa::load(q);

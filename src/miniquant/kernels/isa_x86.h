@@ -272,8 +272,8 @@ struct Bf16Dot {
   // One 32-bit word (two bf16 activations) in every lane: vdpbf16ps takes it as a broadcast memory operand.
   static W pair(const uint32_t* p) { return _mm512_set1_epi32(static_cast<int>(*p)); }
   // dot(acc, a, pair(p)) with the pair read by the instruction itself ({1to16} memory operand). Written out because
-  // gcc 12 hoists the set1 of a loop-invariant pair into a register: in the one-token block tile int3 / int2's 8
-  // pairs per step would compete with 16 partial sums and 8 outputs for 32 registers and spill.
+  // gcc 12 hoists the set1 of a loop-invariant pair into a register: in the one-token block tile int4's 4 and int3 /
+  // int2's 8 pairs per step then compete with 16 partial sums and 8 outputs for 32 registers and spill.
   static A dot_pair(const A& acc, const W& a, const uint32_t* p) {
     A r = acc;
     __asm__("vdpbf16ps %2%{1to16%}, %1, %0" : "+v"(r) : "v"(a), "m"(*p));
