@@ -240,7 +240,8 @@ void multiplied(const std::vector<float>& x, ActMode act, std::vector<double>& x
 
 TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: W x' within float rounding, ISA path and twin") {
   // Products (u - z) * half are exact in fp32 (a 5-bit integer times a bf16; int8 runs each byte as its two
-  // nibbles, 16 (hi - z / 16) + lo, two such products), so the only error is the fp32 accumulation: each output
+  // nibbles, 16 (hi - z / 16) + lo, two such products; from 8 or 16 tokens its dequantized tiles multiply u - z
+  // itself, an 8-bit integer), so the only error is the fp32 accumulation: each output
   // meets at most 4 group_k + 2 groups + 4 roundings (a group's two partial sums, their sum, one fma per group;
   // asymmetric: the z * sum(x') start), of sum_k s m_k |half| with m_k the magnitudes summed: |u - z| (int4 / 3 / 2) or
   // |u - z| + 30 (int8 symmetric: |16 (hi - 8)| + lo <= |u - 128| + 30), plus 2 z for the asymmetric start.
@@ -254,9 +255,10 @@ TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: 
           const QTensor q = quantize(w.data(), rows, c, s);
           const BlockedCodes b = pack_blocked(q);
           const int64_t gk = s.groups_per_row(c) > 1 ? s.group_width(c) : c;
-          // n = 1 reaches the 8-block one-token tile (rows >= 128) and the single blocks; 2, 5, 13 the 4-token
-          // tiles and every remainder tile.
-          for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{13}}) {
+          // n = 1 reaches the 8-block one-token tile (rows >= 128) and the single blocks; 2, 5, 7 the 4-token
+          // tiles and every remainder tile; int8 from 8 tokens (weight-only) or 16 (+bf16) runs the dequantized
+          // tiles (tile_deq): 13, 17, 18, 19 their 4-token tiles and remainders 1, 2, 3, 2-block and 1-block items.
+          for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{7}, int64_t{13}, int64_t{17}, int64_t{18}, int64_t{19}}) {
             std::vector<float> x = gaussian_matrix(n, c, 11 + static_cast<uint64_t>(n));
             x[0] = 3e-39f;  // a denormal: vdpbf16ps counts its bf16 as zero, within the bound
             std::vector<double> xm, mag;

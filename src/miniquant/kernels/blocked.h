@@ -52,6 +52,10 @@ static_assert(sizeof(Int3Step) == 96, "a 64-byte and a 32-byte load per k16 step
 
 // Columns of one step: the unit one 64-byte load (two for int8, one and a half for int3) covers, per lane.
 inline constexpr int64_t step_columns(int bits) { return bits == 2 || bits == 3 ? 16 : 8; }
+// Bytes of one step of one block: the step structs above, the one statement of their sizes for the packer and tiles.
+inline constexpr int64_t block_step_bytes(int bits) {
+  return bits == 8 ? sizeof(Int8Step) : bits == 4 ? sizeof(Int4Step) : bits == 3 ? sizeof(Int3Step) : sizeof(Int2Step);
+}
 
 // Where field (lane, column c) of a block lives: byte offset from the block's start, and the bit shift of the
 // field inside that byte (int3 fields may run on into the next byte). The one statement of the layout above:
@@ -95,7 +99,7 @@ struct BlockedCodes {
   int64_t cols_pad = 0;   // cols rounded up to a whole step (per-channel / per-tensor), else cols
   int64_t group_k = 0;    // columns per group: the group width, or cols_pad for one group per row
   int64_t groups = 0;     // groups per row
-  int64_t step_bytes = 0; // bytes per block per 8 columns: sizeof(Int8Step), sizeof(Int4Step), sizeof(Int3Step) / 2, sizeof(Int2Step) / 2
+  int64_t step_bytes = 0; // bytes per block per 8 columns: block_step_bytes(bits) * 8 / step_columns(bits)
   mq::AlignedBytes codes;          // (blocks, cols_pad / 8, step_bytes)
   std::vector<uint16_t> scales;    // (blocks, groups, 16) fp16
   std::vector<uint8_t> zeros;      // (blocks, groups, 16), asymmetric only
@@ -131,7 +135,8 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
 // Y = X W^T for int8 / int4 / int3 / int2 in the block layout with weight-only activations (blocked_bf16.cpp): act weight_only
 // multiplies x' = hi + lo (split_bf16, within 2^-16 |x| of x), act bf16 multiplies bf16(x), on AVX-512 BF16
 // dot products (use_isa, where the build has them) or the portable twin's plain loops; products of bf16 values
-// are exact in fp32 (int8 runs each byte as its two nibbles, so each weight is two such products), so either is
+// are exact in fp32 (int8 runs each byte as its two nibbles, so each weight is two such products, or from 8 / 16
+// tokens on bf16 u - z dequantized once per call, one product), so either is
 // W x' within the fp32 accumulation's rounding. A call with a NaN, an Inf or
 // a magnitude of 2^126 or more among its activations runs the twin in fp32 on x as it is (bf16_safe).
 // Throws UsageError for the dynamic modes. Shapes as gemm_blocked.

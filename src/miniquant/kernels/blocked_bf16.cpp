@@ -20,7 +20,9 @@
 // for z = 128 (symmetric) or 0 (asymmetric: -z / 16 * sum(x') starts the group), both tables exact in bf16, and
 // the group scale times 16 (exact). Field K of half h's word is then the low (K even) or high (K odd) nibble of
 // bytes (0, 2) (K < 2) or (1, 3): two dots against the same activation pair. Twice int4's dots for twice its
-// bytes: the same work per byte.
+// bytes: the same work per byte, which is right for one token (bound by the bytes) but doubles the dots of a
+// many-token call. From 8 tokens (16 without the split) int8 instead dequantizes each 2-block item to bf16 u - z
+// once for all tokens (dequant8, exact) and multiplies those words (tile_deq): one dot per weight, as int4.
 // int2: a step is 16 columns, one word per lane (bits 2j of byte b: column 4b + j), so field K = 0 .. 7 of the two
 // 16-bit halves (shift 2K, then the table, whose entries repeat every 4) is columns (K, 8 + K). The same dot per
 // weight as int4, on half the bytes: it gains where the bytes bound the call (weights from DRAM), not in cache.
@@ -184,7 +186,7 @@ struct LowNibbles {
 template <int Bits>
 struct StepField {
   static constexpr int kRegs = Bits == 8 || Bits == 3 ? 2 : 1;      // registers per step
-  static constexpr int kStepBytes = Bits == 8 ? 128 : Bits == 3 ? 96 : 64;
+  static constexpr int kStepBytes = static_cast<int>(block_step_bytes(Bits));
   static constexpr int kFieldBits = Bits == 8 ? 4 : Bits;            // int8 runs as nibbles
   static constexpr int kFields = Bits == 4 ? 4 : 8;
   static constexpr int kWords = static_cast<int>(step_columns(Bits)) / 2;  // activation pair words per step
@@ -314,6 +316,127 @@ void blocks(const BlockedCodes& w, int64_t b0, int64_t b1, const PairActs& a, in
   if (b < b1) tile<Bits, 1, T, Split, Sym>(w, b, a, t0, y);
 }
 
+// int8 with many tokens: the block tile above runs each byte as two nibbles (a 256-entry table does not fit a
+// register), so every weight costs two dots per activation half, four per weight with the split: compute-bound
+// at batch 64 it ran 1.09x Eigen fp32 (int4, one dot per half, 2.11x), and MiniGPT's int8 prefill below fp32.
+// From deq_tokens(split) tokens on, an item of 2 blocks is first dequantized to bf16 (u - z, exact: |u - z| <= 255),
+// once for all the call's tokens, into a buffer of the thread's (32 KB per block per 1024 columns: 256 KB at 4096,
+// L2-resident), and tile_deq then multiplies those words: one dot per weight and activation half, as int4.
+// The dequantization is a pass over the codes at memory speed before any dot (~1 ms for 4096x4096 from DRAM,
+// Zen 5, 1 thread), so it pays from 8 tokens with the split (4096x4096, one process: 3.03 -> 2.49 ms; at 4 tokens
+// 1.55 -> 1.61) and from 16 with one bf16 per activation, whose nibble tile has half the dots to save (8 tokens:
+// 2.14 -> 2.08 ms symmetric, 1.69 -> 2.18 asymmetric; 16: 3.96 -> 2.86, 2.94 -> 3.07; 64: 15.5 -> 8.7, 11.6 -> 8.9).
+constexpr int64_t deq_tokens(bool split) { return split ? 8 : 16; }
+
+// The dequantized words of R blocks: (block, step, pair k, 32 words), step = 8 columns, lane l's words 2l, 2l + 1
+// = columns pair_cols(8, k) of row 16 b + l: the order of the activation pair words, so pair k multiplies word k.
+constexpr int64_t kDeqStepWords = 4 * 32;
+
+template <bool Sym>
+void dequant8(const BlockedCodes& w, int64_t b0, int64_t nb, uint16_t* deq) {
+  using B = Bf16Dot;
+  const int64_t all = w.cols_pad / 8;
+  for (int64_t r = 0; r < nb; ++r) {
+    const uint8_t* c = w.block_codes(b0 + r);
+    uint16_t* d = deq + r * all * kDeqStepWords;
+    for (int64_t s = 0; s < all; ++s)
+      for (int h = 0; h < 2; ++h) {
+        __builtin_prefetch(c + s * 128 + h * 64 + kBlockPrefetchBytes);  // past the end is harmless  // half h: bytes 0 .. 3 = columns 4h .. 4h + 3, pairs 2h (0, 2) and 2h + 1 (1, 3)
+        B::W even, odd;
+        B::byte_pairs(c + s * 128 + h * 64, even, odd);
+        B::put(d + s * kDeqStepWords + (2 * h) * 32, B::ints_bf16<Sym ? 128 : 0>(even));
+        B::put(d + s * kDeqStepWords + (2 * h + 1) * 32, B::ints_bf16<Sym ? 128 : 0>(odd));
+      }
+  }
+}
+
+// Blocks b0 .. b0+R-1, dequantized in deq (dequant8), x tokens t0 .. t0+T-1: tile's arithmetic with the fields
+// loaded instead of decoded, values u - z instead of (u - z) / 16 (no kUnit). 2 R T partials + R T outputs
+// + one weight register (25 of 32 zmm for R = 2, T = 4).
+template <int R, int T, bool Split, bool Sym>
+void tile_deq(const BlockedCodes& w, int64_t b0, const uint16_t* deq, const PairActs& a, int64_t t0, float* y) {
+  using B = Bf16Dot;
+  using W = B::W;
+  using A = B::A;
+  const int64_t steps = w.group_k / 8, all = w.cols_pad / 8;
+  A out[R * T];
+#pragma GCC unroll 16
+  for (int i = 0; i < R * T; ++i) out[i] = B::zero();
+  for (int64_t g = 0; g < w.groups; ++g) {
+    A p0[R * T], p1[R * T];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) {
+        p1[r * T + t] = B::zero();
+        if constexpr (Sym) p0[r * T + t] = B::zero();
+        else p0[r * T + t] = B::mul(B::zeros16(w.block_zeros(b0 + r, g)), B::set1(-a.sum[(t0 + t) * w.groups + g]));
+      }
+    const uint32_t* hi = a.hi.data() + t0 * a.ld + g * steps * 4;
+    const uint32_t* lo = Split ? a.lo.data() + t0 * a.ld + g * steps * 4 : nullptr;
+    const uint16_t* dg = deq + g * steps * kDeqStepWords;
+    for (int64_t s = 0; s < steps; ++s) {
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k)
+#pragma GCC unroll 2
+        for (int r = 0; r < R; ++r) {
+          const W f = B::load(dg + (r * all + s) * kDeqStepWords + k * 32);
+#pragma GCC unroll 8
+          for (int t = 0; t < T; ++t) {
+            const int i = r * T + t;
+            if constexpr (Split) {
+              p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + k));
+              p1[i] = B::dot(p1[i], f, B::pair(lo + t * a.ld + 4 * s + k));
+            } else if (k % 2 == 0) {
+              p0[i] = B::dot(p0[i], f, B::pair(hi + t * a.ld + 4 * s + k));
+            } else {
+              p1[i] = B::dot(p1[i], f, B::pair(hi + t * a.ld + 4 * s + k));
+            }
+          }
+        }
+    }
+#pragma GCC unroll 2
+    for (int r = 0; r < R; ++r) {
+      const A sv = B::scales16(w.block_scales(b0 + r, g));
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) out[r * T + t] = B::fma(B::add(p0[r * T + t], p1[r * T + t]), sv, out[r * T + t]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
+    for (int t = 0; t < T; ++t) B::store(y + (t0 + t) * w.rows + 16 * (b0 + r), out[r * T + t], valid);
+  }
+}
+
+// The calling thread's dequantization buffer of at least `words` (each OpenMP worker calls it for its own).
+uint16_t* deq_buffer(int64_t words) {
+  thread_local mq::AlignedVector<uint16_t> buffer;
+  if (static_cast<int64_t>(buffer.size()) < words) buffer.resize(static_cast<size_t>(words));
+  return buffer.data();
+}
+
+// int8, n >= deq_tokens(Split): items of 2 blocks, each dequantized once, then every token tile over it.
+template <bool Split, bool Sym>
+void run_deq(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
+  constexpr int64_t kItem = 2;
+  const int64_t items = (w.blocks + kItem - 1) / kItem;
+  const auto tokens = [&]<int R>(int64_t b0, const uint16_t* deq) {
+    int64_t t0 = 0;
+    for (; t0 + 4 <= a.n; t0 += 4) tile_deq<R, 4, Split, Sym>(w, b0, deq, a, t0, y);
+    if (a.n - t0 == 3) tile_deq<R, 3, Split, Sym>(w, b0, deq, a, t0, y);
+    if (a.n - t0 == 2) tile_deq<R, 2, Split, Sym>(w, b0, deq, a, t0, y);
+    if (a.n - t0 == 1) tile_deq<R, 1, Split, Sym>(w, b0, deq, a, t0, y);
+  };
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t it = 0; it < items; ++it) {
+    const int64_t b0 = it * kItem, nb = std::min(kItem, w.blocks - b0);
+    uint16_t* deq = deq_buffer(kItem * (w.cols_pad / 8) * kDeqStepWords);
+    dequant8<Sym>(w, b0, nb, deq);
+    if (nb == 2) tokens.template operator()<2>(b0, deq);
+    else tokens.template operator()<1>(b0, deq);
+  }
+}
+
 template <int Bits, bool Split, bool Sym>
 void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   // One token: 8 blocks (128 rows) per work item, one tile. Several: 8 blocks per item too, in 2-block x 4-token
@@ -322,6 +445,8 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   // 4096 columns) stay in L2 for the next token tile. With 2-block items and the token tiles inside, 64 tokens'
   // activations (1 MB) were re-read from L3 for every item: 4096x4096 int8-per-channel at 64 tokens ran 0.86x Eigen
   // fp32 on 2 threads (1.27x on 1).
+  if constexpr (Bits == 8)
+    if (a.n >= deq_tokens(Split)) return run_deq<Split, Sym>(w, a, y, threads);
   constexpr int64_t kItem = 8;
   const int64_t items = (w.blocks + kItem - 1) / kItem;
 #pragma omp parallel for num_threads(threads) schedule(static)

@@ -48,10 +48,7 @@ BlockedCodes pack_blocked(const QTensor& w) {
   b.groups = s.groups_per_row(w.cols);
   b.group_k = group_columns(w);
   b.cols_pad = b.groups * b.group_k;
-  b.step_bytes = s.bits == 8   ? sizeof(Int8Step)
-                 : s.bits == 4 ? sizeof(Int4Step)
-                 : s.bits == 3 ? sizeof(Int3Step) / 2
-                               : sizeof(Int2Step) / 2;
+  b.step_bytes = block_step_bytes(s.bits) * 8 / step_columns(s.bits);  // per 8 columns
   b.zero_sym = 1 << (s.bits - 1);
   const int64_t steps = b.cols_pad / 8;
   b.codes.assign(static_cast<size_t>(b.blocks * steps * b.step_bytes), 0);

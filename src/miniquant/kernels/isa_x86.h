@@ -282,6 +282,22 @@ struct Bf16Dot {
   // Keeps w in a register: gcc 12 otherwise folds the load of a step's codes into each field's shift, one load
   // per field instead of one per step (with the pairs from memory too, the one-token tile became load-bound).
   static void keep(W& w) { __asm__("" : "+v"(w)); }
+  // int8 block tiles dequantized once for many tokens (blocked_bf16.cpp dequant8): the 64 bytes at p (16 lanes x
+  // bytes 0 .. 3) as two registers of 16-bit integers, even = (byte 0, byte 2) and odd = (byte 1, byte 3) of
+  // every lane, and 32 such integers minus Off as bf16 (exact: |v - Off| <= 255 has at most 8 significant bits).
+  static void byte_pairs(const uint8_t* p, W& even, W& odd) {
+    const __m512i v = _mm512_loadu_si512(p);
+    even = _mm512_and_si512(v, _mm512_set1_epi16(0x00FF));
+    odd = _mm512_srli_epi16(v, 8);
+  }
+  template <int Off>
+  static W ints_bf16(const W& v) {
+    const __m512i d = Off != 0 ? _mm512_sub_epi16(v, _mm512_set1_epi16(Off)) : v;
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(d)));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(d, 1)));
+    return (W)_mm512_cvtne2ps_pbh(hi, lo);  // words 0 .. 15 from lo, 16 .. 31 from hi
+  }
+  static void put(uint16_t* p, const W& v) { _mm512_store_si512(p, v); }  // 64-byte aligned
   // 16 rows' fp16 group scales, 16 rows' u8 zero-points, as fp32 lanes.
   static A scales16(const uint16_t* s) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))); }
   static A zeros16(const uint8_t* z) {
