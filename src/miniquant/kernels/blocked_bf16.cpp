@@ -340,8 +340,8 @@ void dequant8(const BlockedCodes& w, int64_t b0, int64_t nb, uint16_t* deq) {
     const uint8_t* c = w.block_codes(b0 + r);
     uint16_t* d = deq + r * all * kDeqStepWords;
     for (int64_t s = 0; s < all; ++s)
-      for (int h = 0; h < 2; ++h) {
-        __builtin_prefetch(c + s * 128 + h * 64 + kBlockPrefetchBytes);  // past the end is harmless  // half h: bytes 0 .. 3 = columns 4h .. 4h + 3, pairs 2h (0, 2) and 2h + 1 (1, 3)
+      for (int h = 0; h < 2; ++h) {  // half h: bytes 0 .. 3 = columns 4h .. 4h + 3, pairs 2h (0, 2) and 2h + 1 (1, 3)
+        __builtin_prefetch(c + s * 128 + h * 64 + kBlockPrefetchBytes);  // past the end is harmless
         B::W even, odd;
         B::byte_pairs(c + s * 128 + h * 64, even, odd);
         B::put(d + s * kDeqStepWords + (2 * h) * 32, B::ints_bf16<Sym ? 128 : 0>(even));
