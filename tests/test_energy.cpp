@@ -355,6 +355,52 @@ TEST_CASE("trial statistics against known values") {
   CHECK_THROWS_AS(ratio_of_means(a, summarize_trials({0, 0})), mq::Error);
 }
 
+TEST_CASE("paired ratio: a drift shared by both configurations cancels; the interval is the logs' t interval") {
+  // Round k runs both at a speed factor that drifts 1x..3x; a costs 0.8 of b in every round.
+  std::vector<double> a, b;
+  for (int k = 0; k < 6; ++k) {
+    const double drift = 1.0 + 0.4 * k;
+    b.push_back(10 * drift);
+    a.push_back(8 * drift);
+  }
+  const Ratio r = paired_ratio(a, b);
+  CHECK(r.ratio == doctest::Approx(0.8).epsilon(1e-12));
+  CHECK(r.high - r.low < 1e-12);  // no spread in the per-round ratios, whatever the drift
+  // The unpaired ratio of the same values is wide: the drift lands in both samples' spread.
+  const Ratio u = ratio_of_means(summarize_trials(a), summarize_trials(b));
+  CHECK(u.high - u.low > 0.3);
+  // Known logs: ratios e^0.1, e^-0.1, e^0.3 -> mean log 0.1, sd 0.2, half = 4.303 * 0.2 / sqrt(3).
+  const Ratio k = paired_ratio({std::exp(0.1), std::exp(-0.1), std::exp(0.3)}, {1, 1, 1});
+  CHECK(k.ratio == doctest::Approx(std::exp(0.1)).epsilon(1e-12));
+  CHECK(k.high == doctest::Approx(std::exp(0.1 + 4.303 * 0.2 / std::sqrt(3.0))).epsilon(1e-12));
+  CHECK(k.low == doctest::Approx(std::exp(0.1 - 4.303 * 0.2 / std::sqrt(3.0))).epsilon(1e-12));
+  // Symmetric: b against a is the inverse, interval included.
+  const Ratio inv = paired_ratio({1, 1, 1}, {std::exp(0.1), std::exp(-0.1), std::exp(0.3)});
+  CHECK(inv.ratio * k.ratio == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(inv.low * k.high == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK_THROWS_AS(paired_ratio({1, 2}, {1, 2, 3}), mq::Error);
+  CHECK_THROWS_AS(paired_ratio({1}, {1}), mq::Error);
+  CHECK_THROWS_AS(paired_ratio({1, 0}, {1, 1}), mq::Error);
+  CHECK_THROWS_AS(paired_ratio({1, NAN}, {1, 1}), mq::Error);
+}
+
+TEST_CASE("top frequency: a clear winner stays on top; a tie splits; deterministic for a seed") {
+  // Config 1 is lowest in every round: it wins every resample.
+  const std::vector<std::vector<double>> clear = {{3, 1, 2}, {3.1, 1.2, 2.2}, {2.9, 0.9, 2.1}, {3, 1.1, 2}};
+  const std::vector<double> f = top_frequency(clear, 500);
+  CHECK(f[1] == 1.0);
+  CHECK(f[0] == 0.0);
+  // Two configs that alternate: each wins some resamples, neither always; fractions sum to 1.
+  const std::vector<std::vector<double>> tie = {{1, 2}, {2, 1}, {1, 2}, {2, 1}, {1.5, 1.4}, {1.4, 1.5}};
+  const std::vector<double> t = top_frequency(tie, 2000);
+  CHECK(t[0] > 0.2);
+  CHECK(t[0] < 0.8);
+  CHECK(t[0] + t[1] == doctest::Approx(1.0));
+  CHECK(top_frequency(tie, 2000, 7) == top_frequency(tie, 2000, 7));
+  CHECK_THROWS_AS(top_frequency({}), mq::Error);
+  CHECK_THROWS_AS(top_frequency({{1, 2}, {1}}), mq::Error);
+}
+
 TEST_CASE("meter selection: unknown kind, no hardware falls back to the model with a warning") {
   MeterRoots roots;
   roots.powercap = "/nonexistent/powercap";

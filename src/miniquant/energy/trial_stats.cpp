@@ -78,6 +78,47 @@ Ratio ratio_of_means(const Summary& a, const Summary& b) {
   return r;
 }
 
+Ratio paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw mq::Error(fmt::format("paired_ratio: {} against {} rounds", a.size(), b.size()));
+  if (a.size() < 2) throw mq::Error(fmt::format("paired_ratio: {} rounds; need at least 2 for an interval", a.size()));
+  std::vector<double> logs;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!(std::isfinite(a[k]) && std::isfinite(b[k]) && a[k] > 0 && b[k] > 0))
+      throw mq::Error(fmt::format("paired_ratio: round {} has {} and {}; values must be finite and positive", k, a[k], b[k]));
+    logs.push_back(std::log(a[k] / b[k]));
+  }
+  // Logs make the interval symmetric for a ratio and its inverse: paired_ratio(b, a) is 1 / paired_ratio(a, b).
+  const Summary s = summarize_trials(logs);
+  return {std::exp(s.mean), std::exp(s.ci_low), std::exp(s.ci_high)};
+}
+
+std::vector<double> top_frequency(const std::vector<std::vector<double>>& rounds, int resamples, uint64_t seed) {
+  if (rounds.empty() || rounds.front().empty()) throw mq::Error("top_frequency: no rounds or no configurations");
+  const size_t nc = rounds.front().size(), nr = rounds.size();
+  for (const auto& r : rounds)
+    if (r.size() != nc) throw mq::Error("top_frequency: rounds of different lengths");
+  if (resamples < 1) throw mq::Error("top_frequency: need at least one resample");
+  // splitmix64: a fixed, portable stream (std::uniform_int_distribution differs between standard libraries).
+  uint64_t state = seed;
+  const auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  std::vector<double> wins(nc, 0.0), sum(nc);
+  for (int it = 0; it < resamples; ++it) {
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (size_t k = 0; k < nr; ++k) {
+      const auto& r = rounds[next() % nr];
+      for (size_t c = 0; c < nc; ++c) sum[c] += r[c];
+    }
+    wins[static_cast<size_t>(std::min_element(sum.begin(), sum.end()) - sum.begin())] += 1;
+  }
+  for (double& w : wins) w /= resamples;
+  return wins;
+}
+
 nlohmann::json ratio_json(const Ratio& r) {
   return {{"ratio", r.ratio},       {"ratio_ci95_low", r.low},         {"ratio_ci95_high", r.high},
           {"saving", r.saving()},   {"saving_ci95_low", r.saving_low()}, {"saving_ci95_high", r.saving_high()}};

@@ -2,6 +2,7 @@
 // 95% confidence interval of the mean (Student t), Tukey outliers, and the ratio of two means
 // with its interval (for savings against a baseline).
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,5 +32,18 @@ struct Ratio {
 };
 Ratio ratio_of_means(const Summary& a, const Summary& b);
 nlohmann::json ratio_json(const Ratio& r);
+
+// Paired ratio of two configurations measured in the same interleaved rounds: a[k] and b[k] come from
+// round k, so a drift of the machine's speed between rounds cancels in a[k] / b[k]. The ratio is the
+// geometric mean of the per-round ratios, its 95% interval the Student t interval of their logs
+// (df = rounds - 1), exponentiated. mq::Error when the sizes differ, there are fewer than 2 rounds, or a
+// value is not finite and positive.
+Ratio paired_ratio(const std::vector<double>& a, const std::vector<double>& b);
+
+// How stable a ranking is: `rounds` x `configs` values (lower is better, e.g. J/token), resampled by
+// rounds with replacement `resamples` times (seeded). For each configuration the fraction of resamples in
+// which its mean over the resampled rounds is the lowest; the observed winner's fraction says how often
+// the top stays on top. mq::Error for an empty or ragged matrix.
+std::vector<double> top_frequency(const std::vector<std::vector<double>>& rounds, int resamples = 2000, uint64_t seed = 42);
 
 }  // namespace mq::energy
