@@ -7,6 +7,7 @@
 #include "miniquant/error.h"
 #include "miniquant/format.h"
 #include "miniquant/format_table.h"
+#include "miniquant/kquant/kquant.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
 
@@ -93,13 +94,14 @@ TEST_CASE("odd widths pad each row to a whole byte, and zero-point streams to a 
 }
 
 TEST_CASE("format table: every scheme has one family, whose kernel equals its reference twin") {
-  CHECK(mq::format_table().size() == 7);
+  CHECK(mq::format_table().size() == 12);
   for (const mq::Scheme& s : mq::scheme_table()) {
     CAPTURE(s.name());
     const mq::FormatTraits& f = mq::traits_of(s);
     CHECK(f.kind == s.kind);
     CHECK(f.bits == s.bits);
-    if (!s.is_integer()) CHECK(f.value_bytes * 8 == s.bits);
+    if (!s.is_integer() && !s.is_kquant()) CHECK(f.value_bytes * 8 == s.bits);
+    CHECK((f.kquant != nullptr) == s.is_kquant());
     CHECK(f.dynamic_int8 == (s.is_integer() && (s.bits == 8 || s.bits == 4)));
     // 3 tokens of a 16 x 256 matrix: the fast kernel against the scalar reference, same table entry.
     mq::Rng rng(5);
@@ -115,8 +117,9 @@ TEST_CASE("format table: every scheme has one family, whose kernel equals its re
     const double gamma = 256 * 0x1p-24 / (1 - 256 * 0x1p-24);
     for (int t = 0; t < 3; ++t)
       for (int r = 0; r < 16; ++r) {
-        double mag = 0;
-        for (int c = 0; c < 256; ++c) mag += std::fabs(double(dq[r * 256 + c]) * x[t * 256 + c]);
+        double mag = 0;  // K: the kernel's terms D (q - zero) and M can cancel, so its scale is their magnitudes
+        for (int c = 0; c < 256; ++c)
+          mag += (s.is_kquant() ? mq::kmagnitude_at(q, r, c) : std::fabs(double(dq[r * 256 + c]))) * std::fabs(x[t * 256 + c]);
         CHECK(std::fabs(double(y[t * 16 + r]) - yr[t * 16 + r]) <= 2 * gamma * mag);
       }
   }

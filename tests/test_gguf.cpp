@@ -88,7 +88,10 @@ TEST_CASE("exact schemes dequantize bit for bit to miniquant's dequantized weigh
       {"fp32", TensorType::F32},          {"fp16", TensorType::F16},         {"bf16", TensorType::BF16},
       {"int8-per-channel", TensorType::Q8_0}, {"int8-g32", TensorType::Q8_0}, {"int8-g64", TensorType::Q8_0},
       {"int8-g128", TensorType::Q8_0},    {"int4-per-channel", TensorType::Q4_0}, {"int4-g32", TensorType::Q4_0},
-      {"int4-g64", TensorType::Q4_0},     {"int4-g128", TensorType::Q4_0}};
+      {"int4-g64", TensorType::Q4_0},     {"int4-g128", TensorType::Q4_0},
+      // The K families: their blocks are ggml's, written as they are (a writer / reader round trip below).
+      {"q2_k", TensorType::Q2_K},         {"q3_k", TensorType::Q3_K},        {"q4_k", TensorType::Q4_K},
+      {"q5_k", TensorType::Q5_K},         {"q6_k", TensorType::Q6_K}};
   for (const auto& [name, type] : cases) {
     const std::string sname = name;
     CAPTURE(sname);
@@ -98,6 +101,14 @@ TEST_CASE("exact schemes dequantize bit for bit to miniquant's dequantized weigh
     CHECK(t.ne == std::vector<int64_t>{cols, rows});
     CHECK(static_cast<int64_t>(t.data.size()) == tensor_bytes(type, cols, rows));
     CHECK(same_bits(dequantize(t), mq::dequantize(q)));
+    if (q.scheme.is_kquant()) {
+      File f;
+      f.tensors.push_back(t);
+      const File g = parse_string(serialize(f));
+      CHECK(g.tensors.at(0).type == type);
+      CHECK(g.tensors.at(0).data == t.data);
+      CHECK(std::string(tensor_type_name(type)) == "Q" + std::to_string(q.scheme.bits) + "_K");
+    }
   }
 }
 

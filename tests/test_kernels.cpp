@@ -12,6 +12,7 @@
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
+#include "miniquant/kquant/kquant.h"
 #include "miniquant/random.h"
 #include "act_codes.h"
 
@@ -28,6 +29,7 @@ double gamma(int64_t k) {
 // Widths worth testing for a scheme: one group, several groups, widths that are not a multiple of
 // any SIMD block (the kernels' scalar tails), and odd widths where the scheme allows them.
 std::vector<int64_t> widths_for(const Scheme& s) {
+  if (s.is_kquant()) return {256, 768, 4096};  // whole super-blocks: one, three, sixteen
   if (s.is_integer() && s.group > 0) {
     const int64_t g = s.group;
     return {g, 3 * g, 16 * g};
@@ -38,7 +40,8 @@ std::vector<int64_t> widths_for(const Scheme& s) {
 struct Case {
   QTensor q;
   std::vector<double> wq;   // (rows, cols) dequantized weights
-  std::vector<double> mag;  // (rows, cols) |s| (u + z) for integers, |w'| for floats: the float-error weight
+  std::vector<double> mag;  // (rows, cols) |s| (u + z) for integers, |D| (q + zero) + |M| for K, |w'| for floats:
+                            // the float-error weight
 };
 
 Case make_case(const Scheme& s, int64_t rows, int64_t cols, uint64_t seed) {
@@ -50,8 +53,9 @@ Case make_case(const Scheme& s, int64_t rows, int64_t cols, uint64_t seed) {
     for (int64_t k = 0; k < cols; ++k) {
       const double v = c.q.value_at(r, k);
       c.wq[r * cols + k] = v;
-      c.mag[r * cols + k] = s.is_integer() ? c.q.scale_at(r, k) * double(c.q.field_at(r, k) + c.q.zero_at(r, k))
-                                           : std::fabs(v);
+      c.mag[r * cols + k] = s.is_integer()   ? c.q.scale_at(r, k) * double(c.q.field_at(r, k) + c.q.zero_at(r, k))
+                            : s.is_kquant() ? kmagnitude_at(c.q, r, k)
+                                            : std::fabs(v);
     }
   return c;
 }

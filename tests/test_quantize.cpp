@@ -116,6 +116,7 @@ TEST_CASE("quantize(dequantize(q)) == q for symmetric and float schemes") {
   const std::vector<float> w = uneven_rows(rows, cols, 3);
   for (const Scheme& s : scheme_table()) {
     if (s.is_integer() && !s.symmetric) continue;  // see the asymmetric case below
+    if (s.is_kquant()) continue;  // a search may pick other parameters for the requantized values: test_kquant
     CAPTURE(s.name());
     const QTensor q = quantize(w.data(), rows, cols, s);
     const std::vector<float> d = dequantize(q);

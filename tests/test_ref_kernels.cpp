@@ -22,7 +22,8 @@ double gamma(int64_t n) {
 
 TEST_CASE("quantized dot products agree with fp64 within the quantization bound") {
   for (const Scheme& s : scheme_table()) {
-    for (int64_t cols : {int64_t{128}, int64_t{256}, int64_t{384}}) {
+    for (int64_t cols : {int64_t{128}, int64_t{256}, int64_t{384}, int64_t{512}}) {
+      if (s.is_kquant() && cols % kSuperBlock != 0) continue;
       const int64_t rows = 17;
       CAPTURE(s.name());
       CAPTURE(cols);
@@ -50,7 +51,9 @@ TEST_CASE("quantized dot products agree with fp64 within the quantization bound"
         REQUIRE(std::fabs(y[r] - dq) <= float_bound);  // the kernel computes the dequantized dot
         worst = std::max(worst, std::fabs(y[r] - exact) / (quant_bound + float_bound));
       }
-      CHECK(worst <= 1.0);
+      // K grids come from a search that may clip a weight to lower the block's error: no per-weight bound
+      // holds for them (test_kquant checks their error in distribution); the dot above is still exact.
+      if (!s.is_kquant()) CHECK(worst <= 1.0);
     }
   }
 }

@@ -7,6 +7,8 @@
 
 #include "miniquant/util/checked.h"
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
+#include "miniquant/kquant/family.h"
 #include "miniquant/util/json_checked.h"  // clip_text
 
 namespace mq {
@@ -22,7 +24,7 @@ int64_t Scheme::groups_per_row(int64_t cols) const {
 }
 
 int64_t Scheme::scale_count(int64_t rows, int64_t cols) const {
-  if (!is_integer()) return 0;
+  if (!is_integer()) return 0;  // float and K schemes have no separate scales
   if (group == kPerTensor) return 1;
   return checked_mul(rows, groups_per_row(cols), "scale count");
 }
@@ -32,6 +34,7 @@ std::string Scheme::name() const {
     case Kind::fp32: return "fp32";
     case Kind::fp16: return "fp16";
     case Kind::bf16: return "bf16";
+    case Kind::kquant: return std::string(traits_of(*this).family);
     case Kind::integer: break;
   }
   std::string g = group == kPerTensor    ? "per-tensor"
@@ -58,6 +61,11 @@ const std::vector<Scheme>& scheme_table() {
       Scheme::integer(3, 64),
       Scheme::integer(2, 64),
       Scheme::integer(2, 64, false),
+      Scheme::kquant(2),
+      Scheme::kquant(3),
+      Scheme::kquant(4),
+      Scheme::kquant(5),
+      Scheme::kquant(6),
   };
   return table;
 }
@@ -65,7 +73,7 @@ const std::vector<Scheme>& scheme_table() {
 std::string valid_scheme_names() {
   std::string names;
   for (const auto& s : scheme_table()) names += (names.empty() ? "" : ", ") + s.name();
-  return "fp32, fp16, bf16, or int{2,3,4,8}-{per-tensor,per-channel,g<size>}[-asym]; named: " + names;
+  return "fp32, fp16, bf16, int{2,3,4,8}-{per-tensor,per-channel,g<size>}[-asym], or a K family; named: " + names;
 }
 
 namespace {
@@ -93,6 +101,8 @@ Scheme Scheme::parse(std::string_view name) {
   if (name == "fp32") return fp32();
   if (name == "fp16") return fp16();
   if (name == "bf16") return bf16();
+  for (const FormatTraits& f : format_table())  // the K families are named by their table rows
+    if (f.kind == Kind::kquant && name == f.family) return kquant(f.bits);
 
   std::string_view s = name;
   int bits = 0;
@@ -121,6 +131,9 @@ void Scheme::check_shape(int64_t rows, int64_t cols) const {
   if (is_integer() && group > 0 && cols % group != 0)
     throw UsageError(fmt::format("scheme {}: group size {} does not divide the input width {}", name(), group,
                                  cols));
+  if (is_kquant() && cols % kSuperBlock != 0)
+    throw UsageError(fmt::format("scheme {}: its {}-weight super-blocks do not divide the input width {}", name(),
+                                 kSuperBlock, cols));
 }
 
 int64_t row_code_bytes(const Scheme& s, int64_t cols) {
@@ -129,6 +142,7 @@ int64_t row_code_bytes(const Scheme& s, int64_t cols) {
     case Kind::fp16:
     case Kind::bf16: return checked_mul(cols, 2, "row bytes");
     case Kind::integer: return checked_mul(cols, s.bits, "row bytes") / 8 + (cols * s.bits % 8 != 0);
+    case Kind::kquant: return checked_mul(cols / kSuperBlock, traits_of(s).kquant->block_bytes, "row bytes");
   }
   return 0;
 }
@@ -136,6 +150,13 @@ int64_t row_code_bytes(const Scheme& s, int64_t cols) {
 Storage storage_of(const Scheme& s, int64_t rows, int64_t cols) {
   s.check_shape(rows, cols);
   Storage st;
+  if (s.is_kquant()) {
+    const KFamily& f = *traits_of(s).kquant;
+    const int64_t blocks = checked_mul(rows, cols / kSuperBlock, "block count");
+    st.code_bytes = checked_mul(blocks, f.code_bytes(), "code bytes");
+    st.scale_bytes = checked_mul(blocks, f.block_bytes - f.code_bytes(), "scale bytes");
+    return st;
+  }
   st.code_bytes = checked_mul(rows, row_code_bytes(s, cols), "code bytes");
   if (s.is_integer()) {
     const int64_t n = (rows == 0 || cols == 0) ? 0 : s.scale_count(rows, cols);
@@ -143,6 +164,12 @@ Storage storage_of(const Scheme& s, int64_t rows, int64_t cols) {
     if (!s.symmetric) st.zero_bytes = checked_mul(n, s.bits, "zero-point bits") / 8 + (n * s.bits % 8 != 0);
   }
   return st;
+}
+
+Buffers buffers_of(const Scheme& s, int64_t rows, int64_t cols) {
+  const Storage st = storage_of(s, rows, cols);
+  if (s.is_kquant()) return {st.total(), 0, 0};  // the blocks, scales included
+  return {st.code_bytes, st.scale_bytes / 2, st.zero_bytes};
 }
 
 double bits_per_weight(const Scheme& s, int64_t rows, int64_t cols) {

@@ -8,8 +8,10 @@
 
 namespace mq {
 
-// Storage families. `integer` covers every intN scheme; the others are plain float storage.
-enum class Kind : uint8_t { fp32, fp16, bf16, integer };
+// Storage families. `integer` covers every intN scheme; `kquant` the llama.cpp K-quant super-block
+// families (q2_k .. q6_k: 256-weight blocks holding their own sub-block scales, ggml's byte layout, one row
+// of the format table each); the others are plain float storage.
+enum class Kind : uint8_t { fp32, fp16, bf16, integer, kquant };
 
 // Granularity of integer scales, as the design's `group` field:
 //   group == kPerTensor (-1): one scale for the whole matrix
@@ -17,11 +19,13 @@ enum class Kind : uint8_t { fp32, fp16, bf16, integer };
 //   group  > 0              : one scale per (row, block of `group` consecutive input columns)
 inline constexpr int kPerTensor = -1;
 inline constexpr int kPerChannel = 0;
+// Weights per K-quant super-block (ggml's QK_K): a K scheme's input width must be a multiple of it.
+inline constexpr int kSuperBlock = 256;
 
 struct Scheme {
   Kind kind = Kind::fp32;
-  int bits = 32;          // 32, 16, or the integer code width: 2, 3, 4 or 8
-  int group = kPerTensor; // see above; ignored for float kinds
+  int bits = 32;          // 32, 16, the integer code width (2, 3, 4 or 8), or a K family's code width (2-6)
+  int group = kPerTensor; // see above; ignored for float kinds; kSuperBlock for K families
   bool symmetric = true;  // false: min/max grid with an integer zero-point per scale
 
   static Scheme fp32() { return {Kind::fp32, 32, kPerTensor, true}; }
@@ -30,8 +34,11 @@ struct Scheme {
   static Scheme integer(int bits, int group, bool symmetric = true) {
     return {Kind::integer, bits, group, symmetric};
   }
+  // The K family whose codes are `bits` wide (its row of the format table names it, e.g. bits 4: "q4_k").
+  static Scheme kquant(int bits) { return {Kind::kquant, bits, kSuperBlock, true}; }
 
   bool is_integer() const { return kind == Kind::integer; }
+  bool is_kquant() const { return kind == Kind::kquant; }
   // Largest code magnitude on the symmetric grid: 2^(bits-1) - 1 (127 for int8, 7 for int4).
   int qmax() const { return (1 << (bits - 1)) - 1; }
   // Largest stored field value: 2^bits - 1 (the asymmetric grid uses 0..levels()).
@@ -43,7 +50,8 @@ struct Scheme {
   int64_t groups_per_row(int64_t cols) const;
   int64_t scale_count(int64_t rows, int64_t cols) const;
 
-  // "fp32", "fp16", "bf16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128-asym"...
+  // "fp32", "fp16", "bf16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128-asym"...,
+  // and the K families' names from the format table ("q2_k" .. "q6_k").
   std::string name() const;
   static Scheme parse(std::string_view name);  // throws UsageError listing valid names
 
@@ -67,9 +75,21 @@ struct Storage {
   int64_t zero_bytes = 0;
   int64_t total() const { return code_bytes + scale_bytes + zero_bytes; }
 };
+// K families: code_bytes are the code fields (bits / 8 per weight), scale_bytes the rest of each block (the
+// sub-block scales and mins and the fp16 super-block factors), zero_bytes 0.
 Storage storage_of(const Scheme& s, int64_t rows, int64_t cols);
-// Bytes of one row's packed codes.
+// Bytes of one row in QTensor::codes: packed codes (integer), raw values (float), or the row's whole
+// super-blocks, scales included (K families).
 int64_t row_code_bytes(const Scheme& s, int64_t cols);
+// What a QTensor of this scheme and shape holds: codes bytes, fp16 scale entries and zero-point bytes.
+// Integer schemes keep scales and zero-points apart from the codes; K families keep everything in the
+// codes buffer (their blocks), so their scales and zeros are empty.
+struct Buffers {
+  int64_t code_bytes = 0;
+  int64_t scale_count = 0;
+  int64_t zero_bytes = 0;
+};
+Buffers buffers_of(const Scheme& s, int64_t rows, int64_t cols);
 double bits_per_weight(const Scheme& s, int64_t rows, int64_t cols);
 
 }  // namespace mq

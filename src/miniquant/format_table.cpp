@@ -6,6 +6,7 @@
 #include "miniquant/error.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
+#include "miniquant/kquant/family.h"
 
 namespace mq {
 namespace {
@@ -14,9 +15,16 @@ void reference(const QTensor& w, const float* x, int64_t n, float* y, int, bool)
 void int8_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   gemm_int8(w, x, n, y, threads, use_isa);
 }
+void kquant_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  gemm_kquant(w, x, n, y, threads, use_isa);
+}
 void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   gemm_intn(w, x, n, y, threads, use_isa);
 }
+
+constexpr std::string_view kKDecoder =
+    "per super-block: the family's unpack into sub-block steps D and offsets M and 256 codes, decoded once to "
+    "D (q - zero) - M, then a dot with every token's activations (plain loops the compiler vectorises)";
 
 }  // namespace
 
@@ -32,13 +40,20 @@ const std::vector<FormatTraits>& format_table() {
       {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)", intn_kernel,
        reference, false},
       {"int2", Kind::integer, 2, 0, "AVX-512 BF16: the int4 path's word table (vpermw) and vdpbf16ps; else 2-bit fields shifted out of 32-bit words", intn_kernel, reference, false},
+      // K-quant super-blocks (ggml's layouts): one portable kernel for all five, reading each block's scales
+      // and mins, then its codes, through the family's unpack.
+      {"q2_k", Kind::kquant, 2, 0, kKDecoder, kquant_kernel, reference, false, &q2_k_family()},
+      {"q3_k", Kind::kquant, 3, 0, kKDecoder, kquant_kernel, reference, false, &q3_k_family()},
+      {"q4_k", Kind::kquant, 4, 0, kKDecoder, kquant_kernel, reference, false, &q4_k_family()},
+      {"q5_k", Kind::kquant, 5, 0, kKDecoder, kquant_kernel, reference, false, &q5_k_family()},
+      {"q6_k", Kind::kquant, 6, 0, kKDecoder, kquant_kernel, reference, false, &q6_k_family()},
   };
   return t;
 }
 
 const FormatTraits& traits_of(const Scheme& s) {
   for (const FormatTraits& f : format_table())
-    if (f.kind == s.kind && (s.kind != Kind::integer || f.bits == s.bits)) return f;
+    if (f.kind == s.kind && ((s.kind != Kind::integer && s.kind != Kind::kquant) || f.bits == s.bits)) return f;
   throw UsageError(fmt::format("no storage family for scheme {} (bits {})", s.name(), s.bits));
 }
 

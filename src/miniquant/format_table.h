@@ -1,5 +1,5 @@
-// The format traits table: one entry per storage family (fp32, fp16, bf16, int8, int4, int3, int2),
-// in the spirit of ggml's type_traits. It is the one place that says, for a family, which fast kernel
+// The format traits table: one entry per storage family (fp32, fp16, bf16, int8, int4, int3, int2, and the
+// K-quant families q2_k .. q6_k), in the spirit of ggml's type_traits. It is the one place that says, for a family, which fast kernel
 // runs it, which scalar reference that kernel is tested against, how its fields are decoded, and whether
 // it has the int8-activation (VNNI block) path. gemm() dispatches through it; tests and benchmarks loop
 // over it. The schemes themselves (grouping, symmetry, bytes) are format.h's Scheme.
@@ -12,11 +12,13 @@
 
 namespace mq {
 
+struct KFamily;
+
 // Y = X W^T.  W: (rows, cols) stored;  x: (n, cols);  y: (n, rows).  use_isa = false: the portable path.
 using GemmKernel = void (*)(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa);
 
 struct FormatTraits {
-  std::string_view family;  // "fp32", "fp16", "bf16", "int8", "int4", "int3", "int2"
+  std::string_view family;  // "fp32", "fp16", "bf16", "int8", "int4", "int3", "int2", "q2_k" .. "q6_k"
   Kind kind = Kind::fp32;
   int bits = 32;            // bits per stored value (code field width for integers)
   // Stored bytes of one value, for the float families (integers: fields packed per row, see pack.h).
@@ -25,6 +27,9 @@ struct FormatTraits {
   GemmKernel kernel;         // the fast weight-only kernel (activations stay fp32)
   GemmKernel reference;      // its scalar twin: the obvious loops (kernels/ref.h)
   bool dynamic_int8 = false;  // has the +a8 path: int8 activations, VNNI on the 16-row block layout
+  // K-quant families: the block layout and ranges (kquant/family.h), through which the generic K code
+  // (kquant/kquant.h: grids, dequantization, search, GPTQ, kernels, GGUF) reaches the family; null otherwise.
+  const KFamily* kquant = nullptr;
   // Every family is quantized by mq::quantize / quantize_ref and dequantized by mq::dequantize
   // (quantize.h): their bytes and values are defined per Scheme, so the table does not repeat them.
 };

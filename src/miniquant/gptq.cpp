@@ -12,6 +12,9 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/grid_search.h"
+#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant/search.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize_detail.h"
 
@@ -20,18 +23,15 @@ namespace {
 
 using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Grid of rows x n weights starting at column c0 of m (one group / one row / the whole tensor).
-Grid grid_of(const Eigen::MatrixXd& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Scheme& s,
-             std::string_view name, int64_t index) {
-  float lo = 0.0f, hi = 0.0f, absmax = 0.0f;
-  for (int64_t r = r0; r < r0 + nr; ++r)
-    for (int64_t c = c0; c < c0 + nc; ++c) {
-      const float v = static_cast<float>(m(r, c));
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-      absmax = std::max(absmax, std::fabs(v));
-    }
-  return detail::grid_from(lo, hi, absmax, s, name, index);
+// Grid of rows x n weights starting at column c0 of m (one group / one row / the whole tensor): the plain
+// grid, or search_grid's (imp: null, or the importances of those nc columns).
+Grid grid_of(const Eigen::MatrixXd& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Scheme& s, bool search,
+             const float* imp, std::string_view name, int64_t index) {
+  std::vector<float> v(static_cast<size_t>(nr * nc));  // (nr, nc)
+  for (int64_t r = 0; r < nr; ++r)
+    for (int64_t c = 0; c < nc; ++c) v[static_cast<size_t>(r * nc + c)] = static_cast<float>(m(r0 + r, c0 + c));
+  if (search) return search_grid(v.data(), nr * nc, imp, nc, s, name, index);
+  return detail::grid_for(v.data(), nr * nc, s, name, index);
 }
 
 // Upper factor U of H^-1 = U^T U, with damping raised until both factorisations succeed.
@@ -65,7 +65,7 @@ Eigen::MatrixXd inverse_cholesky_upper(const Eigen::MatrixXd& h, const GptqOptio
 GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen::MatrixXd& h, const Scheme& s,
                          const GptqOptions& o, std::string_view name) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (!s.is_integer())
+  if (!s.is_integer() && !s.is_kquant())
     throw UsageError(fmt::format("GPTQ on '{}': scheme {} stores floats; GPTQ needs an integer grid", name, s.name()));
   GptqResult res;
   res.q = detail::make_tensor(rows, cols, s, name);
@@ -84,19 +84,54 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
       H(j, j) = 1.0;
       W.col(j).setZero();
     }
+  // The search's importance of each input column: diag(H) as given (a dead column weighs nothing).
+  std::vector<float> importance;
+  if (o.search == Search::importance)
+    for (int64_t j = 0; j < cols; ++j) importance.push_back(static_cast<float>(h(j, j)));
+  const float* imp = importance.empty() ? nullptr : importance.data();
+  const bool search = o.search != Search::none;
 
-  // Grids known before the loop: per-tensor, per-channel, and act-order's static groups.
-  const bool grouped = s.group > 0;
-  const int64_t g = s.group_width(cols), gpr = s.groups_per_row(cols);
+  // Grids known before the loop: per-tensor, per-channel, act-order's static groups, and every K block.
+  const bool kq = s.is_kquant();
+  const bool grouped = s.is_integer() && s.group > 0;
+  const int64_t g = kq ? 0 : s.group_width(cols), gpr = kq ? 0 : s.groups_per_row(cols);
   std::vector<Grid> grids(static_cast<size_t>(s.scale_count(rows, cols)));
   if (s.group == kPerTensor) {
-    grids[0] = grid_of(W, 0, rows, 0, cols, s, name, 0);
-  } else if (!grouped || o.act_order) {
+    grids[0] = grid_of(W, 0, rows, 0, cols, s, search, imp, name, 0);
+  } else if (!kq && (!grouped || o.act_order)) {
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < gpr; ++k) grids[r * gpr + k] = grid_of(W, r, 1, k * g, g, s, name, r * gpr + k);
+      for (int64_t k = 0; k < gpr; ++k)
+        grids[r * gpr + k] = grid_of(W, r, 1, k * g, g, s, search, imp ? imp + k * g : nullptr, name, r * gpr + k);
   }
-  auto grid_at = [&](int64_t r, int64_t col) -> const Grid& {
-    return grids[s.group == kPerTensor ? 0 : r * gpr + col / g];
+  const KFamily* kf = kq ? &kfamily_of(s) : nullptr;
+  const int64_t nb = kq ? cols / kSuperBlock : 0;
+  std::vector<KParams> kparams(static_cast<size_t>(rows * nb));  // (rows, nb)
+  std::vector<KGrid> kgrids(kparams.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      float x[kSuperBlock], wt[kSuperBlock];
+      for (int i = 0; i < kSuperBlock; ++i) x[i] = static_cast<float>(W(r, b * kSuperBlock + i));
+      kerror_weights(x, imp ? imp + b * kSuperBlock : nullptr, wt);
+      try {
+        kparams[r * nb + b] = kchoose_params(*kf, x, wt, /*search*/ true);
+      } catch (const Error& e) {
+        throw Error(fmt::format("GPTQ on '{}', row {}, block {}: {}", name, r, b, e.what()));
+      }
+      kgrids[r * nb + b] = kgrid(*kf, kparams[r * nb + b]);
+    }
+  // The stored field of weight v at (r, col) and what it decodes to (exactly what value_at returns).
+  auto round_to_grid = [&](int64_t r, int64_t col, float v, double& deq) -> uint8_t {
+    if (kq) {
+      const KGrid& kg = kgrids[r * nb + col / kSuperBlock];
+      const int sb = static_cast<int>(col % kSuperBlock) / kf->sub;
+      const uint8_t u = kencode(*kf, v, kg.D[sb], kg.M[sb]);
+      deq = kvalue(*kf, kg.D[sb], kg.M[sb], u);
+      return u;
+    }
+    const Grid& grid = grids[s.group == kPerTensor ? 0 : r * gpr + col / g];
+    const uint8_t u = encode(v, grid, s);
+    deq = grid.scale * static_cast<float>(u - grid.zero);
+    return u;
   };
 
   // Column order: act-order visits large diag(H) first (stable, so ties keep their order).
@@ -125,13 +160,12 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
     for (int64_t i = 0; i < count; ++i) {
       const int64_t col = perm[static_cast<size_t>(i1 + i)];
       if (grouped && !o.act_order && col % g == 0)
-        for (int64_t r = 0; r < rows; ++r) grids[r * gpr + col / g] = grid_of(W1, r, 1, i, g, s, name, r * gpr + col / g);
+        for (int64_t r = 0; r < rows; ++r)
+          grids[r * gpr + col / g] = grid_of(W1, r, 1, i, g, s, search, imp ? imp + col : nullptr, name, r * gpr + col / g);
       const double d = U(i1 + i, i1 + i);
       for (int64_t r = 0; r < rows; ++r) {
-        const Grid& grid = grid_at(r, col);
-        const uint8_t u = encode(static_cast<float>(W1(r, i)), grid, s);
-        fields[static_cast<size_t>(r * cols + col)] = u;
-        const double deq = grid.scale * static_cast<float>(u - grid.zero);  // exactly what value_at returns
+        double deq = 0.0;
+        fields[static_cast<size_t>(r * cols + col)] = round_to_grid(r, col, static_cast<float>(W1(r, i)), deq);
         const double e = W1(r, i) - deq;
         res.proxy_loss += e * e / (2.0 * d * d);
         Err1(r, i) = e / d;
@@ -144,14 +178,21 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
   }
 
   QTensor& q = res.q;
-  std::vector<uint8_t> zero_fields(grids.size());
-  for (size_t k = 0; k < grids.size(); ++k) {
-    q.scales[k] = grids[k].scale_bits;
-    zero_fields[k] = static_cast<uint8_t>(grids[k].zero);
+  if (kq) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < nb; ++b)
+        kf->pack(kparams[r * nb + b], fields.data() + r * cols + b * kSuperBlock,
+                 q.codes.data() + r * q.row_bytes() + b * kf->block_bytes);
+  } else {
+    std::vector<uint8_t> zero_fields(grids.size());
+    for (size_t k = 0; k < grids.size(); ++k) {
+      q.scales[k] = grids[k].scale_bits;
+      zero_fields[k] = static_cast<uint8_t>(grids[k].zero);
+    }
+    if (!s.symmetric) pack_fields(zero_fields.data(), static_cast<int64_t>(zero_fields.size()), s.bits, q.zeros.data());
+    for (int64_t r = 0; r < rows; ++r)
+      pack_fields(fields.data() + r * cols, cols, s.bits, q.codes.data() + r * q.row_bytes());
   }
-  if (!s.symmetric) pack_fields(zero_fields.data(), static_cast<int64_t>(zero_fields.size()), s.bits, q.zeros.data());
-  for (int64_t r = 0; r < rows; ++r)
-    pack_fields(fields.data() + r * cols, cols, s.bits, q.codes.data() + r * q.row_bytes());
   if (!res.dead_columns.empty())
     res.notes.push_back(fmt::format("{} dead input column(s) (diag(H) = 0): their weights are set to 0",
                                     res.dead_columns.size()));

@@ -18,6 +18,11 @@ struct GptqOptions {
   int64_t block = 128;       // columns per lazy block update (rounded to whole groups)
   bool act_order = false;    // visit columns by decreasing diag(H); groups stay static (see below)
   int max_damp_retries = 6;  // when a Cholesky factorisation fails, damping x10, at most this often
+  // How each group's (K families: each super-block's) scales are chosen: none = the plain absmax / min-max grid
+  // (integer schemes; K families always search, `none` meaning `plain` for them); plain = the search of
+  // grid_search.h (intN: every weight alike) or kquant/search.h (K: its plain error weights); importance = the same
+  // search with each weight's error weighted by its column's diag(H), the importance GPTQ already has.
+  Search search = Search::none;
 };
 
 struct GptqResult {
@@ -34,7 +39,9 @@ struct GptqResult {
 // Grids: per-tensor and per-channel scales come from the (dead-column-cleaned) weights before the
 // column loop. Per-group scales are chosen when the loop enters a group, from the weights as
 // already updated; with act_order they are fixed from the original weights up front ("static
-// groups"), so codes stay in the original column order and inference needs no permutation.
+// groups"), so codes stay in the original column order and inference needs no permutation. K families:
+// every super-block's parameters (fp16 factors, integer sub-block scales and mins) are chosen by the search
+// from the original weights before the loop, and the loop rounds each weight to its sub-block's grid.
 // Errors: UsageError for a float scheme, a shape the scheme cannot store or an H of the wrong size;
 // Error for NaN/Inf in w or h, or a Hessian no damping makes factorisable.
 GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen::MatrixXd& h, const Scheme& s,

@@ -19,13 +19,12 @@ QuantizedLinear::QuantizedLinear(const float* weight, int64_t out, int64_t in, c
 }
 
 QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act_(act) {
-  const Storage st = storage_of(w_.scheme, w_.rows, w_.cols);  // throws UsageError for a bad shape
-  if (static_cast<int64_t>(w_.codes.size()) != st.code_bytes ||
-      static_cast<int64_t>(w_.scales.size()) * 2 != st.scale_bytes ||
-      static_cast<int64_t>(w_.zeros.size()) != st.zero_bytes)
+  const Buffers b = buffers_of(w_.scheme, w_.rows, w_.cols);  // throws UsageError for a bad shape
+  if (static_cast<int64_t>(w_.codes.size()) != b.code_bytes || static_cast<int64_t>(w_.scales.size()) != b.scale_count ||
+      static_cast<int64_t>(w_.zeros.size()) != b.zero_bytes)
     throw UsageError(fmt::format(
         "QuantizedLinear '{}': {} ({}x{}) needs {} code, {} scale and {} zero-point bytes, got {}, {} and {}",
-        w_.name, w_.scheme.name(), w_.rows, w_.cols, st.code_bytes, st.scale_bytes, st.zero_bytes, w_.codes.size(),
+        w_.name, w_.scheme.name(), w_.rows, w_.cols, b.code_bytes, 2 * b.scale_count, b.zero_bytes, w_.codes.size(),
         2 * w_.scales.size(), w_.zeros.size()));
   prepare();
 }

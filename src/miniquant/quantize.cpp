@@ -8,7 +8,9 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/grid_search.h"
 #include "miniquant/half.h"
+#include "miniquant/kquant/kquant.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize_detail.h"
 
@@ -42,10 +44,13 @@ float QTensor::value_at(int64_t r, int64_t c) const {
       std::memcpy(&h, row + 2 * c, 2);
       return scheme.kind == Kind::fp16 ? f16_to_f32(h) : bf16_to_f32(h);
     }
+    case Kind::kquant: return kvalue_at(*this, r, c);
     case Kind::integer: break;
   }
   return scale_at(r, c) * static_cast<float>(field_at(r, c) - zero_at(r, c));
 }
+
+QuantizeOptions default_quantize_options(const Scheme& s) { return {.search = s.is_kquant(), .importance = nullptr}; }
 
 Grid symmetric_grid(float absmax, const Scheme& s) {
   if (absmax == 0.0f) return {0, 0.0f, 1 << (s.bits - 1)};
@@ -80,7 +85,7 @@ uint8_t encode(float w, const Grid& g, const Scheme& s) {
   const float q = std::nearbyint(w / g.scale);
   if (s.symmetric) {
     const float qmax = static_cast<float>(s.qmax());
-    return static_cast<uint8_t>(static_cast<int>(std::clamp(q, -qmax, qmax)) + g.zero);
+    return static_cast<uint8_t>(static_cast<int>(std::clamp(q, g.full_range ? -qmax - 1.0f : -qmax, qmax)) + g.zero);
   }
   return static_cast<uint8_t>(std::clamp(q + static_cast<float>(g.zero), 0.0f, static_cast<float>(s.levels())));
 }
@@ -107,10 +112,10 @@ QTensor make_tensor(int64_t rows, int64_t cols, const Scheme& s, std::string_vie
   q.name = std::string(name);
   q.rows = rows;
   q.cols = cols;
-  const Storage st = storage_of(s, rows, cols);
-  q.codes.assign(static_cast<size_t>(st.code_bytes), 0);
-  q.scales.assign(static_cast<size_t>(st.scale_bytes / 2), 0);
-  q.zeros.assign(static_cast<size_t>(st.zero_bytes), 0);
+  const Buffers b = buffers_of(s, rows, cols);
+  q.codes.assign(static_cast<size_t>(b.code_bytes), 0);
+  q.scales.assign(static_cast<size_t>(b.scale_count), 0);
+  q.zeros.assign(static_cast<size_t>(b.zero_bytes), 0);
   return q;
 }
 
@@ -150,7 +155,9 @@ void store_float_row(const float* w, int64_t cols, int64_t r, const Scheme& s, s
 
 }  // namespace detail
 
-QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name) {
+QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
+                     std::string_view name) {
+  if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, name, /*parallel*/ false);
   QTensor q = detail::make_tensor(rows, cols, s, name);
   detail::check_finite_ref(w, rows, cols, name);
   if (!s.is_integer()) {
@@ -160,12 +167,16 @@ QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s
   }
   std::vector<Grid> grids;
   if (s.group == kPerTensor) {
-    grids.push_back(detail::grid_for(w, rows * cols, s, name, 0));
+    grids.push_back(o.search ? search_grid(w, rows * cols, o.importance, cols, s, name, 0)
+                             : detail::grid_for(w, rows * cols, s, name, 0));
   } else {
     const int64_t g = s.group_width(cols);
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c0 = 0; c0 < cols; c0 += g)
-        grids.push_back(detail::grid_for(w + r * cols + c0, g, s, name, static_cast<int64_t>(grids.size())));
+      for (int64_t c0 = 0; c0 < cols; c0 += g) {
+        const int64_t index = static_cast<int64_t>(grids.size());
+        grids.push_back(o.search ? search_grid(w + r * cols + c0, g, o.importance ? o.importance + c0 : nullptr, g, s, name, index)
+                                 : detail::grid_for(w + r * cols + c0, g, s, name, index));
+      }
   }
   std::vector<uint8_t> zero_fields;
   for (size_t i = 0; i < grids.size() && rows * cols > 0; ++i) {
@@ -183,6 +194,13 @@ QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s
 }
 
 void dequantize(const QTensor& q, float* out) {
+  if (q.scheme.is_kquant()) {  // block by block: value_at would decode a block per weight
+    const KFamily& f = kfamily_of(q.scheme);
+    for (int64_t r = 0; r < q.rows; ++r)
+      for (int64_t b = 0; b < q.cols / kSuperBlock; ++b)
+        kdequantize_block(f, q.row_codes(r) + b * f.block_bytes, out + r * q.cols + b * kSuperBlock);
+    return;
+  }
   for (int64_t r = 0; r < q.rows; ++r)
     for (int64_t c = 0; c < q.cols; ++c) out[r * q.cols + c] = q.value_at(r, c);
 }

@@ -22,10 +22,11 @@ struct QTensor {
   std::string name;
   int64_t rows = 0;  // output channels
   int64_t cols = 0;  // input width
-  // (rows, row_code_bytes(scheme, cols)): packed fields (see pack.h for the bit order), or the raw
-  // little-endian fp32 / fp16 / bf16 values for float schemes.
+  // (rows, row_code_bytes(scheme, cols)): packed fields (see pack.h for the bit order), the raw
+  // little-endian fp32 / fp16 / bf16 values for float schemes, or a K family's super-blocks (ggml's bytes,
+  // scales included: kquant/kquant.h).
   mq::AlignedBytes codes;  // 64-byte aligned: rows are read with 64-byte loads
-  // (scale_count): fp16 bit patterns, index row * groups_per_row + group; per-tensor: one.
+  // (scale_count): fp16 bit patterns, index row * groups_per_row + group; per-tensor: one. Empty for K.
   std::vector<uint16_t> scales;
   // Asymmetric only: one `bits`-wide zero-point field per scale, same index, packed like codes.
   std::vector<uint8_t> zeros;
@@ -33,12 +34,12 @@ struct QTensor {
   Storage storage() const { return storage_of(scheme, rows, cols); }
   int64_t row_bytes() const { return row_code_bytes(scheme, cols); }
   const uint8_t* row_codes(int64_t r) const { return codes.data() + r * row_bytes(); }
-  // Index into `scales` / `zeros` of element (r, c).
+  // Index into `scales` / `zeros` of element (r, c) (integer schemes; scale_at, zero_at and field_at too).
   int64_t scale_index(int64_t r, int64_t c) const;
   float scale_at(int64_t r, int64_t c) const;
   int zero_at(int64_t r, int64_t c) const;  // 2^(bits-1) for symmetric schemes
   int field_at(int64_t r, int64_t c) const;
-  float value_at(int64_t r, int64_t c) const;  // the dequantized weight
+  float value_at(int64_t r, int64_t c) const;  // the dequantized weight (any scheme)
 };
 
 // Scale (and zero-point) of one group, shared by both quantizers and later by GPTQ.
@@ -46,6 +47,10 @@ struct Grid {
   uint16_t scale_bits = 0;  // fp16
   float scale = 0.0f;       // the same value as float: codes are computed with it
   int zero = 0;             // stored zero-point (asymmetric) or 2^(bits-1) (symmetric)
+  // Symmetric grids of the scale search (grid_search.h) only: codes may also take -(qmax + 1), the field 0 the
+  // round-to-nearest grid leaves unused (the storage and every kernel decode it as s (0 - z)); their scale may
+  // be negative, which puts a group's largest weight on that longer end whichever its sign.
+  bool full_range = false;
 };
 // Symmetric grid: s = fp16(absmax / qmax). An all-zero group gets s = 0 (codes 0). When rounding s
 // to fp16 would clip the largest weight by more than half a step (only possible when s is an fp16
@@ -58,11 +63,37 @@ Grid asymmetric_grid(float lo, float hi, const Scheme& s);
 // The field of one weight on a grid (see the code convention above).
 uint8_t encode(float w, const Grid& g, const Scheme& s);
 
+// Where a scale search takes its error weights from: no search, the plain weights, or an importance per
+// input column (a recipe's -search / -imatrix; GPTQ's importance is its Hessian's diagonal).
+enum class Search : uint8_t { none, plain, importance };
+
+// How a quantizer chooses each group's (K families: each block's) scales.
+struct QuantizeOptions {
+  // Integer schemes: search_grid's shrink grid (grid_search.h) instead of the absmax / min-max grid. K
+  // families: the weighted search of kquant/search.h instead of plain round-to-nearest (they search by
+  // default: default_quantize_options). Float schemes ignore it.
+  bool search = false;
+  // (cols) one importance per input column (e.g. the diagonal of the layer's Hessian, llama.cpp's importance
+  // matrix) weighting the search's error, or null: the plain weights (intN: every weight alike; K families:
+  // kerror_weights in kquant/search.h).
+  const float* importance = nullptr;
+};
+// What quantize() without options does: K families search, integer schemes take the plain grid.
+QuantizeOptions default_quantize_options(const Scheme& s);
+
 // w: (rows, cols) row-major. Throws mq::Error naming `name` and the (row, col) of a NaN/Inf or of a
 // value that does not fit the storage type, and mq::UsageError when the group size does not
 // divide cols.
-QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name = "weight");
-QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name = "weight");
+QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
+                     std::string_view name = "weight");
+QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
+                 std::string_view name = "weight");
+inline QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name = "weight") {
+  return quantize_ref(w, rows, cols, s, default_quantize_options(s), name);
+}
+inline QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name = "weight") {
+  return quantize(w, rows, cols, s, default_quantize_options(s), name);
+}
 
 // out: (rows, cols) row-major.
 void dequantize(const QTensor& q, float* out);

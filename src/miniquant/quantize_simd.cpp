@@ -10,6 +10,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/grid_search.h"
+#include "miniquant/kquant/kquant.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize.h"
 #include "miniquant/quantize_detail.h"
@@ -72,7 +74,7 @@ void encode_span(const float* v, int64_t n, const Grid& g, const Scheme& s, uint
   }
   const fbatch scale(g.scale);
   // Symmetric: clamp the signed code, then add the offset. Asymmetric: add z, then clamp the field.
-  const float lo = s.symmetric ? -static_cast<float>(s.qmax()) : 0.0f;
+  const float lo = s.symmetric ? -static_cast<float>(s.qmax()) - (g.full_range ? 1.0f : 0.0f) : 0.0f;
   const float hi = s.symmetric ? static_cast<float>(s.qmax()) : static_cast<float>(s.levels());
   const fbatch pre(s.symmetric ? 0.0f : static_cast<float>(g.zero));
   const ibatch post(s.symmetric ? g.zero : 0);
@@ -107,7 +109,9 @@ void for_rows(int64_t rows, Body&& body) {
 
 }  // namespace
 
-QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, std::string_view name) {
+QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
+                 std::string_view name) {
+  if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, name, /*parallel*/ true);
   QTensor q = detail::make_tensor(rows, cols, s, name);
 
   int64_t bad = INT64_MAX;
@@ -137,7 +141,16 @@ QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, st
       lo = std::min(lo, rr.lo);
       hi = std::max(hi, rr.hi);
     }
-    grids.push_back(detail::grid_from(lo, hi, std::max(-lo, hi), s, name, 0));
+    grids.push_back(o.search ? search_grid(w, rows * cols, o.importance, cols, s, name, 0)
+                             : detail::grid_from(lo, hi, std::max(-lo, hi), s, name, 0));
+  } else if (o.search) {
+    // The same scalar search as quantize_ref, rows in parallel; a failing group is reported by for_rows in order.
+    grids.resize(static_cast<size_t>(rows * gpr));
+    for_rows(rows, [&](int64_t r) {
+      for (int64_t g = 0; g < gpr; ++g)
+        grids[r * gpr + g] = search_grid(w + r * cols + g * gw, gw, o.importance ? o.importance + g * gw : nullptr, gw, s,
+                                         name, r * gpr + g);
+    });
   } else {
     std::vector<Range> ranges(static_cast<size_t>(rows * gpr));
 #pragma omp parallel for schedule(static)

@@ -7,14 +7,19 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/half.h"
+#include "miniquant/kquant/kquant.h"
 #include "miniquant/pack.h"
 
 namespace mq::gguf {
 
 std::string exportable_schemes() {
+  std::string k;
+  for (const Scheme& s : scheme_table())
+    if (s.is_kquant()) k += (k.empty() ? "" : ", ") + s.name();
   return "fp32, fp16, bf16 (F32/F16/BF16), int8-per-channel and int8-g32/g64/g128 (Q8_0), int4-per-channel and "
-         "int4-g32/g64/g128 (Q4_0), int4-g32/g64/g128-asym and int4-per-channel-asym (Q4_1)";
+         "int4-g32/g64/g128 (Q4_0), int4-g32/g64/g128-asym and int4-per-channel-asym (Q4_1), " + k + " (the same K types)";
 }
 
 TensorType type_for(const Scheme& s) {
@@ -22,6 +27,7 @@ TensorType type_for(const Scheme& s) {
     case Kind::fp32: return TensorType::F32;
     case Kind::fp16: return TensorType::F16;
     case Kind::bf16: return TensorType::BF16;
+    case Kind::kquant: return static_cast<TensorType>(kfamily_of(s).ggml_type);
     case Kind::integer: break;
   }
   const bool grouping_ok = s.group == kPerChannel || s.group == 32 || s.group == 64 || s.group == 128;
@@ -52,7 +58,8 @@ Tensor from_qtensor(const QTensor& q, std::string name) {
   const TensorType type = type_for(q.scheme);
   Tensor t{std::move(name), {q.cols, q.rows}, type, {}};
   if (!q.scheme.is_integer()) {
-    // Float schemes store raw little-endian values, rows unpadded: exactly ggml's layout.
+    // Float schemes store raw little-endian values, rows unpadded, and K families ggml's own blocks: exactly
+    // ggml's layout.
     t.data.assign(q.codes.data(), q.codes.data() + q.codes.size());
     return t;
   }
@@ -175,6 +182,12 @@ std::vector<float> dequantize(const Tensor& t) {
           y[b * kQK + j + kQK / 2] = static_cast<float>(blk.qs[j] >> 4) * d + m;
         }
       }
+      break;
+    default:  // a K type (the only others type_traits knows): its family's decoder, ggml's float operations
+      for (const FormatTraits& f : format_table())
+        if (f.kquant && f.kquant->ggml_type == static_cast<uint32_t>(t.type))
+          for (int64_t b = 0; b < n / kSuperBlock; ++b)
+            kdequantize_block(*f.kquant, p + b * f.kquant->block_bytes, y.data() + b * kSuperBlock);
       break;
   }
   return y;

@@ -11,8 +11,10 @@
 //                                           s (u - z); Q4_1 gives d u + m: the only difference is
 //                                           m's fp16 rounding (s z has up to 15 significant bits),
 //                                           bounded by q4_1_error_bound().
+//   K families (q2_k .. q6_k)             -> Q2_K .. Q6_K: the stored blocks, byte for byte (they are
+//                                           ggml's layouts). Exact.
 // Anything else (int2, int3, per-tensor grids, asymmetric int8) throws mq::UsageError naming the
-// exportable schemes. cols must be a multiple of 32 for the block types.
+// exportable schemes. cols must be a multiple of 32 for the block types (256 for the K types).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -253,7 +253,7 @@ File parse(std::span<const uint8_t> bytes) {
       in.fail(fmt::format("tensor \"{}\" has {} elements, more than the file can hold", t.name, elements));
     const uint32_t type = in.get<uint32_t>("tensor type");
     const TypeTraits* tr = type_traits(type);
-    if (!tr) in.fail(fmt::format("tensor \"{}\" has ggml type {}, not one of F32 F16 BF16 Q8_0 Q4_0 Q4_1", t.name, type));
+    if (!tr) in.fail(fmt::format("tensor \"{}\" has ggml type {}, not one of {}", t.name, type, known_tensor_types()));
     t.type = static_cast<TensorType>(type);
     if (t.ne[0] % tr->block != 0)
       in.fail(fmt::format("tensor \"{}\": {} elements per row are not a multiple of the {} block ({})", t.name, t.ne[0], tr->name,

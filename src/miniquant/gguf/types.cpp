@@ -1,11 +1,17 @@
 // GGUF value and tensor-type helpers.
 #include "miniquant/gguf/types.h"
 
+#include <cctype>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
+#include "miniquant/kquant/family.h"
 
 namespace mq::gguf {
 
@@ -39,6 +45,31 @@ const char* value_type_name(ValueType t) {
   return "?";
 }
 
+namespace {
+
+// The K families of the format table as GGUF types: name "Q4_K" for family "q4_k", 256-weight blocks.
+struct KTypes {
+  std::vector<std::string> names;
+  std::vector<std::pair<uint32_t, TypeTraits>> traits;
+  KTypes() {
+    for (const FormatTraits& f : format_table())
+      if (f.kquant) {
+        std::string n(f.family);
+        for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        names.push_back(n);
+      }
+    size_t i = 0;
+    for (const FormatTraits& f : format_table())
+      if (f.kquant) traits.push_back({f.kquant->ggml_type, {names[i++].c_str(), mq::kSuperBlock, f.kquant->block_bytes}});
+  }
+};
+const KTypes& ktypes() {
+  static const KTypes k;
+  return k;
+}
+
+}  // namespace
+
 const TypeTraits* type_traits(uint32_t type) {
   static const TypeTraits f32{"F32", 1, 4}, f16{"F16", 1, 2}, bf16{"BF16", 1, 2}, q4_0{"Q4_0", kQK, sizeof(BlockQ4_0)},
       q4_1{"Q4_1", kQK, sizeof(BlockQ4_1)}, q8_0{"Q8_0", kQK, sizeof(BlockQ8_0)};
@@ -49,8 +80,17 @@ const TypeTraits* type_traits(uint32_t type) {
     case TensorType::Q4_0: return &q4_0;
     case TensorType::Q4_1: return &q4_1;
     case TensorType::Q8_0: return &q8_0;
+    default: break;
   }
+  for (const auto& [t, tr] : ktypes().traits)
+    if (t == type) return &tr;
   return nullptr;
+}
+
+std::string known_tensor_types() {
+  std::string s = "F32 F16 BF16 Q8_0 Q4_0 Q4_1";
+  for (const std::string& n : ktypes().names) s += " " + n;
+  return s;
 }
 
 const char* tensor_type_name(TensorType t) {

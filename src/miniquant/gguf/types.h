@@ -36,8 +36,11 @@ enum class ValueType : uint32_t {
 int value_size(ValueType t);
 const char* value_type_name(ValueType t);
 
-// The ggml tensor types this project reads and writes (ggml.h numbering).
-enum class TensorType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q8_0 = 8, BF16 = 30 };
+// The ggml tensor types this project reads and writes (ggml.h numbering). The K-quant types (Q2_K = 10 ..
+// Q6_K = 14) are the format table's K families (kquant/family.h: ggml_type), whose blocks a QTensor holds as
+// ggml's bytes; type_traits() knows them from the table.
+enum class TensorType : uint32_t { F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q8_0 = 8, Q2_K = 10, Q3_K = 11, Q4_K = 12,
+                                   Q5_K = 13, Q6_K = 14, BF16 = 30 };
 
 // ggml's block layouts. Every quantized block covers 32 consecutive elements of one row.
 inline constexpr int kQK = 32;
@@ -69,6 +72,8 @@ struct TypeTraits {
 };
 // nullptr when `type` is not one of TensorType's values.
 const TypeTraits* type_traits(uint32_t type);
+// The names of every type type_traits() knows, for messages ("F32 F16 ... Q6_K").
+std::string known_tensor_types();
 const char* tensor_type_name(TensorType t);
 // Bytes of a tensor with `ne0` elements per row and `rows` rows (ne0 must be a block multiple).
 int64_t tensor_bytes(TensorType t, int64_t ne0, int64_t rows);

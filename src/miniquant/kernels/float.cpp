@@ -59,7 +59,8 @@ void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threa
       }
       return run<DecF16, 0>(w, x, n, y, threads);
     case Kind::bf16: return run<DecBF16, 0>(w, x, n, y, threads);
-    case Kind::integer: break;
+    case Kind::integer:
+    case Kind::kquant: break;
   }
   throw UsageError("gemm_float: scheme " + w.scheme.name() + " is not a float scheme");
 }

@@ -93,6 +93,8 @@ void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threa
 void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8-bit
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit
 void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
+// The K-quant families (q2_k .. q6_k; kernels/kquant.cpp): one portable path, use_isa ignored.
+void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,
                   ActMode act = ActMode::dynamic_int8);
 // ActMode::bf16 for any scheme (weight_only.cpp).

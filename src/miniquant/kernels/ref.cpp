@@ -3,11 +3,21 @@
 
 #include <vector>
 
+#include "miniquant/kquant/kquant.h"
+
 namespace mq {
 
 float dot_row_ref(const QTensor& w, int64_t r, const float* x) {
   const Scheme& s = w.scheme;
   float acc = 0.0f;
+  if (s.is_kquant()) {  // the row's dequantized weights (its blocks decoded once each), then the plain dot
+    const KFamily& f = kfamily_of(s);
+    std::vector<float> v(static_cast<size_t>(w.cols));
+    for (int64_t b = 0; b < w.cols / kSuperBlock; ++b)
+      kdequantize_block(f, w.row_codes(r) + b * f.block_bytes, v.data() + b * kSuperBlock);
+    for (int64_t c = 0; c < w.cols; ++c) acc += v[static_cast<size_t>(c)] * x[c];
+    return acc;
+  }
   if (!s.is_integer()) {
     for (int64_t c = 0; c < w.cols; ++c) acc += w.value_at(r, c) * x[c];
     return acc;

@@ -1,0 +1,63 @@
+// q3_k: ggml's block_q3_K (110 bytes, 3.4375 bits per weight). 16 sub-blocks of 16 weights, w = d sc (q - 4)
+// with 3-bit codes q (two low bits and a high bit stored apart) and signed 6-bit sc.
+#include <cstring>
+
+#include "miniquant/kquant/bits.h"
+#include "miniquant/kquant/family.h"
+
+namespace mq {
+namespace {
+
+struct BlockQ3K {
+  uint8_t hmask[32];   // high code bit of weight j: bit j / 32 of hmask[j % 32]
+  uint8_t qs[64];      // low two code bits, laid out as q2_k's codes
+  uint8_t scales[12];  // sc_b + 32 (6 bits): low nibble in scales[b] (b < 8) or the high nibble of
+                       // scales[b - 8]; top two bits in bits 2 (b / 4)..+1 of scales[8 + b % 4]
+  uint16_t d;          // fp16
+};
+static_assert(sizeof(BlockQ3K) == 110, "ggml block_q3_K is 110 bytes");
+
+void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
+  BlockQ3K b{};
+  for (int j = 0; j < 16; ++j) {
+    const int l = (p.sc[j] + 32) & 63;
+    b.scales[j % 8] |= static_cast<uint8_t>((l & 15) << (j < 8 ? 0 : 4));
+    b.scales[8 + j % 4] |= static_cast<uint8_t>((l >> 4) << (2 * (j / 4)));
+  }
+  uint8_t low[256];
+  for (int j = 0; j < 256; ++j) {
+    low[j] = codes[j] & 3;
+    b.hmask[j % 32] |= static_cast<uint8_t>(((codes[j] >> 2) & 1) << (j / 32));
+  }
+  kbits::pack_quarters(low, b.qs);
+  kbits::pack_quarters(low + 128, b.qs + 32);
+  b.d = p.d;
+  std::memcpy(out, &b, sizeof b);
+}
+
+void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
+  BlockQ3K b;
+  std::memcpy(&b, in, sizeof b);
+  p = {};
+  p.d = b.d;
+  for (int j = 0; j < 16; ++j) {
+    const int low = (b.scales[j % 8] >> (j < 8 ? 0 : 4)) & 15;
+    const int high = (b.scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+    p.sc[j] = (low | high << 4) - 32;
+  }
+  if (!codes) return;
+  kbits::unpack_quarters(b.qs, codes);
+  kbits::unpack_quarters(b.qs + 32, codes + 128);
+  for (int k = 0; k < 8; ++k)  // weight 32 k + l: bit k of hmask[l]
+    for (int l = 0; l < 32; ++l) codes[32 * k + l] = static_cast<uint8_t>(codes[32 * k + l] | ((b.hmask[l] >> k) & 1) << 2);
+}
+
+}  // namespace
+
+const KFamily& q3_k_family() {
+  static const KFamily f{.name = "q3_k", .bits = 3, .sub = 16, .block_bytes = sizeof(BlockQ3K), .has_min = false,
+                         .sc_lo = -32, .sc_hi = 31, .m_hi = 0, .zero = 4, .ggml_type = 11, .pack = pack, .unpack = unpack};
+  return f;
+}
+
+}  // namespace mq

@@ -1,0 +1,47 @@
+// q4_k: ggml's block_q4_K (144 bytes, 4.5 bits per weight). 8 sub-blocks of 32 weights, w = d sc q - dmin m
+// with 4-bit codes q and 6-bit sc and m.
+#include <cstring>
+
+#include "miniquant/kquant/bits.h"
+#include "miniquant/kquant/family.h"
+
+namespace mq {
+namespace {
+
+struct BlockQ4K {
+  uint16_t d;          // fp16
+  uint16_t dmin;       // fp16
+  uint8_t scales[12];  // kbits::pack_scales_mins6
+  uint8_t qs[128];     // weights 64 c .. 64 c + 63 in qs[32 c .. 32 c + 31], as kbits::pack_halves
+};
+static_assert(sizeof(BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
+
+void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
+  BlockQ4K b{};
+  b.d = p.d;
+  b.dmin = p.dmin;
+  kbits::pack_scales_mins6(p, b.scales);
+  for (int c = 0; c < 4; ++c) kbits::pack_halves(codes + 64 * c, b.qs + 32 * c);
+  std::memcpy(out, &b, sizeof b);
+}
+
+void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
+  BlockQ4K b;
+  std::memcpy(&b, in, sizeof b);
+  p = {};
+  p.d = b.d;
+  p.dmin = b.dmin;
+  kbits::unpack_scales_mins6(b.scales, p);
+  if (!codes) return;
+  for (int c = 0; c < 4; ++c) kbits::unpack_halves(b.qs + 32 * c, codes + 64 * c);
+}
+
+}  // namespace
+
+const KFamily& q4_k_family() {
+  static const KFamily f{.name = "q4_k", .bits = 4, .sub = 32, .block_bytes = sizeof(BlockQ4K), .has_min = true,
+                         .sc_lo = 0, .sc_hi = 63, .m_hi = 63, .zero = 0, .ggml_type = 12, .pack = pack, .unpack = unpack};
+  return f;
+}
+
+}  // namespace mq

@@ -1,0 +1,64 @@
+// q6_k: ggml's block_q6_K (210 bytes, 6.5625 bits per weight). 16 sub-blocks of 16 weights, w = d sc (q - 32)
+// with 6-bit codes q (four low bits and two high bits stored apart) and signed 8-bit sc.
+#include <cstring>
+
+#include "miniquant/kquant/family.h"
+
+namespace mq {
+namespace {
+
+struct BlockQ6K {
+  // In each half h < 2 (weights 128 h .. 128 h + 127), for l < 32: low nibbles of weights 128 h + l and
+  // 128 h + 64 + l in ql[64 h + l] (low, high), of 128 h + 32 + l and 128 h + 96 + l in ql[64 h + 32 + l];
+  // the top two bits of 128 h + 32 k + l in bits 2k..2k+1 of qh[32 h + l].
+  uint8_t ql[128];
+  uint8_t qh[64];
+  int8_t scales[16];  // sc_b
+  uint16_t d;         // fp16
+};
+static_assert(sizeof(BlockQ6K) == 210, "ggml block_q6_K is 210 bytes");
+
+void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
+  BlockQ6K b{};
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* q = codes + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      b.ql[64 * h + l] = static_cast<uint8_t>((q[l] & 15) | (q[l + 64] & 15) << 4);
+      b.ql[64 * h + 32 + l] = static_cast<uint8_t>((q[l + 32] & 15) | (q[l + 96] & 15) << 4);
+      b.qh[32 * h + l] = static_cast<uint8_t>((q[l] >> 4 & 3) | (q[l + 32] >> 4 & 3) << 2 | (q[l + 64] >> 4 & 3) << 4 |
+                                              (q[l + 96] >> 4 & 3) << 6);
+    }
+  }
+  for (int j = 0; j < 16; ++j) b.scales[j] = static_cast<int8_t>(p.sc[j]);
+  b.d = p.d;
+  std::memcpy(out, &b, sizeof b);
+}
+
+void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
+  BlockQ6K b;
+  std::memcpy(&b, in, sizeof b);
+  p = {};
+  p.d = b.d;
+  for (int j = 0; j < 16; ++j) p.sc[j] = b.scales[j];
+  if (!codes) return;
+  for (int h = 0; h < 2; ++h) {
+    uint8_t* q = codes + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t a = b.ql[64 * h + l], c = b.ql[64 * h + 32 + l], hi = b.qh[32 * h + l];
+      q[l] = static_cast<uint8_t>((a & 15) | (hi & 3) << 4);
+      q[l + 32] = static_cast<uint8_t>((c & 15) | (hi >> 2 & 3) << 4);
+      q[l + 64] = static_cast<uint8_t>((a >> 4) | (hi >> 4 & 3) << 4);
+      q[l + 96] = static_cast<uint8_t>((c >> 4) | (hi >> 6 & 3) << 4);
+    }
+  }
+}
+
+}  // namespace
+
+const KFamily& q6_k_family() {
+  static const KFamily f{.name = "q6_k", .bits = 6, .sub = 16, .block_bytes = sizeof(BlockQ6K), .has_min = false,
+                         .sc_lo = -128, .sc_hi = 127, .m_hi = 0, .zero = 32, .ggml_type = 14, .pack = pack, .unpack = unpack};
+  return f;
+}
+
+}  // namespace mq
