@@ -181,7 +181,7 @@ TEST_CASE("scheme names: -gptq, +a8 and +a16 suffixes, and the errors for ones t
   CHECK(LinearRecipe::parse("fp16+bf16").act == mq::ActMode::bf16);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp32+bf16"), doctest::Contains("fp32 Linears stay fp32"), mq::UsageError);
   CHECK(QuantPlan::uniform("int4-g64-gptq-act-order+bf16").base == bf);
-  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16-gptq"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16-gptq"), doctest::Contains("GPTQ needs an integer or K scheme"), mq::UsageError);
   CHECK_THROWS_AS(LinearRecipe::parse("int4-g64+a4"), mq::UsageError);  // not a suffix we know: an unknown scheme
 }
 
@@ -208,7 +208,7 @@ TEST_CASE("-act-order: a plan-level GPTQ setting in a uniform plan's name, its i
     CHECK_THROWS_WITH_AS(QuantPlan::uniform(name), doctest::Contains("-act-order is a GPTQ setting and follows -gptq"), mq::UsageError);
   }
   CHECK_THROWS_WITH_AS(QuantPlan::uniform("int5-g64-gptq-act-order"), doctest::Contains("int5-g64"), mq::UsageError);
-  CHECK_THROWS_WITH_AS(QuantPlan::uniform("fp16-gptq-act-order"), doctest::Contains("GPTQ needs an integer scheme"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(QuantPlan::uniform("fp16-gptq-act-order"), doctest::Contains("GPTQ needs an integer or K scheme"), mq::UsageError);
 }
 
 TEST_CASE("GPTQ with act-order: other codes than without, every layer's output error still below RTN's") {

@@ -80,6 +80,7 @@ TEST_CASE("quantized MiniGPT matches the dequantized fp32 model for every scheme
   const std::vector<int32_t> t = tokens(12, small().vocab_size);
   double worst = 0.0;
   for (const mq::Scheme& s : mq::scheme_table()) {
+    if (s.is_kquant()) continue;  // 256-weight super-blocks need d >= 256: test_kquant runs a MiniGPT that wide
     CAPTURE(s.name());
     Model q = random_model(3);
     Model ref = random_model(3);

@@ -81,7 +81,7 @@ void run(const ExportOptions& o) {
 
   if (!stored) {
     std::vector<std::vector<int32_t>> calib;
-    if (plan.any_gptq()) {
+    if (plan.needs_calibration()) {
       const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
       if (c.tok.hash() != tok.hash())
         throw mq::Error(fmt::format("export-gguf: {} was trained on another vocabulary than the corpus of seed {}", o.model, o.seed));

@@ -117,7 +117,7 @@ std::unique_ptr<LoadedModel> quantized(const MixedOptions& o, Context& ctx, cons
   auto lm = std::make_unique<LoadedModel>(load_checkpoint(o.model, &ctx.corpus.tok));
   const mq::Stopwatch t;
   static const std::vector<std::vector<int32_t>> none;
-  minigpt::quantize_model(lm->model, plan, plan.any_gptq() ? ctx.calibration : none);
+  minigpt::quantize_model(lm->model, plan, plan.needs_calibration() ? ctx.calibration : none);
   seconds = t.seconds();
   return lm;
 }

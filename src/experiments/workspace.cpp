@@ -44,7 +44,7 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
 }
 
 std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx) {
-  if (!plan.any_gptq()) return {};
+  if (!plan.needs_calibration()) return {};
   return minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), plan.gptq.calibration_windows, n_ctx);
 }
 

@@ -12,6 +12,7 @@
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
+#include "minigpt/kquant_mixes.h"
 
 namespace minigpt {
 
@@ -40,10 +41,28 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
   }
   r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
   if (r.gptq) storage.resize(storage.size() - 5);
+  bool plain_search = false;
+  if (storage.size() > 8 && storage.ends_with("-imatrix")) {
+    r.search = mq::Search::importance;
+    storage.resize(storage.size() - 8);
+  } else if (storage.size() > 7 && storage.ends_with("-search")) {
+    r.search = mq::Search::plain;
+    plain_search = true;
+    storage.resize(storage.size() - 7);
+  }
   r.scheme = mq::Scheme::parse(storage);
+  if (r.search != mq::Search::none && !r.scheme.is_integer() && !r.scheme.is_kquant())
+    throw mq::UsageError(fmt::format("scheme {}: a scale search needs an integer or K scheme", name));
+  if (r.scheme.is_kquant()) {
+    if (plain_search)
+      throw mq::UsageError(fmt::format("scheme {}: the K families always search their scales; drop -search (-imatrix "
+                                       "weights the search by importance)", name));
+    if (r.search == mq::Search::none) r.search = mq::Search::plain;
+  }
   if (r.act == mq::ActMode::bf16 && r.scheme.kind == mq::Kind::fp32)
     throw mq::UsageError(fmt::format("scheme {}: +bf16 rounds the activations of a stored (quantized) scheme; fp32 Linears stay fp32", name));
-  if (r.gptq && !r.scheme.is_integer()) throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer scheme", name));
+  if (r.gptq && !r.scheme.is_integer() && !r.scheme.is_kquant())
+    throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer or K scheme", name));
   const bool dynamic = mq::is_dynamic(r.act);
   if (dynamic && !mq::supports_dynamic(r.scheme))
     throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need int8 or int4 weights", name,
@@ -53,7 +72,11 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
 }
 
 std::string LinearRecipe::name() const {
-  return scheme.name() + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
+  // A K family's plain name already is the plain search.
+  const char* searched = search == mq::Search::importance                        ? "-imatrix"
+                         : search == mq::Search::plain && !scheme.is_kquant() ? "-search"
+                                                                               : "";
+  return scheme.name() + searched + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
 }
 
 bool PlanRule::matches(int layer, LinearKind k) const {
@@ -61,7 +84,7 @@ bool PlanRule::matches(int layer, LinearKind k) const {
   return layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end();
 }
 
-QuantPlan QuantPlan::uniform(const std::string& name) {
+QuantPlan QuantPlan::uniform(const std::string& name, int n_layer) {
   QuantPlan p;
   p.id = name;
   std::string recipe = name;
@@ -74,6 +97,12 @@ QuantPlan QuantPlan::uniform(const std::string& name) {
                                        mq::clip_text(name)));
     recipe = before + after;
     p.gptq.options.act_order = true;
+  }
+  if (std::optional<KMixPlan> mix = kquant_mix(recipe, n_layer)) {
+    p.base = LinearRecipe::parse(mix->base);
+    for (MixRule& m : mix->rules) p.rules.push_back({std::move(m.layers), m.kind, LinearRecipe::parse(m.recipe)});
+    p.embedding = mq::Scheme::fp16();
+    return p;
   }
   p.base = LinearRecipe::parse(recipe);
   p.embedding = p.base.keeps_fp32() ? mq::Scheme::fp32() : mq::Scheme::fp16();
@@ -95,6 +124,11 @@ std::vector<LinearRecipe> QuantPlan::recipes() const {
 
 bool QuantPlan::any_gptq() const {
   return base.gptq || std::any_of(rules.begin(), rules.end(), [](const PlanRule& r) { return r.recipe.gptq; });
+}
+
+bool QuantPlan::needs_calibration() const {
+  return base.needs_calibration() ||
+         std::any_of(rules.begin(), rules.end(), [](const PlanRule& r) { return r.recipe.needs_calibration(); });
 }
 
 bool QuantPlan::is_identity() const {

@@ -17,9 +17,13 @@
 namespace minigpt {
 
 // How one Linear is quantized and run. Named as the CLI and the sweep take it: a scheme of the format
-// table, then "-gptq" for GPTQ (integer schemes), then "+a8" to run it with per-token int8 activations
-// or "+a16" with per-token 16-bit activations (int8 / int4 schemes), or "+bf16" with every activation rounded to
-// bf16 (any stored scheme, not fp32; mq::ActMode), e.g. "int4-g64-gptq+a8". "fp32" leaves the Linear as it is.
+// table, then "-search" for the scale search with the plain error weights or "-imatrix" for the search weighted by
+// each input column's importance (the diagonal of the calibration Hessian; mq::Search, grid_search.h, and
+// kquant/search.h), then "-gptq" for GPTQ (integer and K schemes), then "+a8" to run it with per-token int8
+// activations or "+a16" with per-token 16-bit activations (int8 / int4 schemes), or "+bf16" with every
+// activation rounded to bf16 (any stored scheme, not fp32; mq::ActMode), e.g. "int4-g64-gptq+a8",
+// "int2-g64-search-gptq", "q4_k-imatrix-gptq". The K families (q2_k .. q6_k) always search: their plain name
+// is the search with the plain error weights ("-search" is refused as redundant). "fp32" leaves the Linear as it is.
 // The recipe name's suffix for an activation mode: "+a8", "+a16", "+bf16", or "" (weight_only).
 std::string_view act_suffix(mq::ActMode act);
 
@@ -27,11 +31,14 @@ struct LinearRecipe {
   mq::Scheme scheme = mq::Scheme::fp32();
   bool gptq = false;
   mq::ActMode act = mq::ActMode::weight_only;
+  mq::Search search = mq::Search::none;  // K families: plain or importance (they always search)
 
-  // Throws mq::UsageError naming the name when it is unknown or GPTQ / +a8 / +a16 / +bf16 cannot apply.
+  // Throws mq::UsageError naming the name when it is unknown or a search, GPTQ, +a8, +a16 or +bf16 cannot apply.
   static LinearRecipe parse(const std::string& name);
   std::string name() const;
   bool keeps_fp32() const { return scheme.kind == mq::Kind::fp32 && !gptq; }
+  // GPTQ, or a search weighted by importance: both need the layer's calibration Hessian.
+  bool needs_calibration() const { return gptq || search == mq::Search::importance; }
   friend bool operator==(const LinearRecipe&, const LinearRecipe&) = default;
 };
 
@@ -64,13 +71,16 @@ struct QuantPlan {
   // stores the embedding in fp16, as the sweep has always measured quantized models. "-act-order" right
   // after "-gptq" (before any "+a8") turns on GPTQ's act-order, a plan-level setting, e.g.
   // "int3-g64-gptq-act-order": the name is the plan's id, so it round-trips through results and
-  // checkpoints. mq::UsageError for an unknown name, or "-act-order" anywhere else or without GPTQ.
-  static QuantPlan uniform(const std::string& name);
+  // checkpoints. A llama.cpp K mix ("q3_k_s", "q4_k_m", "q5_k_m", kquant_mixes.h), with the same suffixes
+  // (e.g. "q4_k_m-imatrix-gptq"), is its per-tensor rules for a model of `n_layer` layers (MiniGPT's 4 unless
+  // given). mq::UsageError for an unknown name, or "-act-order" anywhere else or without GPTQ.
+  static QuantPlan uniform(const std::string& name, int n_layer = 4);
 
   LinearRecipe recipe_for(int layer, LinearKind kind) const;
   // Every recipe the plan can hand a Linear: the default, then each rule's (repeats kept).
   std::vector<LinearRecipe> recipes() const;
   bool any_gptq() const;
+  bool needs_calibration() const;  // some recipe needs calibration Hessians (LinearRecipe::needs_calibration)
   bool is_identity() const;  // nothing changes: fp32 Linears and embedding
   // mq::UsageError naming the rule when a layer is out of range or a scheme cannot store a Linear's shape.
   void validate(const ModelConfig& c) const;

@@ -19,11 +19,11 @@ namespace minigpt {
 ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration) {
   const mq::Stopwatch all_time;
   plan.validate(m.config());
-  if (plan.any_gptq() && calibration.empty())
-    throw mq::UsageError("GPTQ needs calibration windows (a held-out split); none were given");
+  if (plan.needs_calibration() && calibration.empty())
+    throw mq::UsageError("GPTQ and -imatrix need calibration windows (a held-out split); none were given");
   ModelQuantReport rep;
-  std::map<std::string, mq::Hessian> all;  // non-sequential GPTQ: one pass on the fp32 model
-  if (plan.any_gptq() && !plan.gptq.sequential) {
+  std::map<std::string, mq::Hessian> all;  // non-sequential calibration: one pass on the fp32 model
+  if (plan.needs_calibration() && !plan.gptq.sequential) {
     const mq::Stopwatch t;
     all = collect_hessians(m, calibration);
     rep.calibration_seconds += t.seconds();
@@ -41,8 +41,9 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
     lr.out = li.out;
     lr.recipe = r.name();
     mq::QTensor q;
-    if (!r.gptq) {
-      q = mq::quantize(li.weight, li.out, li.in, r.scheme, li.name + ".weight");
+    const std::string wname = li.name + ".weight";
+    if (!r.needs_calibration()) {
+      q = mq::quantize(li.weight, li.out, li.in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, wname);
     } else {
       if (plan.gptq.sequential) {
         const mq::Stopwatch tc;
@@ -53,12 +54,21 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
       const Eigen::MatrixXd h = hs.matrix();
       lr.has_hessian = true;
       lr.hessian = mq::hessian_stats(h, hs.samples());
-      mq::GptqResult g = mq::gptq_quantize(li.weight, li.out, li.in, h, r.scheme, plan.gptq.options, li.name + ".weight");
-      lr.notes = g.notes;
-      lr.output_error = mq::output_error(li.weight, g.q, h);
-      lr.output_error_rtn =
-          mq::output_error(li.weight, mq::quantize(li.weight, li.out, li.in, r.scheme, li.name + ".weight"), h);
-      q = std::move(g.q);
+      // Round-to-nearest (the plain grid; K families: their searched one), the baseline of the report.
+      const mq::QTensor rtn = mq::quantize(li.weight, li.out, li.in, r.scheme, wname);
+      lr.output_error_rtn = mq::output_error(li.weight, rtn, h);
+      if (r.gptq) {
+        mq::GptqOptions go = plan.gptq.options;
+        go.search = r.search;
+        mq::GptqResult g = mq::gptq_quantize(li.weight, li.out, li.in, h, r.scheme, go, wname);
+        lr.notes = g.notes;
+        q = std::move(g.q);
+      } else {  // -imatrix: the search weighted by diag(H), llama.cpp's importance matrix
+        std::vector<float> importance(static_cast<size_t>(li.in));
+        for (int64_t j = 0; j < li.in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>(h(j, j));
+        q = mq::quantize(li.weight, li.out, li.in, r.scheme, {.search = true, .importance = importance.data()}, wname);
+      }
+      lr.output_error = mq::output_error(li.weight, q, h);
     }
     lr.storage = q.storage();
     m.set_projection(li.name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(std::move(q), r.act)));

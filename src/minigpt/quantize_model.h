@@ -21,9 +21,9 @@ struct LinearQuantReport {
   mq::Storage storage;
   double seconds = 0.0;          // quantization (and, sequential GPTQ, its calibration pass)
   bool has_hessian = false;
-  mq::HessianStats hessian;      // GPTQ only
-  double output_error_rtn = 0.0;   // tr((W-Q) H (W-Q)^T) of round-to-nearest (GPTQ only)
-  double output_error = 0.0;       // the same for the chosen method (GPTQ only)
+  mq::HessianStats hessian;      // recipes with calibration only (GPTQ, -imatrix)
+  double output_error_rtn = 0.0;   // tr((W-Q) H (W-Q)^T) of round-to-nearest (recipes with calibration only)
+  double output_error = 0.0;       // the same for the chosen method (recipes with calibration only)
   std::vector<std::string> notes;  // solver notes (damping retries, dead columns)
 };
 
@@ -36,7 +36,8 @@ struct ModelQuantReport {
 // Quantizes `m` in place as `plan` says: each Linear whose recipe is not fp32 gets a
 // QuantizedProjection in its recipe's scheme and activation mode; then the embedding is stored as the
 // plan says. The fp32 master weights stay as they were. `calibration` (windows of tokens from a
-// held-out split) is needed when the plan uses GPTQ. Throws mq::UsageError for a plan that does not
+// held-out split) is needed when the plan uses GPTQ or -imatrix (whose importance is the diagonal of each
+// Linear's calibration Hessian, collected as GPTQ collects it). Throws mq::UsageError for a plan that does not
 // fit the model, GPTQ without calibration, or a model without fp32 master weights (loaded from a
 // quantized checkpoint).
 ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration = {});

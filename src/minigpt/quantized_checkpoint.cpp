@@ -27,7 +27,8 @@ DType float_dtype(const mq::Scheme& s) {
 }
 
 // Replaces the fp32 weight `w` of `f` by the stored form of `q`: integer schemes as codes (U8 [rows,
-// row_bytes]), scales (F16 [count]) and, asymmetric only, zero-points (U8); float schemes as codes under
+// row_bytes]), scales (F16 [count]) and, asymmetric only, zero-points (U8); K families as their blocks (U8
+// [rows, row_bytes]); float schemes as codes under
 // their own dtype (so the reader can tell fp16 from bf16), with no scales.
 void put_quantized(TensorFile& f, const std::string& w, const mq::QTensor& q) {
   std::erase_if(f.tensors, [&](const NamedTensor& t) { return t.name == w; });
@@ -35,6 +36,8 @@ void put_quantized(TensorFile& f, const std::string& w, const mq::QTensor& q) {
     f.tensors.push_back(bytes_tensor(w + ".codes", DType::U8, {q.rows, q.row_bytes()}, q.codes.data(), q.codes.size()));
     f.tensors.push_back(
         bytes_tensor(w + ".scales", DType::F16, {static_cast<int64_t>(q.scales.size())}, q.scales.data(), q.scales.size() * 2));
+  } else if (q.scheme.is_kquant()) {  // the super-blocks, their scales inside
+    f.tensors.push_back(bytes_tensor(w + ".codes", DType::U8, {q.rows, q.row_bytes()}, q.codes.data(), q.codes.size()));
   } else {
     f.tensors.push_back(bytes_tensor(w + ".codes", float_dtype(q.scheme), {q.rows, q.cols}, q.codes.data(), q.codes.size()));
   }

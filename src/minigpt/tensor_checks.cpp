@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/kquant/kquant.h"
 #include "miniquant/format.h"
 #include "miniquant/util/json_checked.h"
 
@@ -99,7 +100,7 @@ mq::QTensor quantized_tensor_from_file(const TensorFile& f, const std::string& w
   q.name = weight;
   q.rows = rows;
   q.cols = cols;
-  const bool is_float = !scheme.is_integer();
+  const bool is_float = !scheme.is_integer() && !scheme.is_kquant();
   const DType code_dtype = scheme.kind == mq::Kind::fp32   ? DType::F32
                            : scheme.kind == mq::Kind::fp16 ? DType::F16
                            : scheme.kind == mq::Kind::bf16 ? DType::BF16
@@ -109,7 +110,7 @@ mq::QTensor quantized_tensor_from_file(const TensorFile& f, const std::string& w
   const NamedTensor& codes = expect(weight + ".codes", code_dtype, code_shape);
   q.codes.assign(codes.bytes.begin(), codes.bytes.end());
 
-  const int64_t n_scales = st.scale_bytes / 2;
+  const int64_t n_scales = scheme.is_kquant() ? 0 : st.scale_bytes / 2;  // a K block holds its own scales
   if (n_scales > 0 || f.find(weight + ".scales")) {
     const NamedTensor& scales = expect(weight + ".scales", DType::F16, {n_scales});
     q.scales.resize(static_cast<size_t>(n_scales));
@@ -119,9 +120,11 @@ mq::QTensor quantized_tensor_from_file(const TensorFile& f, const std::string& w
     q.zeros = expect(weight + ".zeros", DType::U8, {st.zero_bytes}).bytes;
   } else if (f.find(weight + ".zeros")) {
     throw fail(fmt::format("tensor {}.zeros is present but a {} scheme has no zero-points", weight,
-                           scheme.is_integer() ? "symmetric" : "float"));
+                           scheme.is_integer() ? "symmetric" : scheme.is_kquant() ? "K" : "float"));
   }
-  if (static_cast<int64_t>(q.codes.size()) != st.code_bytes) throw fail("code bytes do not match the scheme");
+  if (static_cast<int64_t>(q.codes.size()) != mq::buffers_of(scheme, rows, cols).code_bytes)
+    throw fail("code bytes do not match the scheme");
+  if (scheme.is_kquant()) mq::kcheck_blocks(q, fmt::format("quantized checkpoint {}: {}", path, weight));  // NaN / Inf factors
   return q;
 }
 

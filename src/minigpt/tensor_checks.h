@@ -25,6 +25,8 @@ mq::Scheme stored_scheme(const nlohmann::json& v, const std::string& layer, cons
 // the tensor and what it should be:
 //   integer schemes: <weight>.codes U8 [rows, row_code_bytes], <weight>.scales F16 [scale_count]
 //                    (all finite), <weight>.zeros U8 [zero_bytes] exactly when asymmetric;
+//   K families:      <weight>.codes U8 [rows, row_code_bytes] (the super-blocks, every fp16 factor
+//                    finite), no scales or zeros;
 //   fp32/fp16/bf16:  <weight>.codes F32/F16/BF16 [rows, cols] (all finite), no zeros, and scales
 //                    either absent or F16 [0].
 mq::QTensor quantized_tensor_from_file(const TensorFile& f, const std::string& weight, const mq::Scheme& scheme,

@@ -1,0 +1,126 @@
+// K types in recipes and plans: the -search / -imatrix grammar, llama.cpp's mixes (q3_k_s, q4_k_m, q5_k_m)
+// as per-tensor rules, and the 24 K maps of experiments/27-mixed-epi/configs_k against those rules.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "miniquant/error.h"
+#include "minigpt/kquant_mixes.h"
+#include "minigpt/quant_plan.h"
+
+using namespace minigpt;
+
+TEST_CASE("recipe names: -search and -imatrix, the K families' default search, and what is refused") {
+  struct Case {
+    const char* name;
+    mq::Search search;
+    bool gptq;
+    const char* printed;
+  };
+  for (const Case& c : {Case{"q4_k", mq::Search::plain, false, "q4_k"}, Case{"q4_k-imatrix", mq::Search::importance, false, "q4_k-imatrix"},
+                        Case{"q2_k-gptq", mq::Search::plain, true, "q2_k-gptq"},
+                        Case{"q6_k-imatrix-gptq", mq::Search::importance, true, "q6_k-imatrix-gptq"},
+                        Case{"int2-g64-search-gptq", mq::Search::plain, true, "int2-g64-search-gptq"},
+                        Case{"int3-g64-imatrix", mq::Search::importance, false, "int3-g64-imatrix"},
+                        Case{"int4-g64-search+a8", mq::Search::plain, false, "int4-g64-search+a8"},
+                        Case{"q5_k+bf16", mq::Search::plain, false, "q5_k+bf16"}, Case{"int4-g64", mq::Search::none, false, "int4-g64"}}) {
+    CAPTURE(c.name);
+    const LinearRecipe r = LinearRecipe::parse(c.name);
+    CHECK(r.search == c.search);
+    CHECK(r.gptq == c.gptq);
+    CHECK(r.name() == c.printed);
+    CHECK(r.needs_calibration() == (c.gptq || c.search == mq::Search::importance));
+    CHECK(LinearRecipe::parse(r.name()) == r);
+  }
+  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k+a8", "q4_k-gptq-search", "q7_k", "Q4_K"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(LinearRecipe::parse(bad), mq::UsageError);
+  }
+}
+
+TEST_CASE("llama.cpp's mixes on MiniGPT: q6_k for qkv and mlp_down where use_more_bits, the rest the base type") {
+  CHECK(use_more_bits(2, 4));
+  CHECK(use_more_bits(3, 4));
+  CHECK_FALSE(use_more_bits(0, 4));
+  CHECK_FALSE(use_more_bits(1, 4));
+  // A 32-layer model: the first and last four, and every third from the fifth's neighbour on.
+  std::set<int> more;
+  for (int l = 0; l < 32; ++l)
+    if (use_more_bits(l, 32)) more.insert(l);
+  CHECK(more == std::set<int>{0, 1, 2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28, 29, 30, 31});
+
+  const QuantPlan m = QuantPlan::uniform("q4_k_m");
+  CHECK(m.id == "q4_k_m");
+  CHECK(m.embedding == mq::Scheme::fp16());
+  for (int l = 0; l < 4; ++l)
+    for (const LinearKind k : {LinearKind::qkv, LinearKind::attn_out, LinearKind::mlp_up, LinearKind::mlp_down}) {
+      CAPTURE(l);
+      CAPTURE(linear_kind_name(k));
+      const bool bumped = l >= 2 && (k == LinearKind::qkv || k == LinearKind::mlp_down);
+      CHECK(m.recipe_for(l, k).name() == (bumped ? "q6_k" : "q4_k"));
+      CHECK(QuantPlan::uniform("q5_k_m").recipe_for(l, k).name() == (bumped ? "q6_k" : "q5_k"));
+      CHECK(QuantPlan::uniform("q3_k_s").recipe_for(l, k).name() == "q3_k");
+      CHECK(QuantPlan::uniform("q4_k_m-imatrix-gptq").recipe_for(l, k).name() == (bumped ? "q6_k-imatrix-gptq" : "q4_k-imatrix-gptq"));
+    }
+  const QuantPlan ao = QuantPlan::uniform("q5_k_m-imatrix-gptq-act-order");
+  CHECK(ao.gptq.options.act_order);
+  CHECK(ao.needs_calibration());
+  CHECK(QuantPlan::from_json(m.to_json()).to_json() == m.to_json());
+  // A 12-layer model gets its own layers: 0 (i < 12/8), 10-11 (i >= 84/8), and 3, 6, 9 ((i - 1) % 3 == 2).
+  const QuantPlan big = QuantPlan::uniform("q4_k_m", 12);
+  for (int l = 0; l < 12; ++l) {
+    CAPTURE(l);
+    const bool more = l == 0 || l == 3 || l == 6 || l == 9 || l >= 10;
+    CHECK(big.recipe_for(l, LinearKind::mlp_down).name() == (more ? "q6_k" : "q4_k"));
+  }
+  for (const char* bad : {"q4_k_mx", "q4_k_m-search", "q4_k_m+a8"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(QuantPlan::uniform(bad), mq::UsageError);
+  }
+}
+
+TEST_CASE("27-mixed-epi/configs_k: the source's 24 maps, each layer group in llama.cpp's rules for its K type") {
+  // The source's matrix (../shared/references/mixed-quant-matrix.md) on MiniGPT: early = layer 0, middle =
+  // layers 1-2, late = layer 3; Q8_0 is int8-g32 (the same layout). Every recipe carries the maps' quantizer.
+  const std::string dir = MQ_SOURCE_DIR "/experiments/27-mixed-epi/configs_k";
+  const std::string suffix = "-imatrix-gptq";
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"uniform-q2_k", {"q2_k", "q2_k", "q2_k"}},         {"uniform-q3_k_s", {"q3_k_s", "q3_k_s", "q3_k_s"}},
+      {"uniform-q4_k_m", {"q4_k_m", "q4_k_m", "q4_k_m"}}, {"uniform-q5_k_m", {"q5_k_m", "q5_k_m", "q5_k_m"}},
+      {"uniform-q6_k", {"q6_k", "q6_k", "q6_k"}},         {"uniform-q8_0", {"q8_0", "q8_0", "q8_0"}},
+      {"mix_high_early", {"q6_k", "q4_k_m", "q3_k_s"}},   {"mix_high_late", {"q3_k_s", "q4_k_m", "q6_k"}},
+      {"mix_high_middle", {"q3_k_s", "q6_k", "q3_k_s"}},  {"mix_gradient_down", {"q6_k", "q5_k_m", "q4_k_m"}},
+      {"mix_gradient_up", {"q4_k_m", "q5_k_m", "q6_k"}},  {"mix_extreme_early", {"q8_0", "q4_k_m", "q2_k"}},
+      {"mix_extreme_late", {"q2_k", "q4_k_m", "q8_0"}},   {"mix_bookend_high", {"q6_k", "q3_k_s", "q6_k"}},
+      {"mix_bookend_low", {"q3_k_s", "q6_k", "q3_k_s"}},  {"mix_q5_q4", {"q5_k_m", "q4_k_m", "q4_k_m"}},
+      {"mix_q4_q5", {"q4_k_m", "q4_k_m", "q5_k_m"}},      {"mix_q6_q4_q4", {"q6_k", "q4_k_m", "q4_k_m"}},
+      {"mix_q4_q4_q6", {"q4_k_m", "q4_k_m", "q6_k"}},     {"mix_q4_q6_q4", {"q4_k_m", "q6_k", "q4_k_m"}},
+      {"mix_q5_q3_q5", {"q5_k_m", "q3_k_s", "q5_k_m"}},   {"mix_q3_q5_q3", {"q3_k_s", "q5_k_m", "q3_k_s"}},
+      {"mix_q6_q3_q4", {"q6_k", "q3_k_s", "q4_k_m"}},     {"mix_q4_q3_q6", {"q4_k_m", "q3_k_s", "q6_k"}},
+  };
+  std::set<std::string> seen;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;  // the folder's README
+    const QuantPlan p = read_quant_map(entry.path().string(), entry.path().filename().string());
+    CAPTURE(p.id);
+    CHECK(entry.path().filename().string() == p.id + ".json");
+    REQUIRE(expected.count(p.id) == 1);
+    seen.insert(p.id);
+    CHECK(p.gptq.options.act_order);
+    const int group_of[4] = {0, 1, 1, 2};
+    for (int l = 0; l < 4; ++l)
+      for (const LinearKind k : {LinearKind::qkv, LinearKind::attn_out, LinearKind::mlp_up, LinearKind::mlp_down}) {
+        const std::string type = expected.at(p.id)[static_cast<size_t>(group_of[l])];
+        const std::string want =
+            type == "q8_0" ? "int8-g32" + suffix : QuantPlan::uniform(type + suffix).recipe_for(l, k).name();
+        CAPTURE(l);
+        CAPTURE(linear_kind_name(k));
+        CHECK(p.recipe_for(l, k).name() == want);
+      }
+  }
+  CHECK(seen.size() == 24);
+}
