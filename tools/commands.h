@@ -18,6 +18,7 @@ void register_roofline(CLI::App& app);  // experiments/01-roofline
 void register_sweep(CLI::App& app);     // experiments/26-quant-curve
 void register_energy(CLI::App& app);    // experiments/28-energy
 void register_mixed(CLI::App& app);     // experiments/27-mixed-epi
+void register_kquants(CLI::App& app);   // experiments/29-kquants: llama.cpp's K quantizer beside ours
 void register_vs_llama(CLI::App& app);  // bench/vs_llama: tokens/s beside llama.cpp
 void register_lab(CLI::App& app);       // the lab course: labs/, solutions/
 

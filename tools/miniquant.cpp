@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   mqcli::register_sweep(app);
   mqcli::register_energy(app);
   mqcli::register_mixed(app);
+  mqcli::register_kquants(app);
   mqcli::register_vs_llama(app);
   mqcli::register_lab(app);
   // CLI11 would call an unknown word "not expected" or say a subcommand is required: name it.

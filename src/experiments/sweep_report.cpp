@@ -243,6 +243,16 @@ std::string gptq_vs_rtn(const std::vector<SchemeRow>& rows) {
                        base, c.kl_mean, c.kl_low, c.kl_high, b.kl_mean, c.dppl, b.dppl, c.top1, b.top1,
                        ov ? "overlap (the difference is inside the noise)" : "do not overlap");
     }
+    // The shrink-grid scale search (-search) under GPTQ, against plain GPTQ.
+    for (const std::string v : {"-search-gptq", "-search-gptq-act-order"})
+      if (const SchemeRow* sr = row(base + v)) {
+        const Divergence& c = *sr->quality->divergence;
+        const bool ov = c.kl_high >= b.kl_low && b.kl_high >= c.kl_low;
+        s += fmt::format("- {}{}: KLD {:.3g} [{:.3g}, {:.3g}] vs {:.3g} (GPTQ on the plain grid); ΔPPL {:+.4f} ({:+.2f}% of fp32's "
+                         "perplexity) vs {:+.4f}; top-1 agreement {:.4f} vs {:.4f}; the KLD intervals {}.\n",
+                         base, v, c.kl_mean, c.kl_low, c.kl_high, b.kl_mean, c.dppl, 100 * c.dppl / c.ppl_reference, b.dppl,
+                         c.top1, b.top1, ov ? "overlap (the difference is inside the noise)" : "do not overlap");
+      }
   }
   return s;
 }
