@@ -35,7 +35,7 @@ std::string configs() {
 // Small everything: the point is the plumbing, not the numbers.
 std::string common(const std::string& out, int ppl_tokens = 1024) {
   return "mixed --model " + tiny_checkpoint() + " --configs " + configs() + " --out " + out +
-         " --reps 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
+         " --rounds 2 --gens 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
          " --sensitivity-recipes int2-g64-gptq,int4-g64 --no-plot";
 }
 
@@ -77,15 +77,31 @@ TEST_CASE("mixed: all stages, resume, shards merged") {
   for (const auto& c : res["configs"]) {
     CAPTURE(c["config_id"]);
     CHECK(c["row"]["status"] == "ok");
-    CHECK(c["energy"]["joules_per_token"]["total"]["median"].get<double>() > 0);
+    CHECK(c["energy"]["joules_per_token"]["total"]["mean"].get<double>() > 0);
+    CHECK(c["energy"]["joules_per_token"]["total"]["n"] == 2);  // one value per round
     CHECK(c["epi"].get<double>() > 0);
+    CHECK(c["composite"]["composite"].get<double>() > 0);
+    CHECK(c["composite"]["composite"].get<double>() < 1);
     any_auto = any_auto || c["kind"] == "auto";
     if (c["config_id"] == "fp32") CHECK(c["row"]["divergence"]["kl"]["mean"] == 0.0);
   }
   CHECK(any_auto);
   CHECK(std::filesystem::exists(out + "/manifest.json"));
   const std::string readme = mq::read_file(out + "/README.md");
-  CHECK(readme.find("### Answers, from the data above") != std::string::npos);
+  CHECK(readme.find("### The five questions") != std::string::npos);
+  CHECK(readme.find("**Control: fp32 (control) / fp32") != std::string::npos);
+  CHECK(res["energy"]["set"] == "all");
+  CHECK(res["energy"]["rounds"] == 2);
+  CHECK(res["energy"].contains("control"));
+  for (const char* q : {"rq1", "rq2", "rq3", "rq4", "rq5"}) CHECK(res["answers"].contains(q));
+  // The rounds are unit files: one per round and set.
+  CHECK(std::filesystem::exists(out + "/runs/energy/all/round-000.json"));
+  CHECK(std::filesystem::exists(out + "/runs/energy/configs/round-001.json"));
+  // A lost round is measured again, the other reused.
+  std::filesystem::remove(out + "/runs/energy/all/round-001.json");
+  const CliResult again = run_cli(common(out) + " --stage energy-all");
+  INFO(again.out);
+  CHECK(again.out.find("energy rounds of set 'all': 1 measured, 1 reused") != std::string::npos);
   // The README names where the units were measured (here: this machine, every configuration unit), not only the merge.
   REQUIRE(res["measured_on"].size() == 1);
   CHECK(res["measured_on"][0]["units"].get<size_t>() == res["configs"].size());
@@ -135,7 +151,7 @@ TEST_CASE("mixed: bad input stops with one line and exit 2 before any work") {
   CHECK(r.out.find("--shard 2/2") != std::string::npos);
   r = run_cli(common(out) + " --shard x");
   CHECK(r.code == 2);
-  r = run_cli(common(out) + " --reps 0");
+  r = run_cli(common(out) + " --rounds 1");
   CHECK(r.code == 2);
   r = run_cli(common(out) + " --stage everything");
   CHECK(r.code == 2);

@@ -1,6 +1,7 @@
 // `miniquant mixed`: the mixed-precision study (experiments/27-mixed-epi): layer sensitivities, the
-// hand-written quant maps, the automatically allocated ones, each measured once into its own file
-// (resumable, shardable), then merged into results.json, manifest.json, the figures and the README block.
+// hand-written quant maps, the automatically allocated ones, each measured once into its own file, and their
+// energy in paired interleaved rounds, one file per round (resumable, shardable); then merged into
+// results.json, manifest.json, the figures and the README block.
 #include <omp.h>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "experiments/experiment_io.h"
 #include "experiments/mixed.h"
+#include "experiments/mixed_energy.h"
 #include "experiments/mixed_report.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
@@ -90,11 +92,19 @@ void run(MixedCli& cli) {
     failed += report("sensitivity units", mqexp::run_mixed_units(o, mqexp::sensitivity_units(o, mqexp::mixed_model_config(o)), say));
   if (stage("run") || cli.stage == "configs")
     failed += report("configuration units", mqexp::run_mixed_units(o, mqexp::config_units(o), say));
+  const auto energy = [&](bool with_auto) {
+    const std::string set = with_auto ? "all" : "configs";
+    const mqexp::EnergySetRun r = mqexp::run_mixed_energy(o, mqexp::energy_units(o, with_auto), set, say);
+    say(fmt::format("energy rounds of set '{}': {} measured, {} reused, {} left to other shards", set, r.measured, r.reused, r.other_shards));
+  };
+  // The hand-written maps' rounds first: the allocation prices recipes from them.
+  if (stage("run") || cli.stage == "energy") energy(false);
   if (stage("auto")) {
     const std::vector<mqexp::MixedUnit> units = mqexp::allocate_mixed(o);
-    say(fmt::format("allocation: {} distinct maps from the measured sensitivities (configs_auto/)", units.size()));
+    say(fmt::format("allocation: {} distinct maps from the measured sensitivities and energy rounds (configs_auto/)", units.size()));
     failed += report("allocated maps", mqexp::run_mixed_units(o, units, say));
   }
+  if (cli.stage == "all" || cli.stage == "auto" || cli.stage == "energy-all") energy(true);
   if (stage("merge")) merge(cli, clock.seconds());
   if (failed > 0) throw mq::Error(fmt::format("{} units failed (their files record the error; rerun to retry them)", failed));
 }
@@ -112,9 +122,9 @@ void register_mixed(CLI::App& app) {
   o.roots.coefficients = MQ_SOURCE_DIR "/data/energy_model.json";
   CLI::App* cmd = app.add_subcommand("mixed", "Per-layer mixed precision by energy per intelligence (experiments/27-mixed-epi)");
   cmd->add_option("--stage", cli->stage,
-                  "all | run (= sensitivity, then configs) | sensitivity | configs | auto (allocate from the sensitivities, "
-                  "measure the maps) | merge (results, figures, README)")
-      ->check(CLI::IsMember({"all", "run", "sensitivity", "configs", "auto", "merge"}))
+                  "all | run (= sensitivity, configs, energy) | sensitivity | configs (quality) | energy (rounds of the "
+                  "hand-written maps) | auto (allocate, measure the maps' quality, then rounds of every map) | energy-all | merge")
+      ->check(CLI::IsMember({"all", "run", "sensitivity", "configs", "energy", "auto", "energy-all", "merge"}))
       ->capture_default_str();
   cmd->add_option("--shard", cli->shard, "measure only units i, i+n, i+2n, ... (i/n); merge joins the shards' runs/ folders")
       ->capture_default_str();
@@ -124,7 +134,8 @@ void register_mixed(CLI::App& app) {
   cmd->add_option("--model", o.model, "fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--lexicon", o.lexicon, "lexicon folder of the corpus")->capture_default_str();
   cmd->add_option("--seed", o.seed, "corpus seed")->capture_default_str();
-  cmd->add_option("--reps", o.reps, "speed and energy repetitions per configuration (median)")->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "energy rounds: each runs every configuration once, interleaved")->capture_default_str();
+  cmd->add_option("--gens", o.gens, "generations per configuration per round (one measurement)")->capture_default_str();
   cmd->add_option("--ppl-tokens", o.ppl_tokens, "perplexity and KLD over the test split's first N tokens (0: all)")->capture_default_str();
   cmd->add_option("--max-slots", o.max_slots, "verb-tense slots to score (0: all)")->capture_default_str();
   cmd->add_option("--sensitivity-tokens", o.sensitivity_tokens, "KLD tokens of each sensitivity unit")->capture_default_str();

@@ -19,6 +19,8 @@
 #include "experiments/energy_phases.h"
 #include "experiments/evaluate.h"
 #include "experiments/experiment_io.h"
+#include "experiments/mixed_answers.h"
+#include "experiments/mixed_energy.h"
 #include "experiments/sweep.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
@@ -29,6 +31,7 @@
 #include "minigpt/calibrate.h"
 #include "minigpt/checkpoint.h"
 #include "minigpt/quantize_model.h"
+#include "minigpt/quantized_checkpoint.h"
 #include "minigpt/throughput.h"
 
 namespace mqexp {
@@ -58,21 +61,6 @@ minigpt::QuantPlan all_fp16(const std::string& id) {
   return p;
 }
 
-// Median and extremes of repeated measurements, with the values.
-json stat_json(std::vector<double> v) {
-  std::vector<double> s = v;
-  std::sort(s.begin(), s.end());
-  const size_t n = s.size();
-  const double med = n == 0 ? 0.0 : n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-  return {{"median", med}, {"low", n ? s.front() : 0.0}, {"high", n ? s.back() : 0.0}, {"values", v}};
-}
-
-// What a unit file's machine field says: enough to tell two machines apart when shards are merged.
-json machine_brief() {
-  const mq::CpuInfo c = mq::cpu_info();
-  return {{"cpu_model", c.model}, {"cpu_family", c.family}, {"cpu_model_number", c.model_number},
-          {"cpu_stepping", c.stepping}, {"logical_cpus", c.logical_cpus}};
-}
 
 // Everything a run shares across units, built when the first unit of the shard needs measuring.
 struct Context {
@@ -81,8 +69,6 @@ struct Context {
   std::unique_ptr<LoadedModel> reference;  // the fp32 checkpoint
   std::optional<std::vector<double>> reference_margins;  // verb-tense margins, computed for the first config unit
   std::vector<std::vector<int32_t>> calibration;
-  mq::energy::Selection meter;
-  std::vector<std::vector<int32_t>> prompts;  // per repetition, plus one warm-up prompt first
 };
 
 std::unique_ptr<Context> make_context(const MixedOptions& o, const MixedProgress& progress) {
@@ -93,14 +79,7 @@ std::unique_ptr<Context> make_context(const MixedOptions& o, const MixedProgress
     throw mq::UsageError(fmt::format("--prompt-tokens {} + --gen-tokens {} - 1 exceed the model's context of {} tokens",
                                      o.prompt_tokens, o.gen_tokens, n_ctx));
   ctx->calibration = minigpt::calibration_windows(minigpt::encode_split(ctx->corpus.tok, ctx->corpus.corpus.val), o.calibration, n_ctx);
-  ctx->meter = mq::energy::select_meter(o.meter, o.roots);
-  if (!ctx->meter.warning.empty()) progress("WARNING: " + ctx->meter.warning);
-  const std::vector<int32_t> test = minigpt::encode_split(ctx->corpus.tok, ctx->corpus.corpus.test);
-  for (int k = 0; k <= o.reps; ++k) {
-    const size_t at = static_cast<size_t>(k) * static_cast<size_t>(o.prompt_tokens);
-    if (at + static_cast<size_t>(o.prompt_tokens) > test.size()) throw mq::UsageError("the test split is too short for the energy prompts");
-    ctx->prompts.emplace_back(test.begin() + static_cast<long>(at), test.begin() + static_cast<long>(at + static_cast<size_t>(o.prompt_tokens)));
-  }
+  (void)progress;
   return ctx;
 }
 
@@ -128,7 +107,23 @@ std::string method_of(const minigpt::QuantPlan& p) {
   return p.base.gptq ? "gptq" : "rtn";
 }
 
-json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPlan& plan) {
+// EPI's "intelligence": the mean of verb-tense accuracy, hard-set accuracy and next-token top-1 accuracy
+// against the true next token (the source averages three benchmarks the same way), each beside it.
+json composite_accuracy(const Quality& q) {
+  Score hard;
+  for (const auto& [name, sc] : q.by_construction)
+    for (int k = 0; k < minigpt::kNumConstructions; ++k)
+      if (minigpt::is_hard(static_cast<minigpt::Construction>(k)) && name == minigpt::construction_name(static_cast<minigpt::Construction>(k))) {
+        hard.total += sc.total;
+        hard.correct += sc.correct;
+      }
+  const double top1 = q.divergence ? q.divergence->next_token_top1 : 0.0;
+  const double vt = q.verb_tense.accuracy(), ha = hard.accuracy();
+  return {{"composite", (vt + ha + top1) / 3.0}, {"verb_tense", vt}, {"hard_set", ha}, {"hard_set_slots", hard.total}, {"next_token_top1", top1},
+          {"definition", "mean of verb-tense accuracy, hard-set accuracy and next-token top-1 accuracy against the true next token"}};
+}
+
+json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPlan& plan, const std::string& cache) {
   double qsec = 0;
   auto lm = quantized(o, ctx, plan, qsec);
   minigpt::Model& m = lm->model;
@@ -146,58 +141,12 @@ json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPla
   const minigpt::ModelConfig& c = m.config();
   row.footprint = describe(m, c.n_ctx / 2 + c.n_ctx / 4);
   row.ok = true;
-
-  // Speed and energy: `reps` repetitions, each one sweep-style speed measurement (decode from half the
-  // context to the full one, prefill of half the context) and one measured generation; one of each first
-  // as warm-up.
-  WorkContext wc;
-  wc.caches = mq::cpu_info().caches;
-  wc.threads = omp_get_max_threads();
-  mq::energy::Meter& meter = *ctx.meter.meter;
-  minigpt::SpeedOptions so;
-  so.prompt = c.n_ctx / 2;
-  so.decode = c.n_ctx / 2;
-  so.reps = 1;
-  const mq::LoadAverage before = mq::load_average();
-  (void)run_generation(m, meter, ctx.prompts[0], o.gen_tokens, &ctx.corpus.tok, wc);
-  std::vector<double> dec_s, pre_s, jt, jp, jd, jpost, watts, tps;
-  for (int k = 0; k < o.reps; ++k) {
-    so.warmup = k == 0;
-    const minigpt::Speed sp = minigpt::measure_speed(m, so);
-    dec_s.push_back(sp.decode.median);
-    pre_s.push_back(sp.prefill.median);
-    const RunResult r = run_generation(m, meter, ctx.prompts[static_cast<size_t>(k) + 1], o.gen_tokens, &ctx.corpus.tok, wc);
-    jt.push_back(r.total.joules_per_token());
-    jp.push_back(r.prefill.joules_per_token());
-    jd.push_back(r.decode.joules_per_token());
-    jpost.push_back(r.post.joules_per_token());
-    watts.push_back(r.total.watts());
-    tps.push_back(r.total.tokens_per_s());
+  // Speed and energy are the rounds' (mixed_energy.h); the model waits for them in the cache.
+  if (!plan.is_identity() && !plan.phases) {
+    fs::create_directories(fs::path(cache).parent_path());
+    minigpt::save_quantized_model(cache, m, plan, lm->meta);
   }
-  const mq::LoadAverage after = mq::load_average();
-  Speed s;
-  s.threads = wc.threads;
-  s.decode_tokens_per_s = RateStat::of(mq::summarize(dec_s, 1), 1.0);
-  s.prefill_tokens_per_s = RateStat::of(mq::summarize(pre_s, 1), so.prompt);
-  s.decode_tokens_per_rep = so.decode;
-  s.prefill_prompt_tokens = so.prompt;
-  const double dtps = s.decode_tokens_per_s.median;
-  s.decode_gflops = row.footprint.decode.flops * dtps / 1e9;
-  s.decode_gbps = row.footprint.decode.total * dtps / 1e9;
-  s.load_before = before.one;
-  s.load_after = after.one;
-  const double limit = static_cast<double>(mq::cpu_info().logical_cpus) + 0.5;
-  s.busy = mq::machine_busy(before, limit) || mq::machine_busy(after, limit);
-  row.speed = s;
-
-  json energy = {{"source", meter.source()},
-                 {"measured", meter.measured()},
-                 {"prompt_tokens", o.prompt_tokens},
-                 {"gen_tokens", o.gen_tokens},
-                 {"joules_per_token", {{"total", stat_json(jt)}, {"prefill", stat_json(jp)}, {"decode", stat_json(jd)}, {"post", stat_json(jpost)}}},
-                 {"watts", stat_json(watts)},
-                 {"generation_tokens_per_s", stat_json(tps)}};
-  return {{"row", to_json(row)}, {"energy", energy}};
+  return {{"row", to_json(row)}, {"composite", composite_accuracy(*row.quality)}};
 }
 
 json measure_sensitivity(const MixedOptions& o, Context& ctx, const minigpt::QuantPlan& plan) {
@@ -246,8 +195,15 @@ struct Sens {
 
 }  // namespace
 
+json machine_brief() {
+  const mq::CpuInfo c = mq::cpu_info();
+  return {{"cpu_model", c.model}, {"cpu_family", c.family}, {"cpu_model_number", c.model_number},
+          {"cpu_stepping", c.stepping}, {"logical_cpus", c.logical_cpus}};
+}
+
 void validate(const MixedOptions& o) {
-  if (o.reps < 1 || o.reps > 100) throw mq::UsageError(fmt::format("--reps {} is outside 1..100", o.reps));
+  if (o.rounds < 2 || o.rounds > 1000) throw mq::UsageError(fmt::format("--rounds {} is outside 2..1000 (a paired interval needs 2)", o.rounds));
+  if (o.gens < 1 || o.gens > 100) throw mq::UsageError(fmt::format("--gens {} is outside 1..100", o.gens));
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw mq::UsageError(fmt::format("--shard {}/{}: expected i/n with 0 <= i < n", o.shard, o.shards));
   if (o.ppl_tokens < 0 || o.sensitivity_tokens < 0 || o.max_slots < 0) throw mq::UsageError("token and slot limits must be >= 0");
@@ -289,6 +245,15 @@ std::vector<MixedUnit> config_units(const MixedOptions& o) {
   return u;
 }
 
+std::vector<MixedUnit> energy_units(const MixedOptions& o, bool with_auto) {
+  std::vector<MixedUnit> u = config_units(o);
+  std::error_code ec;
+  const std::string dir = o.out + "/configs_auto";
+  if (with_auto && fs::is_directory(dir, ec))
+    for (const auto& p : load_mixed_configs(dir)) u.push_back({"auto", p.id, study_plan(p, o)});
+  return u;
+}
+
 std::vector<MixedUnit> sensitivity_units(const MixedOptions& o, const minigpt::ModelConfig& c) {
   std::vector<MixedUnit> u = {{"sensitivity", "base-fp16", study_plan(all_fp16("base-fp16"), o)}};
   for (int l = 0; l < c.n_layer; ++l)
@@ -319,10 +284,7 @@ std::string unit_key(const MixedOptions& o, const MixedUnit& u, const std::strin
   } else {
     k["ppl_tokens"] = o.ppl_tokens;
     k["max_slots"] = o.max_slots;
-    k["reps"] = o.reps;
-    k["prompt_tokens"] = o.prompt_tokens;
-    k["gen_tokens"] = o.gen_tokens;
-    k["meter"] = o.meter;
+    k["quality_only"] = true;  // speed and energy moved to the rounds (mixed_energy.h)
   }
   const std::string text = k.dump();
   return mq::sha256_hex(text.data(), text.size()).substr(0, 16);
@@ -368,7 +330,7 @@ UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& un
               {"machine", machine_brief()}, {"threads", omp_get_max_threads()}};
     const mq::Stopwatch t;
     try {
-      j.update(u.kind == "sensitivity" ? measure_sensitivity(o, *ctx, u.plan) : measure_config(o, *ctx, u.plan));
+      j.update(u.kind == "sensitivity" ? measure_sensitivity(o, *ctx, u.plan) : measure_config(o, *ctx, u.plan, cached_model_path(o, u, key)));
       j["status"] = "ok";
       ++run.measured;
     } catch (const mq::UsageError&) {
@@ -386,9 +348,9 @@ UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& un
     else if (u.kind == "sensitivity") what = fmt::format("KLD {:.3g}", j["kl_mean"].get<double>());
     else {
       const json& q = j["row"];
-      what = fmt::format("PPL {:.3f}, KLD {:.3g}, verb tense {:.4f}, {:.3g} mJ/token", q["ppl"].get<double>(),
+      what = fmt::format("PPL {:.3f}, KLD {:.3g}, verb tense {:.4f}, composite accuracy {:.4f}", q["ppl"].get<double>(),
                          q["divergence"]["kl"]["mean"].get<double>(), q["verb_tense_accuracy"].get<double>(),
-                         1e3 * j["energy"]["joules_per_token"]["total"]["median"].get<double>());
+                         j["composite"]["composite"].get<double>());
     }
     progress(fmt::format("[{}/{} of shard {}/{}, {} s] {} {}: {}", seen, mine, o.shard, o.shards,
                          static_cast<long>(clock.seconds()), u.kind, u.id, what));
@@ -478,14 +440,19 @@ std::map<std::string, double> weights_by_recipe(const minigpt::QuantPlan& plan, 
   return w;
 }
 
-std::optional<EnergyFit> fit_energy(const MixedOptions& o, const minigpt::ModelConfig& c, const std::string& sha) {
+// Prices per recipe from the configurations' energy rounds (set "configs"): mean J/token of each over its rounds.
+std::optional<EnergyFit> fit_energy(const MixedOptions& o, const minigpt::ModelConfig& c) {
+  const std::vector<MixedUnit> units = energy_units(o, false);
+  const std::optional<EnergySetData> e = read_mixed_energy(o, units, "configs");
+  if (!e) return std::nullopt;
   std::vector<std::map<std::string, double>> xs;
   std::vector<double> ys;
-  for (const MixedUnit& u : config_units(o)) {
-    auto j = find_unit(o, u, unit_key(o, u, sha));
-    if (!j) continue;
+  for (const MixedUnit& u : units) {
+    const std::vector<double> v = e->rounds.series("generation", u.id, "total", "joules_per_token");
     xs.push_back(weights_by_recipe(u.plan, c));
-    ys.push_back((*j)["energy"]["joules_per_token"]["total"]["median"].get<double>());
+    double sum = 0;
+    for (double x : v) sum += x;
+    ys.push_back(sum / static_cast<double>(v.size()));
   }
   return fit_energy_per_weight(xs, ys);
 }
@@ -579,7 +546,7 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
   // Energy budgets: the same knapsack with each option's resource its fitted joules per token (in nJ, an
   // integer), budgets the measured J/token of every uniform configuration. Needs the configurations measured.
   const std::string sha = mq::sha256_file(o.model);
-  if (const auto fit = fit_energy(o, c, sha)) {
+  if (const auto fit = fit_energy(o, c)) {
     alloc["energy_fit"] = fit->to_json();
     AllocationSetup e = a;
     bool priced = true;
@@ -638,7 +605,7 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
       alloc["energy_note"] = "a recipe the allocation may choose appears in no measured configuration: no energy price for it";
     }
   } else {
-    alloc["energy_note"] = "too few configurations measured to fit joules per token per recipe: run --stage configs first";
+    alloc["energy_note"] = "too few configurations with energy rounds to fit joules per token per recipe: run --stage energy first";
   }
   write_json_atomic(o.out + "/allocation.json", alloc);
   return units;
@@ -648,17 +615,7 @@ json merge_mixed(const MixedOptions& o) {
   const std::string sha = mq::sha256_file(o.model);
   const minigpt::ModelConfig c = mixed_model_config(o);
   json res = {{"seed", o.seed}, {"checkpoint_sha256", sha}};
-  std::vector<MixedUnit> units = config_units(o);
-  std::set<std::string> auto_ids;
-  {
-    std::error_code ec;
-    const std::string dir = o.out + "/configs_auto";
-    if (fs::is_directory(dir, ec))
-      for (const auto& p : load_mixed_configs(dir)) {
-        auto_ids.insert(p.id);
-        units.push_back({"auto", p.id, study_plan(p, o)});
-      }
-  }
+  const std::vector<MixedUnit> units = energy_units(o, true);
   json configs = json::array();
   int missing = 0;
   // The machines the units were measured on (not the merging one), each with its units' dates.
@@ -671,7 +628,7 @@ json merge_mixed(const MixedOptions& o) {
     }
     json e = {{"config_id", u.id},
               {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : u.plan.rules.empty() ? "uniform" : "mixed"},
-              {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"energy", (*j)["energy"]}, {"machine", (*j)["machine"]},
+              {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"composite", (*j)["composite"]}, {"machine", (*j)["machine"]},
               {"seconds", (*j)["seconds"]}};
     json& mach = machines[(*j)["machine"].dump()];
     if (mach.is_null()) mach = {{"machine", (*j)["machine"]}, {"threads", (*j).value("threads", 0)}, {"units", 0},
@@ -680,12 +637,20 @@ json merge_mixed(const MixedOptions& o) {
     // ISO 8601 UTC strings order as text
     if ((*j)["date"].get<std::string>() < mach["first_date"].get<std::string>()) mach["first_date"] = (*j)["date"];
     if ((*j)["date"].get<std::string>() > mach["last_date"].get<std::string>()) mach["last_date"] = (*j)["date"];
-    const double acc = e["row"]["verb_tense_accuracy"].get<double>();
-    const double jpt = e["energy"]["joules_per_token"]["total"]["median"].get<double>();
-    e["accuracy"] = acc;
-    e["joules_per_token"] = jpt;
-    e["epi"] = acc > 0 ? json(jpt / acc) : json(nullptr);
+    e["accuracy"] = e["composite"]["composite"];
     configs.push_back(e);
+  }
+  // Energy from the rounds: the set of every configuration when it is measured, else the hand-written ones'.
+  std::optional<EnergySetData> energy = read_mixed_energy(o, units, "all");
+  std::string set = "all";
+  if (!energy) {
+    energy = read_mixed_energy(o, energy_units(o, false), "configs");
+    set = "configs";
+  }
+  if (energy) {
+    res["energy"] = mixed_energy_json(*energy, set, configs);
+  } else {
+    res["energy"] = {{"note", "no energy rounds measured yet: run --stage energy"}};
   }
   res["configs"] = configs;
   res["missing_units"] = missing;
@@ -717,7 +682,11 @@ json merge_mixed(const MixedOptions& o) {
   }
   std::error_code ec;
   if (fs::exists(o.out + "/allocation.json", ec)) res["allocation"] = read_json(o.out + "/allocation.json");
-  res["options"] = {{"reps", o.reps}, {"ppl_tokens", o.ppl_tokens}, {"max_slots", o.max_slots},
+  if (energy) {
+    const std::optional<mq::energy::Coefficients> coeffs = energy_coefficients(o);
+    res["answers"] = mixed_answers(res["configs"], *energy, coeffs ? &*coeffs : nullptr, res["sensitivity"], c.n_layer);
+  }
+  res["options"] = {{"rounds", o.rounds}, {"gens", o.gens}, {"ppl_tokens", o.ppl_tokens}, {"max_slots", o.max_slots},
                     {"sensitivity_tokens", o.sensitivity_tokens}, {"calibration_windows", o.calibration},
                     {"prompt_tokens", o.prompt_tokens}, {"gen_tokens", o.gen_tokens}, {"meter", o.meter},
                     {"sensitivity_recipes", o.sensitivity_recipes}};
