@@ -269,9 +269,11 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
   std::string where;
   for (const auto& mo : res.value("measured_on", json::array())) {
     const json& um = mo["machine"];
-    where += fmt::format("{}{} (family {}, model {}), {} threads, {} units between {} and {}", where.empty() ? "" : "; ",
-                         um.value("cpu_model", "?"), um.value("cpu_family", -1), um.value("cpu_model_number", -1),
-                         mo.value("threads", 0), mo.value("units", 0), mo.value("first_date", "?"), mo.value("last_date", "?"));
+    const std::string host = um.value("host", "");
+    where += fmt::format("{}{}{} (family {}, model {}), {} threads, {} units between {} and {}", where.empty() ? "" : "; ",
+                         host.empty() ? "" : host + ": ", um.value("cpu_model", "?"), um.value("cpu_family", -1),
+                         um.value("cpu_model_number", -1), mo.value("threads", 0), mo.value("units", 0), mo.value("first_date", "?"),
+                         mo.value("last_date", "?"));
   }
   if (where.empty()) where = "no machine yet (no unit measured)";
   s += fmt::format("Measured on {}; merged by `{}` on {} (family {}, model {}) at {}. Energy source: `{}`{}.\n\n", where,
@@ -279,8 +281,10 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
                    manifest.value("date", ""), source,
                    measured ? "" : " — **modelled, not measured**: this machine exposes no RAPL or perf energy counter, so joules are "
                                    "the labelled model's estimate from time, bytes and operations (data/energy_model.json)");
-  if (res.value("machines", 1) > 1) s += "**Warning: the units were measured on more than one machine; speeds and joules compare only within one.**\n\n";
-  if (res.value("missing_units", 0) > 0) s += fmt::format("**{} configuration units are not measured yet.**\n\n", res["missing_units"].get<int>());
+  if (const std::string w = mixed_machines_warning(res); !w.empty()) s += "**" + w + "**\n\n";
+  if (res.contains("only_machine"))
+    s += fmt::format("Only the units measured on this machine ({} measured elsewhere are left out).\n\n", res.value("measured_elsewhere", 0));
+  if (const std::string m = mixed_missing_line(res); !m.empty()) s += "**" + m + "**\n\n";
   s += fmt::format("Quality over the test split's first {} tokens (KLD, PPL) and {} verb-tense slots{}; speed and energy the median of {} "
                    "repetitions (range in brackets), one generation of {} prompt + {} generated tokens each; GPTQ with {} calibration windows.\n\n",
                    o["ppl_tokens"].get<long long>(), o["max_slots"].get<long long>() == 0 ? std::string("all") : std::to_string(o["max_slots"].get<long long>()),
@@ -390,6 +394,31 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
   for (const char* q : {"rq1", "rq2", "rq3", "rq4", "rq5"})
     if (res["answers"].contains(q)) s += fmt::format("- **{}**: {}\n", q, res["answers"][q]["text"].get<std::string>());
   return s;
+}
+
+std::string mixed_machines_warning(const json& res) {
+  if (res.contains("only_machine")) return "";
+  const int cpus = res.value("machines", 1), hosts = res.value("hosts", 1);
+  if (cpus > 1)
+    return fmt::format("Warning: the units were measured on {} different CPUs ({} hosts): speeds and joules (modelled ones too, since the "
+                       "model charges time) mix machines and compare only within one; `--stage merge --per-machine` reports each "
+                       "machine alone (by-machine/).",
+                       cpus, hosts);
+  if (hosts > 1)
+    return fmt::format("Note: the units were measured on {} hosts with the same CPU: speeds and joules compare across them only as "
+                       "far as those hosts are alike; `--stage merge --per-machine` reports each alone (by-machine/).",
+                       hosts);
+  return "";
+}
+
+std::string mixed_missing_line(const json& res) {
+  const json& m = res.value("missing", json::array());
+  if (m.empty()) return "";
+  constexpr size_t kShown = 20;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < m.size() && i < kShown; ++i) names.push_back(m[i].get<std::string>());
+  return fmt::format("{} {} not measured: {}{}", m.size(), m.size() == 1 ? "unit is" : "units are", fmt::join(names, ", "),
+                     m.size() > kShown ? fmt::format(" and {} more", m.size() - kShown) : std::string());
 }
 
 std::string mixed_summary_text(const json& res) {
