@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what miniquant needs: the Debian packages (silent when everything is already there), then
+# Installs what miniquant needs: the Debian packages (silent when everything is already there; munge and
+# the Slurm daemons for the single-node Slurm test, tests/slurm/, and GNU parallel for scripts/slurm/), then
 # Node (from Debian when missing) and the pinned npm packages of the llama.cpp cross-check
 # (scripts/setup_node.sh).
 set -euo pipefail
@@ -11,6 +12,7 @@ PACKAGES=(
   doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev libssl-dev libhwloc-dev pkg-config
   python3-matplotlib
   clang libclang-rt-14-dev libomp-dev
+  munge slurmctld slurmd slurm-client parallel
 )
 
 missing=()

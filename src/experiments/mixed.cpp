@@ -62,6 +62,12 @@ minigpt::QuantPlan all_fp16(const std::string& id) {
 }
 
 
+// The CPU part of a unit's machine field: units whose CPUs match ran on the same hardware, whatever the host.
+json cpu_of(json machine) {
+  machine.erase("host");
+  return machine;
+}
+
 // Everything a run shares across units, built when the first unit of the shard needs measuring.
 struct Context {
   explicit Context(CorpusBundle c) : corpus(std::move(c)) {}
@@ -188,6 +194,21 @@ std::optional<json> find_unit(const MixedOptions& o, const MixedUnit& u, const s
   return std::nullopt;
 }
 
+// How the merge names a unit it lacks: kind/id, and "(failed)" when a runs folder holds its failed attempt.
+std::string missing_name(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
+  for (const auto& dir : all_runs_dirs(o)) {
+    std::error_code ec;
+    if (!fs::exists(unit_file(dir, u), ec)) continue;
+    try {
+      const json j = read_json(unit_file(dir, u));
+      if (j.value("key", "") == key && j.value("status", "") == "failed") return u.kind + "/" + u.id + " (failed)";
+    } catch (const mq::Error&) {
+      // unreadable: plainly missing
+    }
+  }
+  return u.kind + "/" + u.id;
+}
+
 struct Sens {
   json base;
   std::map<std::string, json> by_id;
@@ -195,9 +216,10 @@ struct Sens {
 
 }  // namespace
 
+// The host names the node of a cluster; the CPU fields say whether two nodes are the same hardware.
 json machine_brief() {
   const mq::CpuInfo c = mq::cpu_info();
-  return {{"cpu_model", c.model}, {"cpu_family", c.family}, {"cpu_model_number", c.model_number},
+  return {{"host", mq::host_name()}, {"cpu_model", c.model}, {"cpu_family", c.family}, {"cpu_model_number", c.model_number},
           {"cpu_stepping", c.stepping}, {"logical_cpus", c.logical_cpus}};
 }
 
@@ -611,21 +633,31 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
   return units;
 }
 
-json merge_mixed(const MixedOptions& o) {
+json merge_mixed(const MixedOptions& o, const json& only_machine) {
   const std::string sha = mq::sha256_file(o.model);
   const minigpt::ModelConfig c = mixed_model_config(o);
   json res = {{"seed", o.seed}, {"checkpoint_sha256", sha}};
   const std::vector<MixedUnit> units = energy_units(o, true);
   json configs = json::array();
-  int missing = 0;
+  int missing = 0, elsewhere = 0;
+  json missing_names = json::array();  // every unit the study needs and no runs folder has finished
   // The machines the units were measured on (not the merging one), each with its units' dates.
   std::map<std::string, json> machines;
+  std::set<std::string> cpus, hosts;
   for (const MixedUnit& u : units) {
-    auto j = find_unit(o, u, unit_key(o, u, sha));
+    const std::string key = unit_key(o, u, sha);
+    auto j = find_unit(o, u, key);
     if (!j) {
       ++missing;
+      missing_names.push_back(missing_name(o, u, key));
       continue;
     }
+    if (!only_machine.is_null() && (*j)["machine"] != only_machine) {
+      ++elsewhere;
+      continue;
+    }
+    cpus.insert(cpu_of((*j)["machine"]).dump());
+    hosts.insert((*j)["machine"].value("host", ""));
     json e = {{"config_id", u.id},
               {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : u.plan.rules.empty() ? "uniform" : "mixed"},
               {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"composite", (*j)["composite"]}, {"machine", (*j)["machine"]},
@@ -649,12 +681,37 @@ json merge_mixed(const MixedOptions& o) {
   }
   if (energy) {
     res["energy"] = mixed_energy_json(*energy, set, configs);
+    // Rounds a shard did not run are missing units too: the merge names them like the others.
+    for (int k = 0; k < o.rounds; ++k)
+      if (std::find(energy->round_indices.begin(), energy->round_indices.end(), k) == energy->round_indices.end()) {
+        ++missing;
+        missing_names.push_back(fmt::format("energy/{}/round-{:03d}", set, k));
+      }
   } else {
     res["energy"] = {{"note", "no energy rounds measured yet: run --stage energy"}};
   }
+  // Sensitivities are all or nothing: none is a study run without them (--stage configs); some but not
+  // all is a shard that did not finish, and the merge must say so.
+  {
+    json absent = json::array();
+    size_t total = 0;
+    for (const MixedUnit& u : sensitivity_units(o, c)) {
+      ++total;
+      const std::string key = unit_key(o, u, sha);
+      if (!find_unit(o, u, key)) absent.push_back(missing_name(o, u, key));
+    }
+    if (!absent.empty() && absent.size() < total)
+      for (auto& n : absent) missing_names.push_back(std::move(n));
+  }
   res["configs"] = configs;
   res["missing_units"] = missing;
-  res["machines"] = machines.size();
+  res["missing"] = missing_names;
+  if (!only_machine.is_null()) {
+    res["only_machine"] = only_machine;
+    res["measured_elsewhere"] = elsewhere;
+  }
+  res["machines"] = cpus.size();  // distinct CPUs: speeds and joules of different ones do not compare
+  res["hosts"] = hosts.size();
   res["measured_on"] = json::array();
   for (auto& [k, v] : machines) res["measured_on"].push_back(std::move(v));
   // Sensitivities, when complete.

@@ -96,8 +96,13 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
   std::vector<std::vector<int32_t>> calibration;
   for (size_t i = 0; i < units.size(); ++i) {
     const MixedUnit& u = units[i];
-    const std::string cache = cached_model_path(o, u, unit_key(o, u, sha));
+    // The quality stage's cache, here or beside any other shard's runs folder (a shared filesystem).
+    std::string cache = cached_model_path(o, u, unit_key(o, u, sha));
     std::error_code ec;
+    for (const auto& dir : runs_dirs(o)) {
+      const std::string other = (fs::path(dir).parent_path() / "cache" / fs::path(cache).filename()).string();
+      if (!fs::exists(cache, ec) && fs::exists(other, ec)) cache = other;
+    }
     if (u.plan.is_identity()) {
       models[u.id] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
       models[kMixedControl] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
