@@ -121,7 +121,7 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
   // 4-block tile and its remainder) and n up to 13 (an 8-token tile and its remainder), not rows 130 or n 64.
   const bool isa_path = std::string(dynamic_kernel_name()) != "portable";
   const bool reduced = testsizes::reduced();
-  MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name()) << (reduced ? " (reduced sizes)" : ""));
+  MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name()) + (reduced ? " (reduced sizes)" : ""));
   const std::vector<int64_t> row_counts = reduced ? std::vector<int64_t>{5, 70} : std::vector<int64_t>{5, 70, 130};
   const std::vector<int64_t> token_counts = reduced ? std::vector<int64_t>{1, 2, 8, 13} : std::vector<int64_t>{1, 2, 8, 13, 64};
   double overall[2] = {0.0, 0.0};
