@@ -7,6 +7,10 @@
 set(MQ_KERNELS_ONLY_OPT -O2 CACHE STRING "Optimization level of the kernels-only build")
 set(CMAKE_CXX_FLAGS_RELEASE "${MQ_KERNELS_ONLY_OPT} -DNDEBUG")
 
+# gcc's aarch64 note that passing std::pair<double, double> changed ABI in gcc 10.1 (-Wpsabi) concerns binaries mixed
+# with gcc < 10 code; nothing here is.
+list(APPEND MQ_WARNINGS -Wno-psabi)
+
 # Header-only backends: the host's arch-independent copies (the toolchain file says how they are found).
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(nlohmann_json REQUIRED)
