@@ -26,7 +26,7 @@ stage() {
   stages+=("${name}: $(( $(date +%s) - t0 )) s")
 }
 
-stage "setup (packages)" bash scripts/setup.sh
+stage "setup (packages)" bash scripts/setup.sh --aarch64
 stage "release: configure and build" bash -c "cmake --preset release >/dev/null && cmake --build --preset release -j ${jobs}"
 # Every test, slow ones and the lab graders (label lab) included.
 stage "release: ctest" ctest --preset release -j "${jobs}"
