@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-15}
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)" >/dev/null
-build=build/fuzz
+# FUZZ_PRESET=sanitize: the test command's sanitizer build, which holds the fuzz targets too.
+preset=${FUZZ_PRESET:-fuzz}
+cmake --preset "${preset}" >/dev/null
+cmake --build --preset "${preset}" -j "$(nproc)" --target fuzz_all >/dev/null
+build=build/${preset}
 rm -rf "${build}/seeds"
 "${build}/fuzz/make_fuzz_seeds" "${build}/seeds"
 # 7 targets x 15 s: under two minutes of fuzzing.
