@@ -64,7 +64,7 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
                        sci(k.at("low")), sci(k.at("high")), row.at("top1").get<double>(), row.at("ppl").get<double>(),
                        d.at("mean").get<double>(), d.at("low").get<double>(), d.at("high").get<double>(),
                        row.at("verb_tense_accuracy").get<double>(),
-                       row.at("quantizer").get<std::string>().starts_with("ours") ? "`" + row.at("recipe").get<std::string>() + "`" : "");
+                       row.at("quantizer").get<std::string>().starts_with("ours") ? fmt::format("`{}`", row.at("recipe").get<std::string>()) : "");
     }
 
   s += "\n### The goals: KLD ratios (ours / llama.cpp's; below 1: ours is closer to fp32)\n\n";

@@ -243,8 +243,8 @@ std::string gptq_vs_rtn(const std::vector<SchemeRow>& rows) {
                        base, c.kl_mean, c.kl_low, c.kl_high, b.kl_mean, c.dppl, b.dppl, c.top1, b.top1,
                        ov ? "overlap (the difference is inside the noise)" : "do not overlap");
     }
-    // The shrink-grid scale search (-search) under GPTQ, against plain GPTQ.
-    for (const std::string v : {"-search-gptq", "-search-gptq-act-order"})
+    // The shrink-grid scale search under GPTQ, plain (-search) or weighted by importance (-imatrix), against plain GPTQ.
+    for (const std::string v : {"-search-gptq", "-search-gptq-act-order", "-imatrix-gptq", "-imatrix-gptq-act-order"})
       if (const SchemeRow* sr = row(base + v)) {
         const Divergence& c = *sr->quality->divergence;
         const bool ov = c.kl_high >= b.kl_low && b.kl_high >= c.kl_low;

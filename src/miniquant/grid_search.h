@@ -1,7 +1,8 @@
 // The scale search for the intN-gG schemes (a recipe's -search / -imatrix): the grid of the reference GPTQ
 // implementation's `mse` option. For each group, the range is shrunk by p = 1.00, 0.99, ..., 0.20 (81
-// candidates); each candidate's grid is built exactly as round-to-nearest builds it (symmetric_grid /
-// asymmetric_grid on the shrunk range: fp16 scale, zero-point) and scored by sum_i w_i |x_i - x'_i|^2.4 with
+// candidates); each candidate's grid is built as round-to-nearest builds it (symmetric_grid /
+// asymmetric_grid on the shrunk range: fp16 scale, zero-point; symmetric ones may also use the code -(qmax + 1),
+// Grid::full_range) and scored by sum_i w_i |x_i - x'_i|^2.4 with
 // x' what the stored codes decode to; the lowest score wins, ties going to the larger p, so p = 1 (plain
 // round-to-nearest) stays unless a shrunk grid beats it. Weights w_i: an importance per input column, or 1.
 #pragma once
