@@ -24,7 +24,8 @@ add_library(mq_fmt STATIC ${CMAKE_SOURCE_DIR}/cmake/fmt_compiled.cpp)
 add_library(fmt::fmt ALIAS mq_fmt)
 
 # The ops: formats, quantizers (with the K families of kquant/: the format table holds them), packing, kernels,
-# GPTQ, QuantizedLinear. Left out: util/sysinfo.cpp (OpenSSL), and what no test below links (roofline probes, .npy and checked-file I/O, run statistics, energy/, gguf/).
+# GPTQ, QuantizedLinear. Left out: util/sysinfo.cpp (OpenSSL), and what no test below links (roofline probes,
+# .npy and checked-file I/O, run statistics, energy/, gguf/).
 file(GLOB MQ_SOURCES CONFIGURE_DEPENDS src/miniquant/*.cpp src/miniquant/kernels/*.cpp src/miniquant/kquant/*.cpp
      src/miniquant/util/*.cpp)
 list(REMOVE_ITEM MQ_SOURCES ${CMAKE_SOURCE_DIR}/src/miniquant/util/sysinfo.cpp ${CMAKE_SOURCE_DIR}/src/miniquant/util/io.cpp
