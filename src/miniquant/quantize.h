@@ -48,8 +48,8 @@ struct Grid {
   float scale = 0.0f;       // the same value as float: codes are computed with it
   int zero = 0;             // stored zero-point (asymmetric) or 2^(bits-1) (symmetric)
   // Symmetric grids of the scale search (grid_search.h) only: codes may also take -(qmax + 1), the field 0 the
-  // round-to-nearest grid leaves unused (the storage and every kernel decode it as s (0 - z)); their scale may
-  // be negative, which puts a group's largest weight on that longer end whichever its sign.
+  // round-to-nearest grid leaves unused (the storage and every kernel decode it as s (0 - z)), so a group whose
+  // largest weight is negative can put it on that longer end.
   bool full_range = false;
 };
 // Symmetric grid: s = fp16(absmax / qmax). An all-zero group gets s = 0 (codes 0). When rounding s
