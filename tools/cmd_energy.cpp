@@ -14,11 +14,15 @@
 #include "experiments/energy_report.h"
 #include "experiments/energy_run.h"
 #include "experiments/experiment_io.h"
+#include "miniquant/energy/model.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "experiments/workspace.h"
+#include "miniquant/util/path_name.h"
 #include "quant_map.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -52,14 +56,27 @@ void check_out(const std::string& out) {
 
 void run(EnergyCli& cli) {
   if (cli.report_only) {
-    const nlohmann::json summary = mqexp::read_json(cli.out + "/summary.json");
-    write_figures_and_text(cli.out, summary, cli.plot);
+    const std::string file = cli.out + "/summary.json";
+    const nlohmann::json summary = mqexp::read_json(file);
+    mqexp::check_energy_summary(summary, file);
+    mq::interpret_json(file, [&] { write_figures_and_text(cli.out, summary, cli.plot); });
     fmt::print("redrew report.txt, the figures and README of {} from its summary.json\n", cli.out);
     return;
   }
   mqexp::EnergyOptions& o = cli.o;
+  // Method names name trial folders (trials/<method>/): each must be a safe file name. A quant map's
+  // config_id is checked when the map is read.
+  for (const auto* list : {&o.methods, &o.gpt2_methods})
+    for (const auto& m : *list) mq::check_path_name(m, list == &o.methods ? "--methods: method" : "--gpt2-methods: method");
   for (const auto& f : cli.quant_maps) o.quant_maps.push_back(read_quant_map(f));
   mqexp::validate(o);
+  std::vector<mq::FlagPath> inputs = {{"--model", o.model}, {"--coefficients", o.roots.coefficients}};
+  for (const auto& f : cli.quant_maps) inputs.push_back({"--quant-map", f});
+  mq::check_folder_outputs("--out", cli.out, {"summary.json", "manifest.json", "report.txt", "README.md", "energy_phases.png",
+                                              "energy_accuracy.png", "energy_batch.png", "energy_model.calibrated.json"},
+                           inputs);
+  // Read now, whichever meter runs (the manifest records it): a bad file is one line before any work.
+  (void)mq::energy::load_coefficients(o.roots.coefficients);
   check_out(cli.out);
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -67,6 +84,11 @@ void run(EnergyCli& cli) {
   fmt::print(stderr, "energy: seed {}, {} threads, meter {} -> {}\n", o.seed, omp_get_max_threads(), o.meter, cli.out);
   // Trial files are written between methods, never inside a measured loop.
   o.on_trial = [&](const std::string&, const std::string& folder, const std::string& kind, int index, const nlohmann::json& t) {
+    // "<method>" or "<method>@<model>": checked again where it becomes a path, whatever named it.
+    for (size_t from = 0, at = 0; at != std::string::npos; from = at + 1) {
+      at = folder.find('@', from);
+      mq::check_path_name(std::string_view(folder).substr(from, at == std::string::npos ? std::string::npos : at - from), "trial folder");
+    }
     const std::string dir = cli.out + "/trials/" + folder;
     std::filesystem::create_directories(dir);
     const std::string base = fmt::format("{}/{}_{}", dir, kind == "warmup" ? "warmup" : "trial", index);
@@ -148,6 +170,7 @@ void register_energy(CLI::App& app) {
   cmd->add_flag("--calibrate", o.calibrate, "fit the model's coefficients from a real meter (writes energy_model.calibrated.json)");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
   cmd->add_flag("--report-only", cli->report_only, "only redraw report.txt, figures and README of --out from summary.json");
+  add_no_verify_flag(cmd);
   cmd->callback([cli] { run(*cli); });
 }
 

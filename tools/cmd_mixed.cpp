@@ -17,6 +17,7 @@
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "validators.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -75,6 +76,9 @@ void run(MixedCli& cli) {
     throw mq::UsageError(fmt::format("--shard {}: expected i/n, e.g. 0/2", cli.shard));
   }
   mqexp::validate(o);
+  mq::check_folder_outputs("--out", o.out, {"results.json", "manifest.json", "README.md", "allocation.json", "pareto_epi.png",
+                                            "pareto_bytes.png", "sensitivity.png"},
+                           {{"--model", o.model}, {"--coefficients", o.roots.coefficients}});
   mq::check_writable_dir(o.out);  // before the long run, not after it
   const mq::Stopwatch clock;
   const auto say = [&](const std::string& line) { fmt::print(stderr, "[{:6.0f} s] {}\n", clock.seconds(), line); };
@@ -137,6 +141,7 @@ void register_mixed(CLI::App& app) {
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "energy run: prompt length")->capture_default_str();
   cmd->add_option("--gen-tokens", o.gen_tokens, "energy run: generated tokens")->capture_default_str();
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
+  add_no_verify_flag(cmd);
   cmd->callback([cli] { run(*cli); });
 }
 

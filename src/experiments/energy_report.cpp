@@ -5,6 +5,10 @@
 
 #include <fmt/core.h>
 
+#include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
+#include "miniquant/util/json_shape.h"
+
 namespace mqexp {
 namespace {
 
@@ -41,7 +45,61 @@ std::string source_line(const json& s) {
                      measured ? "measured by hardware counters" : "MODELLED: estimates from time, bytes and operations, not measurements");
 }
 
+// What the report and the README block read (json_shape.h): the top of a summary, a method that ran,
+// and one that failed.
+const json& summary_spec() {
+  static const json spec = json::parse(R"({
+    "measured": "bool", "energy_source": "string", "warning?": "string",
+    "hardware": {"cpu_model": "string", "threads_used": "int", "kernel": "string", "governor": "string|null",
+                 "meters": [{"meter": "string", "available": "bool", "reason?": "string"}]},
+    "options": {"trials": "int", "warmup": "int", "prompt_tokens": "int", "gen_tokens": "int", "batch": ["int"],
+                "batch_steps": "int", "batch_prompt": "int"},
+    "models": {"*": {"methods": [{"status": "string", "method": "string"}]}},
+    "machine?": {"cpu_model?": "string", "cpu_family?": "int", "cpu_model_number?": "int", "cpu_stepping?": "int",
+                 "load_average?": {"one?": "number"}},
+    "seconds?": "number", "date?": "string",
+    "model_coefficients?": {"file?": "string",
+                            "coefficients": {"static_watts": {"value": "number", "source": "any"},
+                                             "*": {"value": "number", "source": "any"}}}
+  })");
+  return spec;
+}
+const json& method_spec() {
+  static const json spec = [] {
+    const json stat = {{"mean", "number"}, {"ci95_low", "number"}, {"ci95_high", "number"}, {"outliers", "array"}};
+    const json phase = {{"joules_per_token", stat}, {"joules", stat}, {"watts", stat}, {"tokens_per_s", stat}, {"seconds", stat}};
+    const json saving = {{"|", json::array({"null", {{"saving", "number"}, {"saving_ci95_low", "number"}, {"saving_ci95_high", "number"}}})}};
+    return json{{"scheme", "any"},
+                {"phases", {{"total", phase}, {"decode", phase}, {"prefill", phase}, {"post", phase}}},
+                {"accuracy", "object"},
+                {"peak_rss_bytes", "number"},
+                {"parameter_bytes", "number"},
+                {"batch", json::array({{{"batch", "int"}, {"total", {{"joules_per_token", stat}}}, {"decode", {{"tokens_per_s", stat}}}}})},
+                {"savings_vs_float32?",
+                 {{"energy_per_token", {{"total", saving}, {"decode", saving}, {"prefill", saving}}}, {"latency", saving}}}};
+  }();
+  return spec;
+}
+
 }  // namespace
+
+void check_energy_summary(const json& s, const std::string& file) {
+  mq::check_json_shape(s, summary_spec(), file);
+  if (!s.at("measured").get<bool>() && !s.contains("model_coefficients"))
+    throw mq::Error(fmt::format("{}: /: key \"model_coefficients\" is missing (a modelled run records its coefficients); the file is "
+                                "corrupt or not the one meant",
+                                file));
+  for (const auto& [key, model] : s.at("models").items()) {
+    const json& ms = model.at("methods");
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const std::string at = fmt::format("/models/{}/methods/{}", mq::clip_text(key, 40), i);
+      if (ms[i].at("status") == "ok")
+        mq::check_json_shape(ms[i], method_spec(), file, at);
+      else
+        mq::check_json_shape(ms[i], json{{"error", "string"}}, file, at);
+    }
+  }
+}
 
 std::string energy_report_text(const json& s) {
   std::string t = "miniquant energy: energy per token by inference phase\n";

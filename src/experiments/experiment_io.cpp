@@ -28,17 +28,20 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
   mq::write_file_atomic(path, j.dump(2) + "\n");
 }
 
-nlohmann::json read_json(const std::string& path) {
-  const std::string text = mq::read_file(path);
-  return mq::parse_json_checked(text, path);
-}
+nlohmann::json read_json(const std::string& path) { return mq::read_json_file(path); }
 
 void run_plot(const std::string& script, const std::vector<std::string>& args) {
   std::string cmd = fmt::format("{} {}", quote(kPython), quote(fmt::format("{}/{}", kPlotDir, script)));
   for (const auto& a : args) cmd += fmt::format(" {}", quote(a));
   const mq::CommandOutput r = mq::run_command(cmd + " 2>&1");
-  if (r.code != 0)
-    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {}", script, kPython, r.out));
+  if (r.code != 0) {
+    // One line: the script's last line (a traceback ends with the exception); the command reproduces the rest.
+    std::string last = r.out;
+    while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
+    last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
+    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {} (run `{}` to see all of it)", script,
+                                kPython, mq::clip_text(last, 200), mq::clip_text(cmd, 200)));
+  }
 }
 
 std::string generated_block(const std::string& text) {

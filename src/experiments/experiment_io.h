@@ -14,7 +14,9 @@ inline const std::string kPlotDir = MQ_SOURCE_DIR "/experiments/plot";
 inline const std::string kPython = "/usr/bin/python3";
 
 void write_json_atomic(const std::string& path, const nlohmann::json& j);
-nlohmann::json read_json(const std::string& path);  // mq::Error naming the file when missing or malformed
+// mq::read_json_file (size cap, depth, duplicate keys, memory budget): mq::Error naming the file when
+// missing, too large or malformed.
+nlohmann::json read_json(const std::string& path);
 
 // Runs `kPython kPlotDir/<script> args...`; mq::Error with its output when it fails.
 void run_plot(const std::string& script, const std::vector<std::string>& args);

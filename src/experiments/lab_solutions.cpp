@@ -279,7 +279,7 @@ std::string sol03(const Sources& s, const std::string& root) {
 std::vector<std::pair<std::string, std::string>> lab_solutions(const std::string& root) {
   Sources s;
   const std::string dir = root + "/experiments/26-quant-curve";
-  s.sweep = sweep_results_from_json(read_json(dir + "/results.json"));
+  s.sweep = sweep_results_from_json(read_json(dir + "/results.json"), dir + "/results.json");
   s.manifest = read_json(dir + "/manifest.json");
   const std::string date = s.manifest.value("date", std::string("an unrecorded date"));
   std::string commit = "an unrecorded commit";

@@ -22,6 +22,8 @@
 #include "experiments/sweep.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
+#include "miniquant/util/path_name.h"
+#include "minigpt/safetensors.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
@@ -37,14 +39,13 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-// A config_id becomes a file name: letters, digits, '.', '_', '-', not starting with '.'.
-bool usable_id(const std::string& s) {
-  if (s.empty() || s.size() > 80 || s[0] == '.') return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'; });
-}
-
 std::string runs_dir(const std::string& out) { return out + "/runs"; }
-std::string unit_file(const std::string& dir, const MixedUnit& u) { return dir + "/" + u.kind + "/" + u.id + ".json"; }
+// The id (a config_id, or made here) names the file: checked again where it becomes a path.
+std::string unit_file(const std::string& dir, const MixedUnit& u) {
+  mq::check_path_name(u.kind, "unit kind");
+  mq::check_path_name(u.id, "unit id");
+  return dir + "/" + u.kind + "/" + u.id + ".json";
+}
 
 minigpt::QuantPlan study_plan(minigpt::QuantPlan p, const MixedOptions& o) {
   p.gptq.calibration_windows = o.calibration;
@@ -219,9 +220,10 @@ std::optional<json> finished(const std::string& path, const std::string& key) {
   if (!fs::exists(path, ec)) return std::nullopt;
   try {
     json j = read_json(path);
-    if (j.value("key", "") == key && j.value("status", "") == "ok") return j;
-  } catch (const mq::Error&) {
-    // A truncated or foreign file is measured again (writes are atomic, so this is not ours).
+    if (j.is_object() && j.value("key", json()) == key && j.value("status", json()) == "ok") return j;
+  } catch (const std::exception&) {
+    // A truncated or foreign file (not JSON, not an object, or too large) is measured again (writes are
+    // atomic, so this is not ours).
   }
   return std::nullopt;
 }
@@ -270,10 +272,7 @@ std::vector<minigpt::QuantPlan> load_mixed_configs(const std::string& dir) {
   std::vector<minigpt::QuantPlan> plans;
   std::set<std::string> ids = {"fp32"};  // the baseline's id is taken
   for (const auto& f : files) {
-    minigpt::QuantPlan p = minigpt::read_quant_map(f, f);
-    if (!usable_id(p.id))
-      throw mq::UsageError(fmt::format("{}: config_id \"{}\" must be 1-80 letters, digits, '.', '_' or '-' (it names the result file)",
-                                       f, mq::clip_text(p.id)));
+    minigpt::QuantPlan p = minigpt::read_quant_map(f, f);  // its config_id checked there: it names the result file
     if (!ids.insert(p.id).second) throw mq::UsageError(fmt::format("{}: config_id \"{}\" is used by another configuration", f, p.id));
     plans.push_back(std::move(p));
   }
@@ -333,7 +332,7 @@ minigpt::ModelConfig mixed_model_config(const MixedOptions& o) {
 }
 
 UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& units, const MixedProgress& progress) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   // Every plan against the model's shape before any unit runs: a map naming layer 7 of a 4-layer model
   // stops the run here, not after an hour of other units.
   const minigpt::ModelConfig shape = mixed_model_config(o);
@@ -399,7 +398,7 @@ UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& un
 namespace {
 
 Sens read_sensitivities(const MixedOptions& o, const minigpt::ModelConfig& c) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   Sens s;
   int missing = 0;
   for (const MixedUnit& u : sensitivity_units(o, c)) {
@@ -578,7 +577,7 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
 
   // Energy budgets: the same knapsack with each option's resource its fitted joules per token (in nJ, an
   // integer), budgets the measured J/token of every uniform configuration. Needs the configurations measured.
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   if (const auto fit = fit_energy(o, c, sha)) {
     alloc["energy_fit"] = fit->to_json();
     AllocationSetup e = a;
@@ -645,7 +644,7 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
 }
 
 json merge_mixed(const MixedOptions& o) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   const minigpt::ModelConfig c = mixed_model_config(o);
   json res = {{"seed", o.seed}, {"checkpoint_sha256", sha}};
   std::vector<MixedUnit> units = config_units(o);

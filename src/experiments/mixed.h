@@ -101,7 +101,8 @@ std::optional<EnergyFit> fit_energy_per_weight(const std::vector<std::map<std::s
 nlohmann::json merge_mixed(const MixedOptions& o);
 
 // The key a unit file must carry to be reused: a hash of its plan and of every option that changes
-// what it measures.
+// what it measures. `checkpoint_sha256` is minigpt::content_sha256 of the checkpoint: its content, not
+// the checksums it records, so adding checksums to a checkpoint keeps its units' keys.
 std::string unit_key(const MixedOptions& o, const MixedUnit& u, const std::string& checkpoint_sha256);
 
 }  // namespace mqexp

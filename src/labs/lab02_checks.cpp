@@ -105,7 +105,7 @@ void block_c(Checks& c, const std::string& dir) {
   if (!std::filesystem::exists(path))
     throw std::runtime_error(fmt::format("lab 02 block C: not implemented yet: no sweep output at {} (run `miniquant sweep "
                                          "--out {}`)", path, dir));
-  const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(path));
+  const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(path), path);
   std::string missing;
   long long tokens = -1;
   bool same_split = true, fp16_embedding = true;
@@ -205,7 +205,7 @@ Lab make(const LabOptions& o) {
   lab.blocks = {
       {"A", "pareto_frontier: the lower-left frontier",
        [committed](Checks& c) {
-         const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(committed));
+         const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(committed), committed);
          block_a(c, &res);
        },
        {}},

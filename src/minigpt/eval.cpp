@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/first_error.h"
 #include "minigpt/ops.h"
 
 namespace minigpt {
@@ -41,12 +42,22 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   const std::vector<ScoreWindow> windows = score_windows(L, window, stride);
 
   std::vector<double> logp(windows.size());
+  mq::FirstError error;
 #pragma omp parallel for schedule(dynamic, 4)
   for (size_t i = 0; i < windows.size(); ++i) {
-    const ScoreWindow& w = windows[i];
-    const std::vector<int32_t> tokens(s.begin() + w.begin, s.begin() + w.end);
-    logp[i] = m.score(tokens, static_cast<int>(w.first - w.begin), static_cast<int>(w.end - w.begin));
+    error.run(i, [&] {
+      const ScoreWindow& w = windows[i];
+      const std::vector<int32_t> tokens(s.begin() + w.begin, s.begin() + w.end);
+      try {
+        logp[i] = m.score(tokens, static_cast<int>(w.first - w.begin), static_cast<int>(w.end - w.begin));
+      } catch (const mq::UsageError&) {
+        throw;
+      } catch (const mq::Error& e) {  // a non-finite logit: say which window of the split
+        throw mq::Error(fmt::format("perplexity window {} (split tokens {}..{}): {}", i, w.begin, w.end, e.what()));
+      }
+    });
   }
+  error.rethrow();
   double total = 0.0;
   for (double v : logp) total += v;
 
@@ -139,8 +150,9 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
   std::vector<int> outcome(static_cast<size_t>(n_items));
   std::vector<double> margin(static_cast<size_t>(n_items), std::nan(""));
   std::vector<Construction> kind(static_cast<size_t>(n_items));
+  mq::FirstError error;
 #pragma omp parallel for schedule(dynamic, 4)
-  for (size_t i = 0; i < tasks.size(); ++i) {
+  for (size_t i = 0; i < tasks.size(); ++i) error.run(i, [&] {
     const Task& task = tasks[i];
     const Story& st = *task.story;
     // <sep> + the story up to the end of the last slot's sentence, cropped on the left to fit n_ctx.
@@ -169,7 +181,7 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
         where.push_back(at);
       }
     }
-    if (spans.empty()) continue;
+    if (spans.empty()) return;
     const auto scores = slot_scores(m, ids, spans);
     for (size_t k = 0; k < spans.size(); ++k) {
       const auto& sc = scores[k];
@@ -178,7 +190,8 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
       const size_t t = static_cast<size_t>(spans[k].truth);
       margin[static_cast<size_t>(where[k])] = sc[t] - std::max(sc[(t + 1) % 3], sc[(t + 2) % 3]);
     }
-  }
+  });
+  error.rethrow();
   for (int64_t i = 0; i < n_items; ++i) {
     const int o = outcome[static_cast<size_t>(i)];
     if (o == -1) {

@@ -2,6 +2,7 @@
 #include "minigpt/train.h"
 #include "miniquant/util/timer.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "minigpt/tensor_checks.h"
 
 namespace minigpt {
@@ -144,11 +146,14 @@ void Trainer::load(const std::string& path) {
       throw fail(fmt::format("no \"{}\" metadata: a model-only checkpoint cannot resume training", k));
     return it->second;
   };
+  // Exactly a decimal number in [0, INT_MAX]: stoi read "12abc" as 12, and a negative step is no state of ours.
   int step = 0;
-  try {
-    step = std::stoi(meta(kMetaStep));
-  } catch (const std::logic_error&) {
-    throw fail("train_step metadata is not an integer");
+  {
+    const std::string text = meta(kMetaStep);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), step);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || step < 0)
+      throw fail(fmt::format("train_step metadata \"{}\" is not a step number (a non-negative integer); the checkpoint is corrupt",
+                             mq::clip_text(text)));
   }
   std::mt19937_64 rng;
   std::istringstream rs(meta(kMetaRng));
@@ -165,6 +170,7 @@ void Trainer::load(const std::string& path) {
     }
   }
   std::memcpy(m_.params(), loaded.params(), m_.num_params() * sizeof(float));
+  note_if_unverified(path, f.checksums);
   m1_ = std::move(m1);
   m2_ = std::move(m2);
   rng_ = rng;
