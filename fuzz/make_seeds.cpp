@@ -5,6 +5,8 @@
 // and string lengths beyond the file, overlapping / misaligned / out-of-range tensor offsets.
 #include <cstdio>
 #include <cstdint>
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -299,6 +301,86 @@ void quant_map_seeds() {
   put("quant_map", "types.json", R"({"config_id": 7, "default": ["int4-g64"], "layer_groups": {"layers": 1}})");
 }
 
+// ---- experiment files: energy coefficients, energy summary, ceilings ---------------------------------
+
+// A committed file of the project (seeds start from what the program really reads).
+nlohmann::json committed(const std::string& rel) {
+  return nlohmann::json::parse(mq::read_file(std::string(MQ_SOURCE_DIR) + "/" + rel));
+}
+
+void experiment_file_seeds() {
+  const nlohmann::json coef = committed("data/energy_model.json");
+  put("energy_coefficients", "shipped.json", coef.dump(1));
+  nlohmann::json c = coef;
+  c["coefficients"]["static_watts"]["value"] = -1;
+  put("energy_coefficients", "negative.json", c.dump());
+  c = coef;
+  c["coefficients"]["joules_per_byte_DRAM"]["value"] = "many";
+  c["calibrated"] = "yes";
+  put("energy_coefficients", "types.json", c.dump());
+  c = coef;
+  c["coefficients"].erase("joules_per_op_int8");
+  put("energy_coefficients", "missing.json", c.dump());
+  put("energy_coefficients", "deep_10000.json", R"({"coefficients": )" + nested(10000) + "}");
+  put("energy_coefficients", "duplicate.json", R"({"coefficients": {"static_watts": {"value": 1}, "static_watts": {"value": 2}}})");
+  put("energy_coefficients", "huge_value.json", R"({"coefficients": {"static_watts": {"value": 1e999}}})");
+
+  // The committed summary cut to fit max_len (~39 KB): two methods of each model, statistics reduced to
+  // what the report reads (mean, interval, outliers), no per-trial values or work.
+  nlohmann::json s = committed("experiments/28-energy/summary.json");
+  const auto cut_stats = [](nlohmann::json& phase) {
+    phase.erase("work");
+    for (auto& st : phase)
+      if (st.is_object())
+        for (const char* k : {"values", "median", "min", "max", "sd", "n"}) st.erase(k);
+  };
+  for (auto& model : s["models"]) {
+    nlohmann::json& ms = model["methods"];
+    ms.erase(ms.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(ms.size())), ms.end());
+    for (auto& m : ms) {
+      m.erase("warmup");
+      if (m.contains("savings_vs_float32")) m["savings_vs_float32"].erase("batch_energy_per_token");
+      for (auto& p : m["phases"]) cut_stats(p);
+      for (auto& b : m["batch"])
+        for (const char* part : {"decode", "post", "total"})
+          if (b.contains(part)) cut_stats(b[part]);
+    }
+  }
+  s["hardware"].erase("caches");
+  s["hardware"].erase("cpu_flags");
+  s.erase("machine");
+  put("energy_summary", "committed_cut.json", s.dump());
+  nlohmann::json f = s;
+  f["models"]["minigpt"]["methods"][1] = {{"method", "int8"}, {"status", "failed"}, {"error", "it broke"}};
+  put("energy_summary", "failed_method.json", f.dump());
+  f = s;
+  f["measured"] = true;
+  f.erase("model_coefficients");
+  put("energy_summary", "measured.json", f.dump());
+  f = s;
+  f["models"]["minigpt"]["methods"][0]["phases"].erase("total");
+  put("energy_summary", "missing_phase.json", f.dump());
+  f = s;
+  f["models"]["minigpt"]["methods"][1]["savings_vs_float32"]["energy_per_token"]["total"] = nullptr;
+  put("energy_summary", "null_saving.json", f.dump());
+  put("energy_summary", "array.json", "[1, 2]");
+  put("energy_summary", "deep.json", R"({"models": )" + nested(10000) + "}");
+
+  const nlohmann::json ceil = committed("experiments/01-roofline/ceilings.json");
+  put("ceilings", "committed.json", ceil.dump());
+  nlohmann::json k = ceil;
+  k["threads"] = {-2147483647 - 1, 2147483647};
+  put("ceilings", "extreme_threads.json", k.dump());
+  k = ceil;
+  k["levels"][0]["bytes"] = "big";
+  put("ceilings", "types.json", k.dump());
+  k = ceil;
+  k["ceilings"] = nlohmann::json::array();
+  put("ceilings", "no_ceilings.json", k.dump());
+  put("ceilings", "array.json", "[1, 2]");
+  put("ceilings", "deep.json", R"({"levels": )" + nested(10000) + "}");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,5 +396,6 @@ int main(int argc, char** argv) {
   npy_seeds();
   gguf_seeds();
   quant_map_seeds();
+  experiment_file_seeds();
   return 0;
 }

@@ -236,9 +236,15 @@ TEST_CASE("class smaller items: empty lists, groups that do not fit, empty matri
   }
   minigpt::Trainer fine(m, tc);
   CHECK_NOTHROW(fine.load(ck));
+  // Through the CLI: refused before the corpus is generated, in one line (the file holds the last of the
+  // bad steps above, 99999999999, beyond int).
+  const std::string model_json = write_test_file(dir, "model.json", kModelJson);
+  check_error(run_cli("train --config " + model_json + " --train-config " + write_test_file(dir, "t.json", valid_train_json()) +
+                      " --resume " + dir + "/bad_step.safetensors --out " + dir + "/after.safetensors"),
+              1, {"bad_step.safetensors: train_step metadata \"99999999999\" is not a step number"});
 
   // Config values out of range are one class with one code (2) beyond 32 bits as below them.
-  const std::string train = write_test_file(dir, "t.json", valid_train_json());
+  const std::string train = dir + "/t.json";
   for (const char* field : {R"({"d_model": 4294967552})", R"({"d_model": 1048576})", R"({"n_ctx": 5000000000})", R"({"n_ctx": 200000})"}) {
     CAPTURE(field);
     json j = json::parse(std::string(kModelJson));

@@ -50,6 +50,8 @@ void run(const TrainOptions& o) {
     not_log.push_back({"checkpoint_path", tc.checkpoint_path});
     mq::check_output_file({"--log", o.log}, not_log);
   }
+  // A checkpoint that cannot resume fails now, in one line, not after the corpus and the first lines of the run.
+  if (!tc.resume_from.empty()) minigpt::check_resume_checkpoint(tc.resume_from);
   tc.seed = o.seed;
   std::ofstream log;
   if (!o.log.empty()) {
