@@ -5,7 +5,6 @@
 // and string lengths beyond the file, overlapping / misaligned / out-of-range tensor offsets.
 #include <cstdio>
 #include <cstdint>
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -325,33 +324,12 @@ void experiment_file_seeds() {
   put("energy_coefficients", "duplicate.json", R"({"coefficients": {"static_watts": {"value": 1}, "static_watts": {"value": 2}}})");
   put("energy_coefficients", "huge_value.json", R"({"coefficients": {"static_watts": {"value": 1e999}}})");
 
-  // The committed summary cut to fit max_len (~39 KB): two methods of each model, statistics reduced to
-  // what the report reads (mean, interval, outliers), no per-trial values or work.
-  nlohmann::json s = committed("experiments/28-energy/summary.json");
-  const auto cut_stats = [](nlohmann::json& phase) {
-    phase.erase("work");
-    for (auto& st : phase)
-      if (st.is_object())
-        for (const char* k : {"values", "median", "min", "max", "sd", "n"}) st.erase(k);
-  };
-  for (auto& model : s["models"]) {
-    nlohmann::json& ms = model["methods"];
-    ms.erase(ms.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(ms.size())), ms.end());
-    for (auto& m : ms) {
-      m.erase("warmup");
-      if (m.contains("savings_vs_float32")) m["savings_vs_float32"].erase("batch_energy_per_token");
-      for (auto& p : m["phases"]) cut_stats(p);
-      for (auto& b : m["batch"])
-        for (const char* part : {"decode", "post", "total"})
-          if (b.contains(part)) cut_stats(b[part]);
-    }
-  }
-  s["hardware"].erase("caches");
-  s["hardware"].erase("cpu_flags");
-  s.erase("machine");
-  put("energy_summary", "committed_cut.json", s.dump());
+  // The smallest summary of the shape the report reads (tests/data; the committed experiments/28-energy
+  // one predates the rounds) and variants: a failed method, a measured run, a missing phase, a null saving.
+  const nlohmann::json s = committed("tests/data/energy_summary_shape.json");
+  put("energy_summary", "shape.json", s.dump());
   nlohmann::json f = s;
-  f["models"]["minigpt"]["methods"][1] = {{"method", "int8"}, {"status", "failed"}, {"error", "it broke"}};
+  f["models"]["minigpt"]["methods"][2] = {{"name", "int8"}, {"status", "failed"}, {"error", "it broke"}};
   put("energy_summary", "failed_method.json", f.dump());
   f = s;
   f["measured"] = true;
@@ -361,7 +339,7 @@ void experiment_file_seeds() {
   f["models"]["minigpt"]["methods"][0]["phases"].erase("total");
   put("energy_summary", "missing_phase.json", f.dump());
   f = s;
-  f["models"]["minigpt"]["methods"][1]["savings_vs_float32"]["energy_per_token"]["total"] = nullptr;
+  f["models"]["minigpt"]["methods"][2]["savings_vs_float32"]["energy_per_token"]["total"] = nullptr;
   put("energy_summary", "null_saving.json", f.dump());
   put("energy_summary", "array.json", "[1, 2]");
   put("energy_summary", "deep.json", R"({"models": )" + nested(10000) + "}");

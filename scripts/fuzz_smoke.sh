@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-10}
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)" >/dev/null
-build=build/fuzz
+# FUZZ_PRESET=sanitize: the test command's sanitizer build, which holds the fuzz targets too.
+preset=${FUZZ_PRESET:-fuzz}
+cmake --preset "${preset}" >/dev/null
+cmake --build --preset "${preset}" -j "$(nproc)" --target fuzz_all >/dev/null
+build=build/${preset}
 rm -rf "${build}/seeds"
 "${build}/fuzz/make_fuzz_seeds" "${build}/seeds"
 # 10 targets x 10 s = 100 s of fuzzing: no more than the 7 x 15 s = 105 s before the experiment-file

@@ -59,7 +59,8 @@ long child_peak_growth_kb(const std::function<void()>& f) {
   return growth;
 }
 
-const std::string kSummary = MQ_SOURCE_DIR "/experiments/28-energy/summary.json";
+// A summary of the shape the report reads (hand-made; the committed experiments/28-energy one predates the rounds).
+const std::string kSummary = MQ_SOURCE_DIR "/tests/data/energy_summary_shape.json";
 const std::string kCeilings = MQ_SOURCE_DIR "/experiments/01-roofline/ceilings.json";
 
 }  // namespace
@@ -91,7 +92,7 @@ TEST_CASE("class checked JSON: the energy coefficients file goes through the che
 
 TEST_CASE("class checked JSON: energy --report-only and sweep --ceilings name the file and the key") {
   const std::string dir = fresh_dir("report_only");
-  const json committed = json::parse(mq::read_file(kSummary));
+  const json committed = json::parse(mq::read_file(kSummary));  // valid: the base of every mutation below
   auto report_only = [&](const json& summary) {
     write_test_file(dir, "summary.json", summary.dump());
     return run_cli("energy --report-only --no-plot --out " + dir);
@@ -103,15 +104,24 @@ TEST_CASE("class checked JSON: energy --report-only and sweep --ceilings name th
   s["models"]["minigpt"]["methods"][0]["phases"].erase("total");
   check_error(report_only(s), 1, {file + ": /models/minigpt/methods/0/phases: key \"total\" is missing"});
   s = committed;
-  s["models"]["minigpt"]["methods"][1]["peak_rss_bytes"] = "x";
-  check_error(report_only(s), 1, {"/models/minigpt/methods/1/peak_rss_bytes: expected a finite number, got \"x\""});
+  s["models"]["minigpt"]["methods"][1]["phases"]["decode"]["watts"]["mean"] = "x";
+  check_error(report_only(s), 1, {"/models/minigpt/methods/1/phases/decode/watts/mean: expected a finite number, got \"x\""});
+  s = committed;
+  s["models"]["minigpt"]["methods"][0].erase("role");  // the README reads it (operator[] on a const object)
+  check_error(report_only(s), 1, {"/models/minigpt/methods/0: key \"role\" is missing"});
+  s = committed;
+  s["models"]["minigpt"]["prompt_curve"]["crossover"].erase("int8");
+  check_error(report_only(s), 1, {"/models/minigpt/prompt_curve/crossover: key \"int8\" is missing"});
+  s = committed;
+  s["models"]["minigpt"]["ranking"]["order"][0]["mean_joules_per_token"] = nullptr;
+  check_error(report_only(s), 1, {"/models/minigpt/ranking/order/0/mean_joules_per_token: expected a finite number"});
   s = committed;
   s["options"]["batch"] = json::array({1, 5000000000LL});
   check_error(report_only(s), 1, {"/options/batch/1: expected an integer that fits 32 bits, got 5000000000"});
   s = committed;
-  s["models"]["minigpt"]["methods"][2] = {{"method", "int8"}, {"status", "failed"}};
+  s["models"]["minigpt"]["methods"][2] = {{"name", "int8"}, {"status", "failed"}};
   check_error(report_only(s), 1, {"/models/minigpt/methods/2: key \"error\" is missing"});
-  // What passes the check reports: the committed summary, and one with a failed method.
+  // What passes the check reports: the valid summary, and one with a failed method.
   CHECK(report_only(committed).code == 0);
   CHECK(mq::read_file(dir + "/report.txt").find("miniquant energy: energy per token by inference phase") == 0);
   s["models"]["minigpt"]["methods"][2]["error"] = "it broke";

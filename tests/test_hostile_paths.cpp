@@ -15,11 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "experiments/mixed.h"
+#include "experiments/mixed_energy.h"
 #include "hostile_helpers.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/path_name.h"
 #include "miniquant/util/sysinfo.h"
+#include "minigpt/quant_plan.h"
+#include "minigpt/safetensors.h"
 
 using namespace hostile;
 
@@ -96,6 +100,29 @@ TEST_CASE("class traversal: a config_id, method or unit id from a file cannot na
                                                f.metadata[kMetaQuantization] = j.dump();
                                              });
   check_error(run_cli("generate --model " + q), 1, {"q.safetensors", "its recorded plan is not valid", "cannot name a file"});
+}
+
+TEST_CASE("class traversal: the mixed study's energy sets and round files") {
+  const std::string dir = fresh_dir("mixed_rounds");
+  mqexp::MixedOptions o;
+  o.model = fp32_checkpoint(dir + "/fp32.safetensors", toy_tokenizer());
+  o.out = dir + "/out";
+  o.rounds = 2;
+  minigpt::QuantPlan base = minigpt::QuantPlan::uniform("fp32");
+  base.id = "fp32";
+  const std::vector<mqexp::MixedUnit> units = {{"config", "fp32", base}};
+  // A set's name becomes runs/energy/<set>/: the one path-name check, whoever named it.
+  CHECK_THROWS_WITH_AS(mqexp::read_mixed_energy(o, units, "../up"), doctest::Contains("energy set \"../up\" cannot name a file"),
+                       mq::UsageError);
+  // A round file of this set (its key) read with its shape checked: one line naming the file and the key path.
+  const std::string key = mqexp::energy_set_key(o, units, minigpt::content_sha256(o.model));
+  const std::string round = write_test_file(o.out + "/runs/energy/configs", "round-000.json",
+                                            nlohmann::json{{"key", key}, {"order", "x"}, {"configs", nlohmann::json::object()}}.dump());
+  CHECK_THROWS_WITH_AS(mqexp::read_mixed_energy(o, units, "configs"), doctest::Contains(round + ": /order: expected an array"), mq::Error);
+  // Another set's round (another key) and a file that is not JSON are not this set's: no rounds, no error.
+  write_test_file(o.out + "/runs/energy/configs", "round-000.json", nlohmann::json{{"key", "other"}, {"order", "x"}}.dump());
+  write_test_file(o.out + "/runs/energy/configs", "round-001.json", "{\"key\": ");
+  CHECK(!mqexp::read_mixed_energy(o, units, "configs").has_value());
 }
 
 TEST_CASE("class replaced input: an output that is an input, or empty, is refused and the input stays byte-identical") {

@@ -1,14 +1,18 @@
 // The mixed-precision study's pieces that need no trained model: a quant map giving every Linear the same
 // recipe is exactly the uniform plan (same stored codes, same logits), the study's unit lists, unit keys,
-// and the validation of its options and config folders.
+// the validation of its options and config folders, the energy fit, and the answers drawn from paired rounds.
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "experiments/mixed.h"
+#include "experiments/mixed_answers.h"
+#include "experiments/mixed_energy.h"
 #include "experiments/mixed_report.h"
+#include "miniquant/energy/model.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "minigpt/quant_plan.h"
@@ -126,7 +130,8 @@ TEST_CASE("the study's options are checked before anything runs") {
     change(x);
     CHECK_THROWS_AS(mqexp::validate(x), mq::UsageError);
   };
-  bad([](mqexp::MixedOptions& x) { x.reps = 0; });
+  bad([](mqexp::MixedOptions& x) { x.rounds = 1; });
+  bad([](mqexp::MixedOptions& x) { x.gens = 0; });
   bad([](mqexp::MixedOptions& x) { x.shard = 2; x.shards = 2; });
   bad([](mqexp::MixedOptions& x) { x.shard = -1; });
   bad([](mqexp::MixedOptions& x) { x.shards = 0; });
@@ -173,42 +178,78 @@ TEST_CASE("the energy fit recovers known per-weight prices and refuses what it c
 }
 
 namespace {
-// A configuration as merge_mixed() writes it, with only the fields annotate_mixed() reads.
-nlohmann::json fake_config(const std::string& id, const std::string& kind, double bytes, double ppl, double kl, double joules,
-                           double spread) {
+// A configuration as merge_mixed() writes it, with the fields the answers read; its plan a uniform map.
+nlohmann::json fake_config(const std::string& id, const std::string& kind, const std::string& scheme, double bytes, double ppl, double kl,
+                           double acc) {
   nlohmann::json c;
   c["config_id"] = id;
   c["kind"] = kind;
-  c["row"] = {{"ppl", ppl}, {"bytes", bytes}, {"verb_tense_accuracy", 1.0}, {"decode_tokens_per_s", {{"median", 1.0 / joules}}},
-              {"divergence", {{"kl", {{"mean", kl}}}, {"delta_ppl", {{"ci95", {-0.01, 0.01}}}}}}};
-  c["energy"] = {{"joules_per_token", {{"total", {{"median", joules}, {"low", joules - spread}, {"high", joules + spread}}}}}};
-  c["epi"] = joules;
+  minigpt::QuantPlan p = minigpt::QuantPlan::uniform(scheme);
+  p.id = id;
+  c["plan"] = p.to_json();
+  c["row"] = {{"ppl", ppl}, {"bytes", bytes}, {"divergence", {{"kl", {{"mean", kl}}}, {"delta_ppl", {{"ci95", {-0.01, 0.01}}}}}}};
+  c["composite"] = {{"composite", acc}};
   return c;
+}
+
+// Rounds whose speed drifts 1x..2x; each configuration costs `j` (J/token at drift 1) in every round.
+mqexp::EnergySetData fake_rounds(const std::map<std::string, double>& j, int rounds) {
+  mqexp::EnergySetData d;
+  d.rounds.rounds = rounds;
+  d.expected_rounds = rounds;
+  for (int k = 0; k < rounds; ++k) {
+    d.round_indices.push_back(k);
+    for (const auto& [id, v] : j) {
+      mqexp::Measurement m;
+      mqexp::PhaseStats p;
+      p.tokens = 10;
+      p.seconds = 0.01 * (1 + k / double(rounds));
+      p.joules = 10 * v * (1 + k / double(rounds)) * (1 + 1e-4 * ((k * 7 + static_cast<int>(id.size())) % 5));  // a little noise
+      p.work.bytes[3] = 1e6;
+      for (const char* ph : {"prefill", "decode", "post", "total"}) m.phases[ph] = p;
+      d.rounds.results["generation"][id].push_back(m);
+    }
+  }
+  return d;
 }
 }  // namespace
 
-TEST_CASE("identical models set the unit-to-unit spread that a J/token difference must exceed") {
-  nlohmann::json res;
-  res["configs"] = nlohmann::json::array(
-      {fake_config("fp32", "baseline", 400, 15.0, 0, 3e-3, 1e-5),
-       fake_config("u", "uniform", 100, 15.1, 1e-4, 2.0e-3, 1e-5),
-       fake_config("auto-u", "auto", 100, 15.1, 1e-4, 2.4e-3, 1e-5),   // the same weights as u, measured 1.2x higher
-       fake_config("m1", "mixed", 120, 15.101, 2e-4, 2.2e-3, 1e-5),   // 1.1x u: inside the spread
-       fake_config("m2", "mixed", 130, 15.102, 3e-4, 4.0e-3, 1e-5),   // 2x u: beyond it
-       fake_config("far", "mixed", 90, 16.0, 1e-2, 1.0e-3, 1e-5)});   // not perplexity-matched to anything
-  mqexp::annotate_mixed(res);
-  REQUIRE(res["identical_models"].size() == 1);
-  CHECK(res["identical_models"][0]["a"] == "u");
-  CHECK(res["identical_models"][0]["b"] == "auto-u");
-  CHECK(res["unit_noise_joules_ratio"].get<double>() == doctest::Approx(1.2));
-  std::map<std::pair<std::string, std::string>, bool> differ;
-  for (const auto& p : res["pairs"]) differ[{p["a"], p["b"]}] = p["joules_differ"].get<bool>();
-  CHECK(differ.size() == 6);  // u, auto-u, m1, m2 pairwise; neither fp32 nor "far" is matched
-  CHECK_FALSE(differ.at({"u", "auto-u"}));
-  CHECK_FALSE(differ.at({"u", "m1"}));  // ranges apart, but within the identical models' 1.2x
-  CHECK(differ.at({"u", "m2"}));
-  CHECK(differ.at({"auto-u", "m2"}));   // 1.67x
-  CHECK_FALSE(differ.at({"auto-u", "m1"}));
-  CHECK(differ.at({"m1", "m2"}));       // 1.82x
-  CHECK(res["answers"]["rq1"]["differing_in_joules"].get<int>() == 3);
+TEST_CASE("the study's answers: paired EPI of perplexity-matched pairs, the control, the frontier, the EPI optimum, statements") {
+  nlohmann::json configs = nlohmann::json::array(
+      {fake_config("fp32", "baseline", "fp32", 400, 15.0, 0, 0.80),
+       fake_config("u", "uniform", "int4-g64", 100, 15.1, 1e-4, 0.79),
+       fake_config("m1", "mixed", "int4-g128", 120, 15.101, 2e-4, 0.79),   // matched to u, 1.1x its joules
+       fake_config("m2", "mixed", "int8-per-channel", 200, 15.102, 3e-4, 0.795),  // matched, 2x u's joules, more accurate
+       fake_config("far", "mixed", "int2-g64", 90, 16.0, 1e-2, 0.70)});   // not matched; cheapest but least accurate
+  const mqexp::EnergySetData e =
+      fake_rounds({{"fp32", 3e-3}, {mqexp::kMixedControl, 3e-3}, {"u", 2e-3}, {"m1", 2.2e-3}, {"m2", 4e-3}, {"far", 1e-3}}, 8);
+  const nlohmann::json set = mqexp::mixed_energy_json(e, "all", configs);
+  CHECK(set["control"]["contains_one"] == true);
+  CHECK(set["control"]["passes"] == true);
+  CHECK(configs[1]["energy"]["vs_fp32"]["total"]["ratio"].get<double>() == doctest::Approx(2.0 / 3).epsilon(1e-3));
+  CHECK(configs[1]["epi"].get<double>() == doctest::Approx(2e-3 * 1.5 / 0.79).epsilon(1e-2));  // mean over the drifting rounds
+  const mq::energy::Coefficients coeffs = mq::energy::load_coefficients(MQ_SOURCE_DIR "/data/energy_model.json");
+  const nlohmann::json a = mqexp::mixed_answers(configs, e, &coeffs, nlohmann::json::object(), 4);
+  // RQ1: fp32, u, m1 and m2 are pairwise within the ΔPPL half-widths' reach (0.01): 3 pairs among u, m1, m2.
+  CHECK(a["pairs_total"] == 3);
+  CHECK(a["rq1"]["differ"] == 3);  // paired, the drift cancels: even 1.1x is resolved
+  CHECK(a["rq1"]["largest"]["a"] == "u");
+  CHECK(a["rq1"]["largest"]["b"] == "m2");
+  // RQ2: "far" is cheapest, m2 is the most accurate quantized map... and fp32 the most accurate; u beats m1 on both axes.
+  std::set<std::string> front;
+  for (const auto& f : a["rq2"]["frontier"]) front.insert(f["config_id"]);
+  CHECK(front.count("far"));
+  CHECK(front.count("fp32"));
+  CHECK_FALSE(front.count("m1"));
+  // RQ4: EPI far = 1e-3/0.70 is the lowest; smaller than u (the uniform 4-bit reference here is absent: no comparison).
+  CHECK(a["rq4"]["epi_optimal"] == "far");
+  // Statements re-priced over the box: each has 128 corners and a mark.
+  REQUIRE(!a["statements"].empty());
+  for (const auto& st : a["statements"]) {
+    CHECK(st["corners"] == 128);
+    CHECK(st["holds"] == true);
+  }
+  // A measured run has no coefficients to vary.
+  const nlohmann::json m = mqexp::mixed_answers(configs, e, nullptr, nlohmann::json::object(), 4);
+  for (const auto& st : m["statements"]) CHECK(st["measured"] == true);
 }

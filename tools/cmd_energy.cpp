@@ -1,6 +1,6 @@
 // `miniquant energy`: energy per token of each quantization method, by inference phase
-// (experiments/28-energy): per-trial CSV/JSON, summary.json, manifest.json, report.txt, three
-// figures and the README's generated block. `--calibrate` fits the model's coefficients instead
+// (experiments/28-energy): summary.json, rounds.csv (every measurement of every round), manifest.json,
+// report.txt, four figures and the README's generated block. `--calibrate` fits the model's coefficients instead
 // of trusting the published ones (needs a real meter).
 #include <omp.h>
 
@@ -36,11 +36,12 @@ struct EnergyCli {
 };
 
 void write_figures_and_text(const std::string& out, const nlohmann::json& summary, bool plot) {
-  mq::write_file_atomic(out + "/report.txt", mqexp::energy_report_text(summary));
+  mqexp::write_text_atomic(out + "/report.txt", mqexp::energy_report_text(summary));
   if (plot) {
     mqexp::run_plot("energy_phases.py", {out + "/summary.json", out + "/energy_phases.png"});
     mqexp::run_plot("energy_accuracy.py", {out + "/summary.json", out + "/energy_accuracy.png"});
     mqexp::run_plot("energy_batch.py", {out + "/summary.json", out + "/energy_batch.png"});
+    mqexp::run_plot("energy_prompt_curve.py", {out + "/summary.json", out + "/energy_prompt_curve.png"});
   }
   mqexp::update_generated_block(out + "/README.md", mqexp::energy_readme_block(summary), "28-energy: energy per token, by inference phase");
 }
@@ -64,8 +65,8 @@ void run(EnergyCli& cli) {
     return;
   }
   mqexp::EnergyOptions& o = cli.o;
-  // Method names name trial folders (trials/<method>/): each must be a safe file name. A quant map's
-  // config_id is checked when the map is read.
+  // Method names key the rounds, summary.json and rounds.csv, like a quant map's config_id (checked when
+  // the map is read): one path-safe name each, so no later output that files by it can leave --out.
   for (const auto* list : {&o.methods, &o.gpt2_methods})
     for (const auto& m : *list) mq::check_path_name(m, list == &o.methods ? "--methods: method" : "--gpt2-methods: method");
   for (const auto& f : cli.quant_maps) o.quant_maps.push_back(read_quant_map(f));
@@ -73,7 +74,8 @@ void run(EnergyCli& cli) {
   std::vector<mq::FlagPath> inputs = {{"--model", o.model}, {"--coefficients", o.roots.coefficients}};
   for (const auto& f : cli.quant_maps) inputs.push_back({"--quant-map", f});
   mq::check_folder_outputs("--out", cli.out, {"summary.json", "manifest.json", "report.txt", "README.md", "energy_phases.png",
-                                              "energy_accuracy.png", "energy_batch.png", "energy_model.calibrated.json"},
+                                              "energy_accuracy.png", "energy_batch.png", "energy_prompt_curve.png", "rounds.csv",
+                                              "energy_model.calibrated.json"},
                            inputs);
   // Read now, whichever meter runs (the manifest records it): a bad file is one line before any work.
   (void)mq::energy::load_coefficients(o.roots.coefficients);
@@ -82,26 +84,14 @@ void run(EnergyCli& cli) {
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const std::string date = mq::utc_now_iso8601();
   fmt::print(stderr, "energy: seed {}, {} threads, meter {} -> {}\n", o.seed, omp_get_max_threads(), o.meter, cli.out);
-  // Trial files are written between methods, never inside a measured loop.
-  o.on_trial = [&](const std::string&, const std::string& folder, const std::string& kind, int index, const nlohmann::json& t) {
-    // "<method>" or "<method>@<model>": checked again where it becomes a path, whatever named it.
-    for (size_t from = 0, at = 0; at != std::string::npos; from = at + 1) {
-      at = folder.find('@', from);
-      mq::check_path_name(std::string_view(folder).substr(from, at == std::string::npos ? std::string::npos : at - from), "trial folder");
-    }
-    const std::string dir = cli.out + "/trials/" + folder;
-    std::filesystem::create_directories(dir);
-    const std::string base = fmt::format("{}/{}_{}", dir, kind == "warmup" ? "warmup" : "trial", index);
-    mqexp::write_json_atomic(base + ".json", t);
-    mq::write_file_atomic(base + ".csv", mqexp::trial_csv(t));
-  };
   mqexp::EnergyRun run = mqexp::run_energy(o, [&](const std::string& line) { fmt::print(stderr, "[{:6.1f} s] {}\n", elapsed(), line); });
   nlohmann::json& summary = run.summary;
-  summary["options"] = {{"trials", o.trials},       {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
+  summary["options"] = {{"rounds", o.rounds},         {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
                         {"batch_steps", o.batch_steps}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
                         {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
-                        {"quant_maps", cli.quant_maps}};
+                        {"control", o.control},       {"curve_lengths", o.curve_lengths}, {"curve_gen", o.curve_gen},
+                        {"curve_rounds", o.curve_rounds}, {"quant_maps", cli.quant_maps}};
   summary["date"] = date;
   const nlohmann::json manifest = {
       {"command", command_line()},
@@ -121,6 +111,7 @@ void run(EnergyCli& cli) {
   summary["machine"] = manifest.at("machine");
   summary["seconds"] = elapsed();
   mqexp::write_json_atomic(cli.out + "/summary.json", summary);
+  mqexp::write_text_atomic(cli.out + "/rounds.csv", run.rounds_csv);
   mqexp::write_json_atomic(cli.out + "/manifest.json", manifest);
   if (o.calibrate) {
     mqexp::write_json_atomic(cli.out + "/energy_model.calibrated.json", run.calibration);
@@ -129,8 +120,8 @@ void run(EnergyCli& cli) {
   }
   write_figures_and_text(cli.out, summary, cli.plot);
   fmt::print("{}", mqexp::energy_report_text(summary));
-  fmt::print("wrote {}/{{summary.json, manifest.json, report.txt, README.md, trials/{}}} in {:.0f} s\n", cli.out,
-             cli.plot ? ", energy_phases.png, energy_accuracy.png, energy_batch.png" : "", elapsed());
+  fmt::print("wrote {}/{{summary.json, rounds.csv, manifest.json, report.txt, README.md{}}} in {:.0f} s\n", cli.out,
+             cli.plot ? ", energy_phases.png, energy_accuracy.png, energy_batch.png, energy_prompt_curve.png" : "", elapsed());
   if (run.failed > 0) throw mq::Error(fmt::format("{} of {} methods failed (recorded in summary.json)", run.failed, run.methods));
 }
 
@@ -149,8 +140,17 @@ void register_energy(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--gpt2-methods", o.gpt2_methods, "methods on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)");
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
-  cmd->add_option("--trials", o.trials, "measured trials per method")->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "warm-up runs per method (reported separately)")->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in a rotated order")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "warm-up rounds before them (not reported)")->capture_default_str();
+  cmd->add_flag("--no-control", [cli](int64_t) { cli->o.control = false; }, "do not measure the fp32 baseline a second time (the control)");
+  cmd->add_option("--splits", o.splits, "phase splits on MiniGPT, e.g. int4-g64[prefill=+a8,decode=+bf16]; none: no splits");
+  cmd->add_option("--gpt2-splits", o.gpt2_splits, "phase splits on the GPT-2-small-shaped body; none: no splits");
+  cmd->add_option("--curve-lengths", o.curve_lengths, "prompt lengths of the prompt-length curve (plus each model's longest)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--curve-gen", o.curve_gen, "tokens generated after each curve prompt")->capture_default_str();
+  cmd->add_option("--curve-rounds", o.curve_rounds, "rounds of the prompt-length curve (0: no curve)")->capture_default_str();
+  cmd->add_option("--curve-methods", o.curve_methods, "methods of the prompt-length curve (default float32 int8 int4-g64 int4-g64+a8)");
+  cmd->add_flag("--no-fp32-check", [cli](int64_t) { cli->o.fp32_check = false; }, "skip timing the fp32 kernels against Eigen");
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "prompt length (prefill)")->capture_default_str();
   cmd->add_option("--gen-tokens", o.gen_tokens, "generated tokens per run")->capture_default_str();
   cmd->add_option("--batch", o.batch, "batch sizes of the decode curve")->delimiter(',')->capture_default_str();

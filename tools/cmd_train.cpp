@@ -1,5 +1,6 @@
 // `miniquant train`: train MiniGPT from scratch on the verb corpus and write a checkpoint + log.
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -15,11 +16,19 @@
 #include "minigpt/flops.h"
 #include "minigpt/train.h"
 #include "minigpt/train_config.h"
+#include "experiments/experiment_io.h"
 #include "experiments/progress.h"
 #include "experiments/workspace.h"
 
 namespace mqcli {
 namespace {
+
+// The checkpoint's name as the log records it: relative to the repository when inside it, else its file name
+// (an absolute path of the machine that trained it says nothing to anyone else).
+std::string display_out(const std::string& out) {
+  const std::string r = mqexp::relativize(out);
+  return r != out || out.empty() || out[0] != '/' ? r : std::filesystem::path(out).filename().string() + " (outside the repository)";
+}
 
 struct TrainOptions {
   std::string config = MQ_SOURCE_DIR "/data/minigpt.json";
@@ -59,9 +68,10 @@ void run(const TrainOptions& o) {
     log.open(o.log, o.resume.empty() ? std::ios::trunc : std::ios::app);
     if (!log) throw mq::Error(fmt::format("cannot write the training log '{}'", o.log));
   }
+  // The log is a tracked output (data/train.log): paths in it are relative to the repository.
   auto say = [&](const std::string& line) {
     fmt::print(stderr, "{}\n", line);
-    if (log) log << line << '\n' << std::flush;
+    if (log) log << mqexp::relativize(line) << '\n' << std::flush;
   };
 
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
@@ -116,7 +126,7 @@ void run(const TrainOptions& o) {
   info["seconds"] = last.elapsed_s;
   meta.train_info = info.dump();
   minigpt::save_model(o.out, model, meta);
-  say(fmt::format("wrote {} after {} steps in {}: val loss {:.4f}, mean {:.0f} tokens/s", o.out, last.step,
+  say(fmt::format("wrote {} after {} steps in {}: val loss {:.4f}, mean {:.0f} tokens/s", display_out(o.out), last.step,
                   mqexp::Progress::clock(last.elapsed_s), last_val, info["mean_tokens_per_s"].get<double>()));
 }
 

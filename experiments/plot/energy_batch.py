@@ -17,7 +17,7 @@ for ax, key in zip(axes[0], models):
         y = [1e3 * v["mean"] for v in t]
         err = [[1e3 * (v["mean"] - v["ci95_low"]) for v in t], [1e3 * (v["ci95_high"] - v["mean"]) for v in t]]
         err[0] = [min(e, m * 0.999) for e, m in zip(err[0], y)]  # a log axis cannot show a bar below zero
-        ax.errorbar(bs, y, yerr=err, marker="o", capsize=3, lw=1.2, ms=4, label=r["method"])
+        ax.errorbar(bs, y, yerr=err, marker="o", capsize=3, lw=1.2, ms=4, label=r["name"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch size B (sequences decoded together)")

@@ -14,7 +14,7 @@ fig, axes = common.plt.subplots(1, len(models), figsize=(6.5 * len(models), 4.8)
 colors = {"prefill": "tab:blue", "decode": "tab:orange", "post": "tab:green"}
 for ax, key in zip(axes[0], models):
     rows = common.ok(s["models"][key]["methods"])
-    names = [r["method"] for r in rows]
+    names = [r["name"] for r in rows]
     bottom = [0.0] * len(rows)
     for ph in ("prefill", "decode", "post"):
         # mJ per generated token: the phase's joules per run over the run's generated tokens.

@@ -91,7 +91,10 @@ nlohmann::json measure_ceilings(const std::vector<int>& threads,
   on_step(total, total, "done");
   nlohmann::json lv = nlohmann::json::array();
   for (const Level& l : levels) lv.push_back({{"name", l.name}, {"bytes", l.capacity}, {"shared", l.shared}});
-  return {{"threads", threads}, {"levels", lv}, {"ceilings", list}};
+  // Where the sizes came from; no level found is said, never left as a silent empty list.
+  return {{"threads", threads}, {"levels", lv}, {"cache_source", ci.cache_source}, {"ceilings", list},
+          {"levels_note", levels.empty() ? "no cache sizes found (sysfs, hwloc and CPUID gave none): every working set is charged to DRAM"
+                                         : "cache sizes from " + ci.cache_source}};
 }
 
 std::string level_for(const nlohmann::json& ceilings, double bytes, int threads) {

@@ -52,7 +52,8 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
 
   std::vector<DivergencePass> out(M);
   std::vector<std::vector<double>> wlq(M, std::vector<double>(W)), wlp(M, std::vector<double>(W));
-  std::vector<std::vector<long long>> wagree(M, std::vector<long long>(W));
+  std::vector<std::vector<long long>> wagree(M, std::vector<long long>(W)), wtrue(M, std::vector<long long>(W)),
+      wtrue_ref(M, std::vector<long long>(W));
   for (auto& p : out) {
     p.kl.assign(static_cast<size_t>(L - 1), 0.0);
     p.window_kl.assign(W, 0.0);
@@ -96,7 +97,7 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
         }
         DivergencePass& p = out[k];
         double sum_kl = 0, sum_lq = 0, sum_lp = 0;
-        long long agree = 0;
+        long long agree = 0, right = 0, right_ref = 0;
         for (int r = r0; r < n; ++r) {
           const float* qrow = q_lg + static_cast<size_t>(r) * V;
           const double* lp = ref_lp.data() + static_cast<size_t>(r - r0) * V;
@@ -107,7 +108,10 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
           sum_kl += kl;
           sum_lq += lq[static_cast<size_t>(target)];
           sum_lp += lp[target];
-          agree += argmax(qrow, V) == argmax(ref_lg.data() + static_cast<size_t>(r) * V, V);
+          const int32_t q_top = argmax(qrow, V), p_top = argmax(ref_lg.data() + static_cast<size_t>(r) * V, V);
+          agree += q_top == p_top;
+          right += q_top == target;
+          right_ref += p_top == target;
         }
         p.window_kl[i] = sum_kl;
         p.window_dnll[i] = sum_lp - sum_lq;  // sum of (-log q) - (-log p)
@@ -115,6 +119,8 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
         wlq[k][i] = sum_lq;
         wlp[k][i] = sum_lp;
         wagree[k][i] = agree;
+        wtrue[k][i] = right;
+        wtrue_ref[k][i] = right_ref;
       }
     });
   }
@@ -125,6 +131,8 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
       out[k].logp_model += wlq[k][i];
       out[k].logp_reference += wlp[k][i];
       out[k].top1_agree += wagree[k][i];
+      out[k].top1_true += wtrue[k][i];
+      out[k].top1_true_reference += wtrue_ref[k][i];
     }
     out[k].seconds = secs;
   }
@@ -146,6 +154,8 @@ Divergence summarize_divergence(const DivergencePass& p, const std::string& refe
   d.kl_p99 = quantile(p.kl, 0.99);
   d.kl_max = *std::max_element(p.kl.begin(), p.kl.end());
   d.top1 = static_cast<double>(p.top1_agree) / static_cast<double>(d.tokens);
+  d.next_token_top1 = static_cast<double>(p.top1_true) / static_cast<double>(d.tokens);
+  d.next_token_top1_reference = static_cast<double>(p.top1_true_reference) / static_cast<double>(d.tokens);
   const double n = static_cast<double>(d.tokens);
   d.ppl_reference = std::exp(-p.logp_reference / n);
   const MeanInterval dn = clustered_mean(p.window_dnll, p.window_tokens);

@@ -26,6 +26,7 @@ struct DivergencePass {
   std::vector<double> window_kl, window_dnll;  // (windows) sums over the window's scored tokens
   std::vector<long long> window_tokens;     // (windows)
   long long top1_agree = 0;
+  long long top1_true = 0, top1_true_reference = 0;  // the model's / reference's argmax is the true next token
   double logp_model = 0, logp_reference = 0;  // sum over all tokens of log q(t), log p(t), summed per
                                               // window, then over windows in order, as perplexity() does
   int window = 0, stride = 0;

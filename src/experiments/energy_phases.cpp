@@ -52,10 +52,19 @@ RunResult run_generation(minigpt::Model& m, mq::energy::Meter& meter, const std:
   if (P < 1 || gen < 2 || P + gen - 1 > c.n_ctx)
     throw mq::UsageError(fmt::format("generation: prompt {} + {} generated tokens - 1 must fit n_ctx {} (prompt >= 1, "
                                      "gen >= 2)", P, gen, c.n_ctx));
-  // The work terms are computed before the loop: nothing but the model runs between readings.
-  const Work pre = prefill_work(m, P, w), post1 = post_work(V, 1, w);
+  // The work terms are computed before the loop: nothing but the model runs between readings. Each in its
+  // phase, so a model split by phase is charged what each phase runs (phase_projection.h).
+  Work pre;
+  {
+    const minigpt::Model::PhaseGuard prefilling = m.use_phase(minigpt::Phase::prefill);
+    pre = prefill_work(m, P, w);
+  }
+  const Work post1 = post_work(V, 1, w);
   std::vector<Work> dec(static_cast<size_t>(gen - 1));
-  for (int i = 0; i < gen - 1; ++i) dec[static_cast<size_t>(i)] = decode_step_work(m, P + i, 1, w);
+  {
+    const minigpt::Model::PhaseGuard decoding = m.use_phase(minigpt::Phase::decode);
+    for (int i = 0; i < gen - 1; ++i) dec[static_cast<size_t>(i)] = decode_step_work(m, P + i, 1, w);
+  }
   RunResult r;
   r.generated.reserve(static_cast<size_t>(gen));
 
@@ -111,7 +120,10 @@ BatchRun BatchDecoder::run(mq::energy::Meter& meter, const WorkContext& w) {
   std::vector<int32_t> toks = first_;
   std::vector<float> logits(static_cast<size_t>(B) * V);
   std::vector<Work> dec(static_cast<size_t>(steps_));
-  for (int s = 0; s < steps_; ++s) dec[static_cast<size_t>(s)] = decode_step_work(m_, prompt_len_ + s, B, w);
+  {
+    const minigpt::Model::PhaseGuard decoding = m_.use_phase(minigpt::Phase::decode);
+    for (int s = 0; s < steps_; ++s) dec[static_cast<size_t>(s)] = decode_step_work(m_, prompt_len_ + s, B, w);
+  }
   const Work postB = post_work(V, B, w);
   BatchRun r;
   const Reading start = meter.read();

@@ -14,69 +14,184 @@ namespace {
 
 using nlohmann::json;
 
-const char* const kModelTitles[][2] = {{"minigpt", "MiniGPT (the shipped checkpoint; weights sit in L2/L3)"},
-                                       {"gpt2_small_shaped", "GPT-2-small-shaped body (random weights; fp32 weights come from DRAM)"}};
+const char* const kModels[] = {"minigpt", "gpt2_small_shaped"};
 
 double mean(const json& s) { return s.at("mean").get<double>(); }
 // "1.234 [1.200, 1.268]" in milli-units.
 std::string milli_ci(const json& s) {
   return fmt::format("{:.4f} [{:.4f}, {:.4f}]", 1e3 * mean(s), 1e3 * s.at("ci95_low").get<double>(), 1e3 * s.at("ci95_high").get<double>());
 }
-std::string pct_ci(const json& r) {
+// A paired ratio as "0.612 [0.605, 0.619]".
+std::string ratio(const json& r) {
+  if (r.is_null()) return "-";
+  return fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.at("ratio").get<double>(), r.at("ratio_ci95_low").get<double>(), r.at("ratio_ci95_high").get<double>());
+}
+// The saving 1 - ratio as "+38.8% [+38.1, +39.5]".
+std::string pct(const json& r) {
   if (r.is_null()) return "-";
   return fmt::format("{:+.1f}% [{:+.1f}, {:+.1f}]", 100 * r.at("saving").get<double>(), 100 * r.at("saving_ci95_low").get<double>(),
                      100 * r.at("saving_ci95_high").get<double>());
 }
-std::string opt_num(const json& j, const char* fmtstr) {
-  return j.is_number() ? fmt::format(fmt::runtime(fmtstr), j.get<double>()) : std::string("-");
-}
-std::string outlier_note(const json& s) {
-  return s.at("outliers").empty() ? "" : fmt::format(" ({} outlier{})", s.at("outliers").size(), s.at("outliers").size() > 1 ? "s" : "");
-}
-const json* baseline(const json& methods) {
-  for (const auto& m : methods)
-    if (m.at("status") == "ok" && m.at("scheme") == "fp32") return &m;
-  return nullptr;
+std::string num(const json& j, const char* f) { return j.is_number() ? fmt::format(fmt::runtime(f), j.get<double>()) : std::string("-"); }
+bool ok(const json& m) { return m.at("status") == "ok"; }
+std::string name_of(const json& m) { return m.at("name").get<std::string>(); }
+// The scheme beside the source documents' method name, when the two differ.
+std::string names(const json& m) {
+  const std::string n = name_of(m), sch = m.value("scheme", std::string());
+  const bool plain = sch.empty() || sch == n || sch == "mixed" || n.find('[') != std::string::npos || m.value("role", "") == "control";
+  return plain ? n : fmt::format("{} ({})", n, sch);
 }
 
 std::string source_line(const json& s) {
-  const bool measured = s.at("measured").get<bool>();
   return fmt::format("energy source: {} ({})", s.at("energy_source").get<std::string>(),
-                     measured ? "measured by hardware counters" : "MODELLED: estimates from time, bytes and operations, not measurements");
+                     s.at("measured").get<bool>() ? "measured by hardware counters"
+                                                  : "MODELLED: estimates from time, bytes and operations, not measurements");
 }
 
-// What the report and the README block read (json_shape.h): the top of a summary, a method that ran,
-// and one that failed.
+std::string control_line(const json& model) {
+  if (!model.contains("control")) return "control: not measured (--no-control)\n";
+  const json& c = model["control"];
+  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds: {}\n", c["name"].get<std::string>(),
+                     c["of"].get<std::string>(), c["ratio"].get<double>(), c["low"].get<double>(), c["high"].get<double>(),
+                     c["passes"].get<bool>() ? "PASS (contains 1.00, inside +-3%)"
+                                             : fmt::format("FAIL ({}): the comparisons below are not to be trusted at this resolution",
+                                                           !c["contains_one"].get<bool>() ? "excludes 1.00" : "wider than +-3%"));
+}
+
+std::string statements_of(const json& s, const std::string& prefix, const std::string& bullet) {
+  std::string t;
+  for (const auto& st : s.value("statements", json::array()))
+    if (st["id"].get<std::string>().rfind(prefix, 0) == 0)
+      t += fmt::format("{}{}: {} [{}]\n", bullet, st["text"].get<std::string>(), st["value"].get<std::string>(), st["mark"].get<std::string>());
+  return t;
+}
+
+std::string model_text(const json& s, const json& md) {
+  const json& ms = md.at("methods");
+  std::string t = "\n== " + md.value("title", std::string("model")) + " ==\n";
+  t += control_line(md);
+  t += fmt::format("{:<44} {:>30} {:>30} {:>30} {:>9} {:>8} {:>7} {:>6} {:>6}\n", "configuration", "total mJ/token", "decode mJ/token",
+                   "prefill mJ/token", "post mJ/t", "dec W", "PPL", "acc", "agree");
+  for (const auto& m : ms) {
+    if (!ok(m)) {
+      t += fmt::format("{:<44} FAILED: {}\n", names(m), m.at("error").get<std::string>());
+      continue;
+    }
+    const json& p = m.at("phases");
+    const json& a = m.at("accuracy");
+    t += fmt::format("{:<44} {:>30} {:>30} {:>30} {:>9.5f} {:>8.1f} {:>7} {:>6} {:>6}\n", names(m), milli_ci(p["total"]["joules_per_token"]),
+                     milli_ci(p["decode"]["joules_per_token"]), milli_ci(p["prefill"]["joules_per_token"]), 1e3 * mean(p["post"]["joules_per_token"]),
+                     mean(p["decode"]["watts"]), num(a.value("ppl", json()), "{:.3f}"), num(a.value("composite", json()), "{:.3f}"),
+                     num(a.value("greedy_agreement_with_float32", json()), "{:.3f}"));
+  }
+  t += "\nPaired ratios to float32 (energy per token by phase, latency of a generation), geometric mean over rounds [95% CI]:\n";
+  t += fmt::format("{:<44} {:>24} {:>24} {:>24} {:>24} {:>24}\n", "configuration", "total", "decode", "prefill", "latency", "total saving");
+  for (const auto& m : ms)
+    if (ok(m) && m.contains("savings_vs_float32")) {
+      const json& sv = m["savings_vs_float32"];
+      t += fmt::format("{:<44} {:>24} {:>24} {:>24} {:>24} {:>24}\n", names(m), ratio(sv["energy_per_token"]["total"]), ratio(sv["energy_per_token"]["decode"]),
+                       ratio(sv["energy_per_token"]["prefill"]), ratio(sv["latency"]), pct(sv["energy_per_token"]["total"]));
+    }
+  if (!md.value("splits", json::array()).empty()) {
+    t += "\nPrecision per inference phase: each split against the two uniform modes it mixes (total J/token, paired):\n";
+    for (const auto& sp : md["splits"])
+      t += fmt::format("  {}: vs {} {}, vs {} {} -> {}\n", sp["split"].get<std::string>(), sp["prefill_uniform"].get<std::string>(),
+                       ratio(sp["vs_prefill_uniform"]), sp["decode_uniform"].get<std::string>(), ratio(sp["vs_decode_uniform"]),
+                       sp["beats_both"].get<bool>() ? "beats both" : "does not beat both");
+  }
+  const json& rk = md.at("ranking");
+  t += fmt::format("\nRanking by total J/token (lowest first); the winner stays on top in {:.0f}% of bootstrap resamples of the rounds:\n  ",
+                   100 * rk["winner_stays_on_top"].get<double>());
+  for (size_t i = 0; i < rk["order"].size(); ++i)
+    t += fmt::format("{}{} {:.4f}", i ? ", " : "", rk["order"][i]["name"].get<std::string>(), 1e3 * rk["order"][i]["mean_joules_per_token"].get<double>());
+  t += "\n\nBatch curve: mJ per generated token (decode + post) and decode tokens/s by batch size B; speed-up over B=1 (paired):\n";
+  for (const auto& m : ms) {
+    if (!ok(m)) continue;
+    t += fmt::format("{:<44}", names(m));
+    for (const auto& b : m["batch"]) {
+      const std::string B = std::to_string(b["batch"].get<int>());
+      const json& sp = m["batch_speedup_vs_b1"];
+      t += fmt::format(" B={}: {:.4f} ({:.0f}/s{})", B, 1e3 * mean(b["total"]["joules_per_token"]), mean(b["decode"]["tokens_per_s"]),
+                       sp.contains(B) ? fmt::format(", x{:.2f}", sp[B]["ratio"].get<double>()) : "");
+    }
+    t += "\n";
+  }
+  if (md.contains("prompt_curve")) {
+    const json& pc = md["prompt_curve"];
+    t += fmt::format("\nPrompt-length curve ({} generated tokens after each prompt, {} rounds): prefill / decode mJ per token and prefill's share "
+                     "of the request's energy:\n", pc["gen_tokens"].get<int>(), pc["rounds"].get<int>());
+    for (const auto& [m, pts] : pc["methods"].items()) {
+      t += fmt::format("{:<20}", m);
+      for (const auto& p : pts)
+        t += fmt::format(" L={}: {:.4f}/{:.4f} ({:.0f}%)", p["prompt"].get<int>(), 1e3 * p["prefill_joules_per_token"].get<double>(),
+                         1e3 * p["decode_joules_per_token"].get<double>(), 100 * p["prefill_share"].get<double>());
+      const json& x = pc["crossover"][m];
+      t += x.contains("never") ? "; prefill never overtakes decode\n"
+           : x.value("at", json()).is_number() ? fmt::format("; prefill overtakes decode at ~{:.0f} tokens\n", x["at"].get<double>())
+                                               : "; prefill already outweighs decode at the shortest prompt\n";
+    }
+  }
+  (void)s;
+  return t;
+}
+
+// What the report and the README block read (json_shape.h): the top of a summary, a model, a method that
+// ran, and one that failed. Every key below is one energy_report_text or energy_readme_block reads.
 const json& summary_spec() {
   static const json spec = json::parse(R"({
     "measured": "bool", "energy_source": "string", "warning?": "string",
-    "hardware": {"cpu_model": "string", "threads_used": "int", "kernel": "string", "governor": "string|null",
-                 "meters": [{"meter": "string", "available": "bool", "reason?": "string"}]},
-    "options": {"trials": "int", "warmup": "int", "prompt_tokens": "int", "gen_tokens": "int", "batch": ["int"],
+    "hardware": {"cpu_model": "string", "threads_used": "int", "kernel": "string", "governor": "string|null"},
+    "options": {"rounds": "int", "warmup": "int", "prompt_tokens": "int", "gen_tokens": "int", "batch": ["int"],
                 "batch_steps": "int", "batch_prompt": "int"},
-    "models": {"*": {"methods": [{"status": "string", "method": "string"}]}},
+    "models": {"*": "object"},
+    "fp32_kernel_check?": {"rows": [{"out": "int", "in": "int", "batch": "int", "ours_us": "number", "eigen_us": "number",
+                                     "eigen_over_ours": "number", "low": "number", "high": "number"}]},
+    "statements?": [{"id": "string", "text": "string", "value": "string", "mark": "string"}],
     "machine?": {"cpu_model?": "string", "cpu_family?": "int", "cpu_model_number?": "int", "cpu_stepping?": "int",
                  "load_average?": {"one?": "number"}},
     "seconds?": "number", "date?": "string",
-    "model_coefficients?": {"file?": "string",
-                            "coefficients": {"static_watts": {"value": "number", "source": "any"},
-                                             "*": {"value": "number", "source": "any"}}}
+    "model_coefficients?": {"file?": "string", "coefficients": {"*": {"value": "number", "source": "any"}}}
   })");
+  return spec;
+}
+// A paired ratio as ratio() prints it (null: not computed); a saving adds what pct() prints.
+json ratio_spec(bool saving) {
+  json r = {{"ratio", "number"}, {"ratio_ci95_low", "number"}, {"ratio_ci95_high", "number"}};
+  if (saving) r.update(json{{"saving", "number"}, {"saving_ci95_low", "number"}, {"saving_ci95_high", "number"}});
+  return {{"|", json::array({"null", r})}};
+}
+const json& model_spec() {
+  static const json spec = [] {
+    const json ratio = ratio_spec(false);
+    return json{{"title?", "string"},
+                {"methods", json::array({{{"status", "string"}, {"name", "string"}, {"scheme?", "string"}, {"role?", "string"}}})},
+                {"control?", {{"name", "string"}, {"of", "string"}, {"ratio", "number"}, {"low", "number"}, {"high", "number"},
+                              {"passes", "bool"}, {"contains_one", "bool"}}},
+                {"splits?", json::array({{{"split", "string"}, {"prefill_uniform", "string"}, {"decode_uniform", "string"},
+                                          {"vs_prefill_uniform", ratio}, {"vs_decode_uniform", ratio}, {"beats_both", "bool"}}})},
+                {"ranking", {{"winner", "string"}, {"winner_stays_on_top", "number"},
+                             {"order", json::array({{{"name", "string"}, {"mean_joules_per_token", "number"}}})}}},
+                {"prompt_curve?", {{"gen_tokens", "int"}, {"rounds", "int"},
+                                   {"methods", {{"*", json::array({{{"prompt", "int"}, {"prefill_joules_per_token", "number"},
+                                                                    {"decode_joules_per_token", "number"}, {"prefill_share", "number"}}})}}},
+                                   {"crossover", {{"*", {{"never?", "any"}, {"at?", "number|null"}, {"longest?", "int"}}}}}}}};
+  }();
   return spec;
 }
 const json& method_spec() {
   static const json spec = [] {
-    const json stat = {{"mean", "number"}, {"ci95_low", "number"}, {"ci95_high", "number"}, {"outliers", "array"}};
-    const json phase = {{"joules_per_token", stat}, {"joules", stat}, {"watts", stat}, {"tokens_per_s", stat}, {"seconds", stat}};
-    const json saving = {{"|", json::array({"null", {{"saving", "number"}, {"saving_ci95_low", "number"}, {"saving_ci95_high", "number"}}})}};
-    return json{{"scheme", "any"},
-                {"phases", {{"total", phase}, {"decode", phase}, {"prefill", phase}, {"post", phase}}},
+    const json mean = {{"mean", "number"}};
+    const json stat = {{"mean", "number"}, {"ci95_low", "number"}, {"ci95_high", "number"}};
+    const json ratio = ratio_spec(false), saving = ratio_spec(true);
+    return json{{"role", "string"},
+                {"phases", {{"total", {{"joules_per_token", stat}}},
+                            {"decode", {{"joules_per_token", stat}, {"watts", mean}, {"tokens_per_s", mean}}},
+                            {"prefill", {{"joules_per_token", stat}}},
+                            {"post", {{"joules_per_token", mean}}}}},
                 {"accuracy", "object"},
-                {"peak_rss_bytes", "number"},
-                {"parameter_bytes", "number"},
-                {"batch", json::array({{{"batch", "int"}, {"total", {{"joules_per_token", stat}}}, {"decode", {{"tokens_per_s", stat}}}}})},
-                {"savings_vs_float32?",
-                 {{"energy_per_token", {{"total", saving}, {"decode", saving}, {"prefill", saving}}}, {"latency", saving}}}};
+                {"batch", json::array({{{"batch", "int"}, {"total", {{"joules_per_token", mean}}}, {"decode", {{"tokens_per_s", mean}}}}})},
+                {"batch_speedup_vs_b1", {{"*", {{"ratio", "number"}, {"ratio_ci95_low", "number"}, {"ratio_ci95_high", "number"}}}}},
+                {"savings_vs_float32?", {{"energy_per_token", {{"total", saving}, {"decode", ratio}, {"prefill", ratio}}}, {"latency", ratio}}}};
   }();
   return spec;
 }
@@ -90,84 +205,61 @@ void check_energy_summary(const json& s, const std::string& file) {
                                 "corrupt or not the one meant",
                                 file));
   for (const auto& [key, model] : s.at("models").items()) {
+    const std::string at_model = fmt::format("/models/{}", mq::clip_text(key, 40));
+    mq::check_json_shape(model, model_spec(), file, at_model);
     const json& ms = model.at("methods");
     for (size_t i = 0; i < ms.size(); ++i) {
-      const std::string at = fmt::format("/models/{}/methods/{}", mq::clip_text(key, 40), i);
+      const std::string at = fmt::format("{}/methods/{}", at_model, i);
       if (ms[i].at("status") == "ok")
         mq::check_json_shape(ms[i], method_spec(), file, at);
       else
         mq::check_json_shape(ms[i], json{{"error", "string"}}, file, at);
     }
+    // The README's line on small batches reads the baseline's speed-ups; the curve's text reads each
+    // method's crossover, and "never" names the longest prompt tried.
+    if (model.contains("prompt_curve")) {
+      const json& pc = model.at("prompt_curve");
+      for (const auto& [m, pts] : pc.at("methods").items())
+        if (!pc.at("crossover").contains(m))
+          throw mq::Error(fmt::format("{}: {}/prompt_curve/crossover: key \"{}\" is missing (every curve method has its crossover)", file,
+                                      at_model, mq::clip_text(m, 40)));
+      for (const auto& [m, x] : pc.at("crossover").items())
+        if (x.contains("never") && !x.contains("longest"))
+          throw mq::Error(fmt::format("{}: {}/prompt_curve/crossover/{}: key \"longest\" is missing (a crossover that never happens "
+                                      "names the longest prompt)",
+                                      file, at_model, mq::clip_text(m, 40)));
+    }
   }
 }
 
 std::string energy_report_text(const json& s) {
-  std::string t = "miniquant energy: energy per token by inference phase\n";
+  std::string t = "miniquant energy: energy per token by inference phase, measured in paired interleaved rounds\n";
   t += source_line(s) + "\n";
   if (!s.value("warning", std::string()).empty()) t += "WARNING: " + s["warning"].get<std::string>() + "\n";
   const json& hw = s.at("hardware");
   t += fmt::format("machine: {}, {} threads, kernel {}, governor {}\n", hw.at("cpu_model").get<std::string>(), hw.at("threads_used").get<int>(),
                    hw.at("kernel").get<std::string>(), hw.at("governor").is_null() ? "unreadable" : hw.at("governor").get<std::string>());
-  for (const auto& m : hw.at("meters"))
-    t += fmt::format("  meter {}: {}\n", m.at("meter").get<std::string>(),
-                     m.at("available").get<bool>() ? "available" : "not available: " + m.at("reason").get<std::string>());
   const json& o = s.at("options");
-  t += fmt::format("runs: {} trials after {} warm-ups; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps after a {}-token prompt)\n",
-                   o.at("trials").get<int>(), o.at("warmup").get<int>(), o.at("prompt_tokens").get<int>(), o.at("gen_tokens").get<int>(),
+  t += fmt::format("design: {} rounds after {} warm-up; each round runs every task on every configuration back to back, in an order rotated "
+                   "each round and reversed every other round; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps after a "
+                   "{}-token prompt)\n",
+                   o.at("rounds").get<int>(), o.at("warmup").get<int>(), o.at("prompt_tokens").get<int>(), o.at("gen_tokens").get<int>(),
                    o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>());
   t += "Units: mJ per token, mean [95% CI]. prefill: per prompt token; decode: per decode step; post and total: per generated token.\n";
-  for (const auto& [key, title] : kModelTitles) {
-    if (!s.at("models").contains(key)) continue;
-    const json& ms = s["models"][key]["methods"];
-    t += fmt::format("\n== {} ==\n", title);
-    t += fmt::format("{:<14} {:>30} {:>30} {:>30} {:>10} {:>9} {:>7} {:>7} {:>6} {:>8}\n", "method", "total mJ/token", "decode mJ/token",
-                     "prefill mJ/token", "post mJ/t", "decode W", "PPL", "verb", "agree", "RSS MB");
-    for (const auto& m : ms) {
-      if (m.at("status") != "ok") {
-        t += fmt::format("{:<14} FAILED: {}\n", m.at("method").get<std::string>(), m.at("error").get<std::string>());
-        continue;
-      }
-      const json& p = m.at("phases");
-      const json& a = m.at("accuracy");
-      t += fmt::format("{:<14} {:>30} {:>30} {:>30} {:>10.5f} {:>9.1f} {:>7} {:>7} {:>6} {:>8.0f}{}\n", m.at("method").get<std::string>(),
-                       milli_ci(p["total"]["joules_per_token"]), milli_ci(p["decode"]["joules_per_token"]),
-                       milli_ci(p["prefill"]["joules_per_token"]), 1e3 * mean(p["post"]["joules_per_token"]), mean(p["decode"]["watts"]),
-                       opt_num(a.value("ppl", json()), "{:.3f}"), opt_num(a.value("verb_tense_accuracy", json()), "{:.3f}"),
-                       opt_num(a.value("greedy_agreement_with_float32", json()), "{:.3f}"), m.at("peak_rss_bytes").get<double>() / 1e6,
-                       outlier_note(p["total"]["joules_per_token"]));
-    }
-    if (baseline(ms)) {
-      t += "\nSavings vs float32 (energy per token by phase; latency of a whole run), 95% CI:\n";
-      t += fmt::format("{:<14} {:>26} {:>26} {:>26} {:>26}\n", "method", "total energy", "decode", "prefill", "latency");
-      for (const auto& m : ms) {
-        if (m.at("status") != "ok" || !m.contains("savings_vs_float32")) continue;
-        const json& sv = m["savings_vs_float32"];
-        t += fmt::format("{:<14} {:>26} {:>26} {:>26} {:>26}\n", m["method"].get<std::string>(), pct_ci(sv["energy_per_token"]["total"]),
-                         pct_ci(sv["energy_per_token"]["decode"]), pct_ci(sv["energy_per_token"]["prefill"]), pct_ci(sv["latency"]));
-      }
-    }
-    t += "\nPhase breakdown of one run's energy (share of total) and time:\n";
-    t += fmt::format("{:<14} {:>9} {:>9} {:>9} {:>12} {:>14} {:>14}\n", "method", "prefill", "decode", "post", "total mJ", "decode tok/s", "prefill tok/s");
-    for (const auto& m : ms) {
-      if (m.at("status") != "ok") continue;
-      const json& p = m["phases"];
-      const double tot = mean(p["total"]["joules"]);
-      t += fmt::format("{:<14} {:>8.1f}% {:>8.1f}% {:>8.1f}% {:>12.3f} {:>14.1f} {:>14.1f}\n", m["method"].get<std::string>(),
-                       100 * mean(p["prefill"]["joules"]) / tot, 100 * mean(p["decode"]["joules"]) / tot, 100 * mean(p["post"]["joules"]) / tot,
-                       1e3 * tot, mean(p["decode"]["tokens_per_s"]), mean(p["prefill"]["tokens_per_s"]));
-    }
-    t += "\nBatch curve: mJ per generated token (decode + post) by batch size B, and decode tokens/s:\n";
-    t += fmt::format("{:<14}", "method");
-    for (const auto& b : o.at("batch")) t += fmt::format(" {:>22}", fmt::format("B={}", b.get<int>()));
-    t += "\n";
-    for (const auto& m : ms) {
-      if (m.at("status") != "ok") continue;
-      t += fmt::format("{:<14}", m["method"].get<std::string>());
-      for (const auto& b : m["batch"])
-        t += fmt::format(" {:>22}", fmt::format("{:.4f} ({:.0f}/s)", 1e3 * mean(b["total"]["joules_per_token"]), mean(b["decode"]["tokens_per_s"])));
-      t += "\n";
-    }
+  // The controls first: whether the rest can be read at all.
+  for (const char* k : kModels)
+    if (s.at("models").contains(k)) t += s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]);
+  for (const char* k : kModels)
+    if (s.at("models").contains(k)) t += model_text(s, s["models"][k]);
+  if (s.contains("fp32_kernel_check")) {
+    t += "\nfp32 baseline check: mq::gemm_fp32 against Eigen's product on each Linear shape (out x in), paired ratio Eigen time / ours:\n";
+    for (const auto& r : s["fp32_kernel_check"]["rows"])
+      t += fmt::format("  {}x{} B={}: ours {:.1f} us, Eigen {:.1f} us, x{:.2f} [{:.2f}, {:.2f}]\n", r["out"].get<int>(), r["in"].get<int>(),
+                       r["batch"].get<int>(), r["ours_us"].get<double>(), r["eigen_us"].get<double>(), r["eigen_over_ours"].get<double>(),
+                       r["low"].get<double>(), r["high"].get<double>());
   }
+  t += "\nStatements and their robustness to the energy model's coefficients (static W x0.5..x2, every other coefficient x0.25..x4):\n";
+  t += statements_of(s, "", "  ");
   return t;
 }
 
@@ -175,143 +267,63 @@ std::string energy_readme_block(const json& s) {
   std::string t;
   const bool measured = s.at("measured").get<bool>();
   t += fmt::format("**{}.**\n\n", source_line(s));
+  for (const char* k : kModels)
+    if (s.at("models").contains(k)) t += "**" + s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "**\n";
+  t += "\n";
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
-    t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min "
-                     "there.\n\n",
+    t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "
+                     "Design: {} paired rounds (every configuration in every round, order rotated), {} warm-up.\n\n",
                      m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                      m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),
-                     s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60);
+                     s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60, s["options"]["rounds"].get<int>(),
+                     s["options"]["warmup"].get<int>());
   }
   if (!measured)
     t += "Every joule below is an estimate from the model, labelled `model:` in every file; no hardware counter was readable on the "
-         "machine that ran this (see `hardware.meters` in summary.json for why).\n\n";
-  for (const auto& [key, title] : kModelTitles) {
+         "machine that ran this (see `hardware.meters` in summary.json for why). Each statement carries its robustness over the "
+         "coefficient box.\n\n";
+  for (const char* key : kModels) {
     if (!s.at("models").contains(key)) continue;
-    const json& ms = s["models"][key]["methods"];
-    const json* b = baseline(ms);
-    t += fmt::format("### {}\n\n", title);
-    if (!b) {
-      t += "float32 did not run or failed: no savings to report.\n\n";
-      continue;
-    }
-    // Which method saves most energy per generated token, and in which phase the joules went.
-    const json* best = nullptr;
-    for (const auto& m : ms)
-      if (m["status"] == "ok" && m.contains("savings_vs_float32") && m["scheme"] != "fp32" &&
-          (!best || m["savings_vs_float32"]["energy_per_token"]["total"]["saving"].get<double>() >
-                        (*best)["savings_vs_float32"]["energy_per_token"]["total"]["saving"].get<double>()))
-        best = &m;
-    if (best) {
-      const json& sv = (*best)["savings_vs_float32"];
-      std::string phase = "decode";
-      double most = -1e300;
-      for (const std::string ph : {"prefill", "decode", "post"}) {
-        const double saved = mean((*b)["phases"][ph]["joules"]) - mean((*best)["phases"][ph]["joules"]);
-        if (saved > most) most = saved, phase = ph;
+    const json& md = s["models"][key];
+    const json& ms = md["methods"];
+    t += fmt::format("### {}\n\n", md.value("title", std::string(key)));
+    t += "| configuration | total mJ/token [95% CI] | ratio to float32, total (paired) | decode | prefill | accuracy (composite) | decode tok/s |\n"
+         "|---|---|---|---|---|---|---:|\n";
+    for (const auto& m : ms) {
+      if (!ok(m)) {
+        t += fmt::format("| {} | failed: {} | | | | | |\n", names(m), m["error"].get<std::string>());
+        continue;
       }
-      t += fmt::format("- **Most energy saved per token: {}**, saving {} of float32's total energy per generated token ({} in "
-                       "decode, {} in prefill; 95% CI); the largest absolute saving is in **{}** ({:.3f} mJ of float32's {:.3f} mJ run).\n",
-                       (*best)["method"].get<std::string>(), pct_ci(sv["energy_per_token"]["total"]), pct_ci(sv["energy_per_token"]["decode"]),
-                       pct_ci(sv["energy_per_token"]["prefill"]), phase, 1e3 * most, 1e3 * mean((*b)["phases"]["total"]["joules"]));
+      const json sv = m.value("savings_vs_float32", json());
+      t += fmt::format("| {} | {} | {} | {} | {} | {} | {:.0f} |\n", names(m), milli_ci(m["phases"]["total"]["joules_per_token"]),
+                       sv.is_null() ? "1 (baseline)" : ratio(sv["energy_per_token"]["total"]), sv.is_null() ? "" : ratio(sv["energy_per_token"]["decode"]),
+                       sv.is_null() ? "" : ratio(sv["energy_per_token"]["prefill"]), num(m["accuracy"].value("composite", json()), "{:.3f}"),
+                       mean(m["phases"]["decode"]["tokens_per_s"]));
     }
-    // Bytes or arithmetic: each method's decode energy ratio next to its parameter-bytes ratio, and
-    // its prefill energy ratio next to its prefill time ratio.
-    t += "- **Bytes or arithmetic?** Ratios to float32 (decode energy follows bytes if its column tracks the bytes column; prefill "
-         "follows arithmetic throughput if its energy tracks its time):\n\n";
-    t += "  | method | parameter bytes | decode energy/token | decode time/token | prefill energy/token | prefill time |\n"
-         "  |---|---|---|---|---|---|\n";
-    for (const auto& m : ms) {
-      if (m["status"] != "ok") continue;
-      const auto ratio = [&](const char* ph, const char* f) { return mean(m["phases"][ph][f]) / mean((*b)["phases"][ph][f]); };
-      t += fmt::format("  | {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n", m["method"].get<std::string>(),
-                       m["parameter_bytes"].get<double>() / (*b)["parameter_bytes"].get<double>(), ratio("decode", "joules_per_token"),
-                       1.0 / ratio("decode", "tokens_per_s"), ratio("prefill", "joules_per_token"), ratio("prefill", "seconds"));
-    }
-    // Which ratio does the energy follow: the largest gap between the energy ratio and the bytes
-    // ratio (decode) or the time ratio, over the quantized methods.
-    double gap_bytes = 0, gap_time = 0, gap_pre_time = 0;
-    int n = 0;
-    for (const auto& m : ms) {
-      if (m["status"] != "ok" || m["scheme"] == "fp32") continue;
-      const auto ratio = [&](const char* ph, const char* f) { return mean(m["phases"][ph][f]) / mean((*b)["phases"][ph][f]); };
-      const double e = ratio("decode", "joules_per_token");
-      gap_bytes = std::max(gap_bytes, std::abs(e - m["parameter_bytes"].get<double>() / (*b)["parameter_bytes"].get<double>()));
-      gap_time = std::max(gap_time, std::abs(e - 1.0 / ratio("decode", "tokens_per_s")));
-      gap_pre_time = std::max(gap_pre_time, std::abs(ratio("prefill", "joules_per_token") - ratio("prefill", "seconds")));
-      ++n;
-    }
-    std::vector<std::string> pre_saves, pre_costs;
-    for (const auto& m : ms) {
-      if (m["status"] != "ok" || m["scheme"] == "fp32" || !m.contains("savings_vs_float32")) continue;
-      const json& r = m["savings_vs_float32"]["energy_per_token"]["prefill"];
-      if (r.is_null()) continue;
-      if (r["saving_ci95_low"].get<double>() > 0) pre_saves.push_back(m["method"].get<std::string>());
-      if (r["saving_ci95_high"].get<double>() < 0) pre_costs.push_back(m["method"].get<std::string>());
-    }
-    const auto list = [](const std::vector<std::string>& v) {
-      std::string j;
-      for (size_t i = 0; i < v.size(); ++i) j += (i ? ", " : "") + v[i];
-      return v.empty() ? std::string("none") : j;
-    };
-    if (n > 0)
-      t += fmt::format("\n  Decode energy ratios are within {:.2f} of the decode time ratios and within {:.2f} of the "
-                       "parameter-bytes ratios; prefill energy ratios are within {:.2f} of the prefill time ratios. So decode savings "
-                       "here follow {}. Prefill (many tokens per weight read) follows how fast the kernels do the arithmetic: "
-                       "it saves energy (CI above 0) for {} and costs more than float32 (CI below 0) for {}.\n",
-                       gap_time, gap_bytes, gap_pre_time,
-                       gap_bytes < gap_time ? "the bytes moved"
-                                            : "the time per token more closely than the bytes moved (bytes set the floor; "
-                                              "dequantization and kernel overheads decide how close each method gets to it)",
-                       list(pre_saves), list(pre_costs));
     t += "\n";
-    // Batching: energy per token at the smallest and largest batch.
-    t += "- **Batching:** ";
-    std::vector<std::string> parts;
-    for (const auto& m : ms) {
-      if (m["status"] != "ok" || m["batch"].size() < 2) continue;
-      const json& lo = m["batch"].front();
-      const json& hi = m["batch"].back();
-      parts.push_back(fmt::format("{} {:.4f} -> {:.4f} mJ/token (x{:.2f}) from B={} to B={}", m["method"].get<std::string>(),
-                                  1e3 * mean(lo["total"]["joules_per_token"]), 1e3 * mean(hi["total"]["joules_per_token"]),
-                                  mean(hi["total"]["joules_per_token"]) / mean(lo["total"]["joules_per_token"]), lo["batch"].get<int>(),
-                                  hi["batch"].get<int>()));
-    }
-    for (size_t i = 0; i < parts.size(); ++i) t += (i ? "; " : "") + parts[i];
-    std::vector<std::string> fell, rose;
-    for (const auto& m : ms) {
-      if (m["status"] != "ok" || m["batch"].size() < 2) continue;
-      const double r = mean(m["batch"].back()["total"]["joules_per_token"]) / mean(m["batch"].front()["total"]["joules_per_token"]);
-      (r < 1 ? fell : rose).push_back(m["method"].get<std::string>());
-    }
-    const auto join = [](const std::vector<std::string>& v) {
-      std::string j;
-      for (size_t i = 0; i < v.size(); ++i) j += (i ? ", " : "") + v[i];
-      return j;
-    };
-    t += ". A decode step reads the parameters once for the whole batch, so their traffic per token divides by B";
-    if (!fell.empty()) t += "; energy per token fell with B for " + join(fell);
-    if (!rose.empty())
-      t += "; it rose for " + join(rose) + ", whose batched path runs slower per row than its single-row path (decode tokens/s "
-           "in report.txt), and modelled energy follows time";
-    t += ".\n\n";
-    // Where the modelled joules come from.
-    if (!measured) {
-      const json& z = (*b)["phases"]["total"];
-      (void)z;
-      double st = 0, tot = 0;
-      for (const auto& m : ms)
-        if (m["status"] == "ok") {
-          // zones are in the trial files; the summary keeps the work, so take the static share from the coefficients.
-          const double w = s["model_coefficients"]["coefficients"]["static_watts"]["value"].get<double>();
-          st += w * mean(m["phases"]["total"]["seconds"]);
-          tot += mean(m["phases"]["total"]["joules"]);
-        }
-      t += fmt::format("- **What the model assumes:** static power x measured time makes up {:.0f}% of the modelled joules over these "
-                       "methods, so on this machine modelled energy mostly ranks methods by their speed; the per-byte and per-operation "
-                       "terms add what moving fewer bytes and doing cheaper operations saves at published 45 nm energies.\n\n",
-                       tot > 0 ? 100 * st / tot : 0.0);
-    }
+    for (const auto& sp : md.value("splits", json::array()))
+      t += fmt::format("- **Precision per phase, {}**: {} both uniform modes: against {} {}, against {} {} (total J/token, paired).\n",
+                       sp["split"].get<std::string>(), sp["beats_both"].get<bool>() ? "beats" : "does not beat", sp["prefill_uniform"].get<std::string>(),
+                       ratio(sp["vs_prefill_uniform"]), sp["decode_uniform"].get<std::string>(), ratio(sp["vs_decode_uniform"]));
+    for (const auto& m : ms)
+      if (ok(m) && m["role"] == "baseline") {
+        const json& sp = m["batch_speedup_vs_b1"];
+        std::string parts;
+        for (const auto& [B, r] : sp.items()) parts += fmt::format("{}B={} x{}", parts.empty() ? "" : ", ", B, ratio(r));
+        t += fmt::format("- **fp32 baseline at small batches**: decode tokens/s against B=1 (paired): {}.\n", parts);
+      }
+    if (md.contains("prompt_curve"))
+      for (const auto& [m, x] : md["prompt_curve"]["crossover"].items())
+        t += fmt::format("- **Prompt length, {}**: {}.\n", m,
+                         x.contains("never") ? fmt::format("prefill's share of a request never overtakes decode's up to {} prompt tokens",
+                                                           x["longest"].get<int>())
+                         : x.value("at", json()).is_number()
+                             ? fmt::format("prefill's share overtakes decode's at about {:.0f} prompt tokens", x["at"].get<double>())
+                             : std::string("prefill's share already exceeds decode's at the shortest prompt"));
+    t += fmt::format("- **Ranking** (lowest total J/token first): {}, which stays on top in {:.0f}% of resamples of the rounds.\n\n",
+                     md["ranking"]["winner"].get<std::string>(), 100 * md["ranking"]["winner_stays_on_top"].get<double>());
+    t += "Statements, re-priced over the coefficient box:\n\n" + statements_of(s, std::string(key) + "/", "- ") + "\n";
   }
   if (!measured) {
     t += "### The model and how far to trust it\n\n";
@@ -321,10 +333,11 @@ std::string energy_readme_block(const json& s) {
          s["model_coefficients"].value("file", std::string()) + "`):\n\n";
     for (const auto& [k, v] : s["model_coefficients"]["coefficients"].items())
       t += fmt::format("- `{}` = {:.4g}: {}\n", k, v["value"].get<double>(), v["source"].is_string() ? v["source"].get<std::string>() : v["source"].dump());
-    t += "\nTrust: the ranking of methods within a phase is as good as the time measurements and the byte counts (both real); the "
-         "absolute joules are order-of-magnitude estimates, because the static term is an assumption and the per-access energies are "
-         "45 nm figures that leave out instruction overhead. `miniquant energy --calibrate` on a machine with RAPL replaces them with "
-         "fitted values.\n";
+    t += "\nTrust: a ratio within one run is as good as the paired time measurements and the byte counts (both real); the absolute "
+         "joules are order-of-magnitude estimates, because the static term is an assumption and the per-access energies are 45 nm "
+         "figures that leave out instruction overhead. A statement marked robust holds for every corner of the coefficient box; one "
+         "marked NOT robust names the corner that overturns it. `miniquant energy --calibrate` on a machine with RAPL replaces the "
+         "coefficients with fitted values.\n";
   }
   return t;
 }

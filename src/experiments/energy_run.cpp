@@ -5,24 +5,24 @@
 #include <algorithm>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include <fmt/core.h>
 
+#include "experiments/energy_baseline.h"
 #include "experiments/energy_phases.h"
+#include "experiments/energy_rounds.h"
 #include "experiments/energy_rss.h"
+#include "experiments/energy_summary.h"
+#include "experiments/workspace.h"
 #include "miniquant/energy/model.h"
-#include "miniquant/energy/trial_stats.h"
 #include "miniquant/error.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
-#include "minigpt/calibrate.h"
 #include "minigpt/eval.h"
+#include "minigpt/phase_projection.h"
 #include "minigpt/quantize_model.h"
-#include "minigpt/quant_plan.h"
 #include "minigpt/throughput.h"
-#include "experiments/workspace.h"
 
 namespace mqexp {
 namespace {
@@ -30,72 +30,49 @@ namespace {
 using nlohmann::json;
 namespace en = mq::energy;
 
+const std::string kControlSuffix = " (control)";
+
 json model_bytes_json(const minigpt::Model& m, int context) {
   const minigpt::DecodeTraffic t = minigpt::decode_traffic(m, context);
+  long long stored = 0;
+  for (const auto& li : m.linears()) stored += m.projection(li.name).weight_bytes();
   return {{"parameter_bytes", t.weight_bytes + t.embedding_bytes + t.other_param_bytes},
-          {"linear_weight_bytes", t.weight_bytes},
+          {"linear_weight_bytes", stored},
+          {"linear_weight_bytes_read_per_decode_step", t.weight_bytes},
           {"embedding_bytes", t.embedding_bytes},
           {"embedding_format", m.embedding().format_name()},
           {"decode_step", {{"context", context}, {"flops", t.flops}, {"bytes", t.total_bytes()}, {"kv_bytes", t.kv_bytes}}}};
 }
 
-// What one model kind (MiniGPT, GPT-2-small-shaped) brings to the runs.
+// One configuration of the rounds: a method's model (or the baseline's second copy, the control).
+struct Config {
+  std::string name, method, role;  // role: "baseline", "control", "method", "split", "map"
+  minigpt::QuantPlan plan;
+  std::unique_ptr<minigpt::Model> model;
+  json info;
+  std::map<int, std::unique_ptr<BatchDecoder>> decoders;  // per batch size, built at first use
+};
+
 struct Subject {
-  std::string key;     // "minigpt", "gpt2_small_shaped"
-  std::string suffix;  // appended to the method's trial folder ("" or "@gpt2-small-shaped")
+  std::string key, title;
   std::function<std::unique_ptr<minigpt::Model>()> build;
   bool accuracy = false;
-  std::vector<std::string> methods;
+  std::vector<std::string> methods, splits;
+  minigpt::ModelConfig shape;
 };
 
 struct Shared {
   const EnergyOptions& o;
   en::Meter& meter;
   WorkContext wc;
-  const minigpt::Tokenizer& tok;
-  const minigpt::Corpus& corpus;
-  const CorpusBundle& bundle;  // for GPTQ's calibration windows (the val split)
-  int calib_ctx = 0;           // their length: MiniGPT's n_ctx, for either model
-  std::vector<int32_t> ppl_stream;
-  std::vector<std::vector<int32_t>> warm_prompts, trial_prompts, batch_prompts;
-  std::vector<en::CalibrationSample> samples;  // with a real meter: every measured phase
+  const CorpusBundle& c;
+  int calib_ctx = 0;
+  std::vector<int32_t> test, ppl_stream;
+  std::vector<en::CalibrationSample> samples;  // with a real meter: every measured phase, for --calibrate
 };
 
-json summarize_phase(const std::vector<const PhaseStats*>& runs) {
-  json out;
-  const auto field = [&](const char* name, auto get) {
-    std::vector<double> v;
-    for (const auto* p : runs) v.push_back(get(*p));
-    json s = en::summary_json(en::summarize_trials(v));
-    s["values"] = v;
-    out[name] = s;
-  };
-  field("joules_per_token", [](const PhaseStats& p) { return p.joules_per_token(); });
-  field("joules", [](const PhaseStats& p) { return p.joules; });
-  field("seconds", [](const PhaseStats& p) { return p.seconds; });
-  field("watts", [](const PhaseStats& p) { return p.watts(); });
-  field("tokens_per_s", [](const PhaseStats& p) { return p.tokens_per_s(); });
-  out["tokens"] = runs.front()->tokens;
-  out["work"] = work_json(runs.front()->work);  // deterministic: the same every run
-  return out;
-}
-
-json summarize_runs(const std::vector<RunResult>& runs) {
-  json out;
-  for (const std::string ph : {"prefill", "decode", "post", "total"}) {
-    std::vector<const PhaseStats*> v;
-    for (const auto& r : runs) v.push_back(&r.phase(ph));
-    out[ph] = summarize_phase(v);
-  }
-  return out;
-}
-
-void add_sample(Shared& s, const PhaseStats& p) {
-  if (s.meter.measured() && p.seconds > 0) s.samples.push_back({p.seconds, p.work, p.joules});
-}
-
-// The plan a method runs: a quant map's when the method is its config_id, else the sweep's uniform plan
-// for the method's scheme (every Linear in it, the embedding in fp16; fp32 is the checkpoint as it is).
+// The plan a method runs: a quant map's when the method is its config_id, else the uniform plan of its scheme
+// (every Linear in it, the embedding in fp16; fp32 is the checkpoint as it is).
 minigpt::QuantPlan plan_for(const std::string& method, const EnergyOptions& o) {
   for (const auto& p : o.quant_maps)
     if (p.id == method) return p;
@@ -104,18 +81,261 @@ minigpt::QuantPlan plan_for(const std::string& method, const EnergyOptions& o) {
   return plan;
 }
 
-// A method's "scheme": the recipe every Linear gets ("mixed" for a quant map that gives them several).
-std::string scheme_of(const std::string& method, const EnergyOptions& o) {
-  for (const auto& p : o.quant_maps)
-    if (p.id == method) {
-      const std::vector<minigpt::LinearRecipe> rs = p.recipes();
-      const bool one = std::all_of(rs.begin(), rs.end(), [&](const minigpt::LinearRecipe& r) { return r == p.base; });
-      return one ? p.base.name() : "mixed";
+// A method's scheme: the recipe every Linear gets ("mixed" for a quant map that gives them several).
+std::string scheme_of(const minigpt::QuantPlan& p) {
+  const std::vector<minigpt::LinearRecipe> rs = p.recipes();
+  const bool one = std::all_of(rs.begin(), rs.end(), [&](const minigpt::LinearRecipe& r) { return r == p.base; });
+  return p.phases ? p.id : one ? p.base.name() : "mixed";
+}
+
+// Accuracy of a MiniGPT configuration: the composite of verb-tense accuracy, hard-set accuracy and next-token
+// top-1 accuracy against the true next token (EPI's "intelligence": mean of the three, as the source's
+// (MMLU + ARC + HellaSwag) / 3 is), with each component and perplexity beside it.
+json accuracy_json(const minigpt::Model& m, const Shared& s) {
+  const int win = m.config().n_ctx;
+  const auto ppl = minigpt::perplexity(m, s.ppl_stream, win, win / 2);
+  const auto vt = minigpt::verb_tense_accuracy(m, s.c.tok, s.c.corpus.test, s.o.max_slots);
+  minigpt::ConstructionScore hard;
+  for (int k = 0; k < minigpt::kNumConstructions; ++k)
+    if (minigpt::is_hard(static_cast<minigpt::Construction>(k))) {
+      hard.total += vt.by_kind[static_cast<size_t>(k)].total;
+      hard.correct += vt.by_kind[static_cast<size_t>(k)].correct;
     }
-  return scheme_for_method(method);
+  const double composite = (vt.overall.accuracy() + hard.accuracy() + ppl.top1()) / 3.0;
+  return {{"ppl", ppl.ppl}, {"ppl_tokens", ppl.tokens}, {"next_token_top1", ppl.top1()}, {"verb_tense_accuracy", vt.overall.accuracy()},
+          {"verb_tense_slots", vt.overall.total}, {"hard_set_accuracy", hard.accuracy()}, {"hard_set_slots", hard.total},
+          {"composite", composite},
+          {"composite_definition", "mean of verb-tense accuracy, hard-set accuracy and next-token top-1 accuracy"}};
+}
+
+// What each phase runs, read from the model itself: the recipe the energy model charges per phase.
+json phase_activations(const minigpt::Model& m) {
+  json j;
+  for (const minigpt::Phase ph : {minigpt::Phase::prefill, minigpt::Phase::decode}) {
+    const minigpt::Model::PhaseGuard g = m.use_phase(ph);
+    j[minigpt::phase_name(ph)] = {{"activations", activations_of(m)}, {"first_linear", m.projection(m.linears().front().name).format_name() +
+                                                                                          minigpt::activation_suffix(m.projection(m.linears().front().name))}};
+  }
+  return j;
+}
+
+Config build_config(const Subject& sub, const std::string& name, const std::string& method, const std::string& role, Shared& s,
+                    const EnergyProgress& progress) {
+  Config c{name, method, role, {}, nullptr, json::object(), {}};
+  c.info = {{"name", name}, {"method", method}, {"role", role}, {"source_name", method_for_scheme(scheme_for_method(method))}};
+  try {
+    reset_peak_rss();
+    c.plan = plan_for(method, s.o);
+    c.info["scheme"] = scheme_of(c.plan);
+    if (std::any_of(s.o.quant_maps.begin(), s.o.quant_maps.end(), [&](const auto& p) { return p.id == method; }))
+      c.info["quant_map"] = c.plan.to_json();
+    c.model = sub.build();
+    minigpt::quantize_model(*c.model, c.plan, calibration_for(c.plan, s.c, s.calib_ctx));
+    c.info["activations"] = activations_of(*c.model);
+    c.info["phases_run"] = phase_activations(*c.model);
+    c.info.update(model_bytes_json(*c.model, s.o.prompt_tokens + s.o.gen_tokens / 2));
+    c.info["accuracy"] = sub.accuracy ? accuracy_json(*c.model, s)
+                                      : json{{"ppl", nullptr}, {"composite", nullptr},
+                                             {"note", "random weights: perplexity and accuracy say nothing; greedy agreement only"}};
+    c.info["peak_rss_bytes"] = peak_rss_bytes();
+    c.info["status"] = "ok";
+    progress(fmt::format("{} {}: built ({}, {:.2f} MB of Linear weights)", sub.key, name, c.info["activations"].get<std::string>(),
+                         c.info["linear_weight_bytes"].get<double>() / 1e6));
+  } catch (const std::exception& e) {  // an unknown scheme too: recorded, and the other methods still run
+    c.model.reset();
+    c.info["status"] = "failed";
+    c.info["error"] = e.what();
+    progress(fmt::format("{} {}: FAILED: {}", sub.key, name, e.what()));
+  }
+  return c;
+}
+
+std::vector<std::vector<int32_t>> windows(const std::vector<int32_t>& stream, size_t& offset, int count, int len) {
+  std::vector<std::vector<int32_t>> out;
+  for (int k = 0; k < count; ++k) {
+    if (offset + static_cast<size_t>(len) > stream.size())
+      throw mq::UsageError(fmt::format("the test split has {} tokens; the prompts asked for need more (fewer rounds or shorter prompts)",
+                                       stream.size()));
+    out.emplace_back(stream.begin() + static_cast<long>(offset), stream.begin() + static_cast<long>(offset + len));
+    offset += static_cast<size_t>(len);
+  }
+  return out;
+}
+
+// The two uniform modes a split mixes: its base scheme run in the prefill's mode throughout, and in the decode's.
+SplitDef split_def(const std::string& name) {
+  const minigpt::QuantPlan p = minigpt::QuantPlan::uniform(name);
+  const auto uniform = [&](minigpt::Phase ph) {
+    const minigpt::LinearRecipe r = p.recipe_for(0, minigpt::LinearKind::qkv, ph);
+    const std::string n = r.name();
+    return method_for_scheme(n).empty() ? n : method_for_scheme(n);
+  };
+  return {name, uniform(minigpt::Phase::prefill), uniform(minigpt::Phase::decode)};
+}
+
+json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Statement>& statements,
+                 std::vector<std::unique_ptr<SubjectData>>& keep, const EnergyProgress& progress) {
+  const EnergyOptions& o = s.o;
+  // Configurations: the baseline first, its control copy, the methods, the splits (with the uniform modes they mix).
+  std::vector<std::pair<std::string, std::string>> wanted;  // (name, method)
+  std::vector<std::string> methods = sub.methods;
+  std::vector<SplitDef> splits;
+  for (const auto& sp : sub.splits) {
+    splits.push_back(split_def(sp));
+    for (const auto& u : {splits.back().prefill_uniform, splits.back().decode_uniform})
+      if (std::find(methods.begin(), methods.end(), u) == methods.end()) methods.push_back(u);
+  }
+  std::stable_partition(methods.begin(), methods.end(), [](const std::string& m) { return method_is_baseline(m); });
+  if (methods.empty() || !method_is_baseline(methods.front()))
+    throw mq::UsageError(fmt::format("{}: the methods must include the baseline float32 (every comparison is against it)", sub.key));
+  const std::string baseline = methods.front();
+  std::vector<Config> configs;
+  configs.push_back(build_config(sub, baseline, baseline, "baseline", s, progress));
+  if (o.control) configs.push_back(build_config(sub, baseline + kControlSuffix, baseline, "control", s, progress));
+  for (size_t i = 1; i < methods.size(); ++i)
+    configs.push_back(build_config(sub, methods[i], methods[i], method_is_baseline(methods[i]) ? "baseline-alias" : "method", s, progress));
+  for (const auto& sp : splits) configs.push_back(build_config(sub, sp.name, sp.name, "split", s, progress));
+  for (const auto& c : configs) {
+    ++run.methods;
+    if (c.info["status"] != "ok") ++run.failed;
+  }
+  if (configs.front().info["status"] != "ok")
+    throw mq::Error(fmt::format("{}: the baseline {} failed: {}", sub.key, baseline, configs.front().info["error"].get<std::string>()));
+
+  auto data = std::make_unique<SubjectData>();
+  SubjectData& d = *data;
+  d.key = sub.key;
+  d.title = sub.title;
+  d.baseline = baseline;
+  d.control = o.control ? baseline + kControlSuffix : "";
+  d.batch = o.batch;
+  std::map<std::string, Config*> by_name;
+  for (auto& c : configs) {
+    d.info[c.name] = c.info;
+    if (c.info["status"] == "ok") {
+      d.configs.push_back(c.name);
+      by_name[c.name] = &c;
+    }
+  }
+  for (const auto& sp : splits)
+    if (by_name.count(sp.name) && by_name.count(sp.prefill_uniform) && by_name.count(sp.decode_uniform)) d.splits.push_back(sp);
+
+  // Prompts: one per measured round and warm-up round, the same for every configuration of a round.
+  size_t off = 0;
+  const std::vector<std::vector<int32_t>> gen_prompts = windows(s.test, off, o.rounds + o.warmup, o.prompt_tokens);
+  const std::vector<std::vector<int32_t>> batch_prompts = windows(s.test, off, *std::max_element(o.batch.begin(), o.batch.end()), o.batch_prompt);
+  const auto prompt_of = [&](int round) { return gen_prompts[static_cast<size_t>(round + o.warmup)]; };
+
+  std::vector<RoundTask> tasks;
+  tasks.push_back({"generation", d.configs, [&](const std::string& c, int round) {
+                     return from_run(run_generation(*by_name.at(c)->model, s.meter, prompt_of(round), o.gen_tokens, &s.c.tok, s.wc));
+                   }});
+  for (int B : o.batch)
+    tasks.push_back({fmt::format("batch{}", B), d.configs, [&, B](const std::string& c, int) {
+                       Config& cf = *by_name.at(c);
+                       auto& dec = cf.decoders[B];
+                       if (!dec) {
+                         const std::vector<std::vector<int32_t>> p(batch_prompts.begin(), batch_prompts.begin() + B);
+                         dec = std::make_unique<BatchDecoder>(*cf.model, p, o.batch_steps);
+                       }
+                       return from_batch(dec->run(s.meter, s.wc));
+                     }});
+  progress(fmt::format("{}: {} configurations x {} tasks, {} rounds after {} warm-up", sub.key, d.configs.size(), tasks.size(), o.rounds, o.warmup));
+  d.main = run_rounds(tasks, {o.rounds, o.warmup}, [&](const std::string& l) { progress(sub.key + ": " + l); });
+  for (auto& c : configs) c.decoders.clear();  // the batch caches: GPT-2-shaped ones are hundreds of MB
+  if (s.meter.measured())
+    for (const auto& [task, per] : d.main.results)
+      for (const auto& [name, ms] : per)
+        for (const Measurement& m : ms)
+          for (const auto& [ph, p] : m.phases)
+            if (ph != "total" && p.seconds > 0) s.samples.push_back({p.seconds, p.work, p.joules});
+
+  // The prompt-length curve: its own (fewer) rounds; the longest prompt that fits is always a point.
+  const int n_ctx = sub.shape.n_ctx, longest = n_ctx - o.curve_gen + 1;
+  for (int L : o.curve_lengths)
+    if (L < longest) d.curve_lengths.push_back(L);
+  d.curve_lengths.push_back(longest);
+  d.curve_gen = o.curve_gen;
+  for (const auto& m : o.curve_methods.empty() ? default_curve_methods() : o.curve_methods)
+    if (by_name.count(m)) d.curve_methods.push_back(m);
+  if (!d.curve_methods.empty() && o.curve_rounds >= 2) {
+    std::vector<RoundTask> ct;
+    for (int L : d.curve_lengths)
+      ct.push_back({fmt::format("prompt{}", L), d.curve_methods, [&, L](const std::string& c, int round) {
+                      // Each round a different stretch of the test split, the same for every method of the round.
+                      const size_t at = static_cast<size_t>(round + 1) * static_cast<size_t>(n_ctx) % (s.test.size() - static_cast<size_t>(L));
+                      const std::vector<int32_t> prompt(s.test.begin() + static_cast<long>(at), s.test.begin() + static_cast<long>(at) + L);
+                      return from_run(run_generation(*by_name.at(c)->model, s.meter, prompt, o.curve_gen, &s.c.tok, s.wc));
+                    }});
+    progress(fmt::format("{}: prompt-length curve, {} lengths x {} methods, {} rounds", sub.key, d.curve_lengths.size(), d.curve_methods.size(),
+                         o.curve_rounds));
+    d.curve = run_rounds(ct, {o.curve_rounds, 1}, [&](const std::string& l) { progress(sub.key + " curve: " + l); });
+  } else {
+    d.curve_lengths.clear();
+  }
+
+  json out = summarize_subject(d);
+  for (auto& c : configs)  // the failed ones, recorded with their error
+    if (c.info["status"] != "ok") out["methods"].push_back(c.info);
+  const minigpt::ModelConfig& k = sub.shape;
+  out["config"] = {{"vocab_size", k.vocab_size}, {"n_ctx", k.n_ctx}, {"d_model", k.d_model}, {"n_layer", k.n_layer}, {"n_head", k.n_head}, {"d_ff", k.d_ff}};
+  out["title"] = sub.title;
+  out["rounds_seconds"] = d.main.seconds;
+  out["curve_seconds"] = d.curve.seconds;
+  run.rounds_csv += rounds_csv(sub.key, d.main);
+  if (!d.curve_lengths.empty()) {
+    std::string c = rounds_csv(sub.key, d.curve);
+    run.rounds_csv += c.substr(c.find('\n') + 1);  // one header for the whole file
+  }
+  for (auto& st : subject_statements(d)) statements.push_back(std::move(st));
+  keep.push_back(std::move(data));  // the statements refer to it
+  return out;
 }
 
 }  // namespace
+
+bool method_is_baseline(const std::string& method) { return scheme_for_method(method) == "fp32"; }
+
+const std::vector<std::string>& default_energy_methods() {
+  static const std::vector<std::string> k = {"float32", "float16", "bfloat16", "int8", "int8_dynamic", "int4-g64", "int4-g64+a8", "int4-g64+bf16"};
+  return k;
+}
+
+const std::vector<std::string>& default_gpt2_energy_methods() {
+  static const std::vector<std::string> k = {"float32", "int8", "int8_dynamic", "int4-g64", "int4-g64+a8"};
+  return k;
+}
+
+const std::vector<std::string>& default_phase_splits() {
+  static const std::vector<std::string> k = {"int4-g64[prefill=+a8,decode=weight-only]", "int4-g64[prefill=+a8,decode=+bf16]",
+                                             "int8-per-channel[prefill=+a8,decode=weight-only]"};
+  return k;
+}
+
+const std::vector<std::string>& default_gpt2_phase_splits() {
+  static const std::vector<std::string> k = {"int4-g64[prefill=+a8,decode=weight-only]"};
+  return k;
+}
+
+const std::vector<std::string>& default_curve_methods() {
+  static const std::vector<std::string> k = {"float32", "int8", "int4-g64", "int4-g64+a8"};
+  return k;
+}
+
+std::string scheme_for_method(const std::string& m) {
+  if (m == "float32") return "fp32";
+  if (m == "float16") return "fp16";
+  if (m == "bfloat16") return "bf16";
+  if (m == "int8") return "int8-per-channel";
+  if (m == "int8_dynamic") return "int8-per-channel+a8";
+  return m;
+}
+
+std::string method_for_scheme(const std::string& s) {
+  for (const char* m : {"float32", "float16", "bfloat16", "int8", "int8_dynamic"})
+    if (scheme_for_method(m) == s) return m;
+  return "";
+}
 
 // How the configured model's Linears take their activations, as the energy model charges them.
 std::string activations_of(const minigpt::Model& m) {
@@ -136,204 +356,36 @@ std::string activations_of(const minigpt::Model& m) {
   return s + "fp32 in the others";
 }
 
-namespace {
-
-json trial_json(const Subject& sub, const std::string& method, const std::string& kind, int index, const RunResult& r,
-                const std::vector<std::pair<int, BatchRun>>& batch, const json& agreement, const Shared& s) {
-  json t = {{"model", sub.key},  {"method", method}, {"scheme", scheme_of(method, s.o)}, {"kind", kind}, {"index", index},
-            {"energy_source", s.meter.source()}, {"measured", s.meter.measured()},
-            {"prompt_tokens", r.prefill.tokens}, {"gen_tokens", r.total.tokens}, {"text_chars", r.text.size()},
-            {"greedy_agreement_with_float32", agreement}};
-  for (const std::string ph : {"prefill", "decode", "post", "total"}) t["phases"][ph] = phase_json(r.phase(ph));
-  json b = json::array();
-  for (const auto& [B, br] : batch)
-    b.push_back({{"batch", B}, {"decode", phase_json(br.decode)}, {"post", phase_json(br.post)}, {"total", phase_json(br.total)}});
-  t["batch"] = b;
-  return t;
-}
-
-json run_method(const Subject& sub, const std::string& method, Shared& s, std::vector<std::vector<int32_t>>* reference,
-                const EnergyProgress& progress) {
-  const EnergyOptions& o = s.o;
-  json r = {{"method", method}, {"scheme", scheme_of(method, o)}};
-  try {
-    reset_peak_rss();
-    const minigpt::QuantPlan plan = plan_for(method, o);
-    if (std::any_of(o.quant_maps.begin(), o.quant_maps.end(), [&](const auto& p) { return p.id == method; }))
-      r["quant_map"] = plan.to_json();
-    std::unique_ptr<minigpt::Model> m = sub.build();
-    minigpt::quantize_model(*m, plan, calibration_for(plan, s.bundle, s.calib_ctx));
-    r["activations"] = activations_of(*m);
-    r.update(model_bytes_json(*m, o.prompt_tokens + o.gen_tokens / 2));
-    if (sub.accuracy) {
-      const int win = m->config().n_ctx;
-      const auto ppl = minigpt::perplexity(*m, s.ppl_stream, win, win / 2);
-      const auto vt = minigpt::verb_tense_accuracy(*m, s.tok, s.corpus.test, o.max_slots);
-      r["accuracy"] = {{"ppl", ppl.ppl}, {"ppl_tokens", ppl.tokens}, {"verb_tense_accuracy", vt.overall.accuracy()},
-                       {"verb_tense_slots", vt.overall.total}};
-    } else {
-      r["accuracy"] = {{"ppl", nullptr}, {"verb_tense_accuracy", nullptr},
-                       {"note", "random weights: perplexity and verb tense say nothing; greedy agreement only"}};
-    }
-    const WorkContext& wc = s.wc;  // the work functions read each Linear's arithmetic from the model
-
-    std::vector<RunResult> warm, trials;
-    for (int k = 0; k < o.warmup; ++k) warm.push_back(run_generation(*m, s.meter, s.warm_prompts[k], o.gen_tokens, &s.tok, wc));
-    for (int k = 0; k < o.trials; ++k) trials.push_back(run_generation(*m, s.meter, s.trial_prompts[k], o.gen_tokens, &s.tok, wc));
-    // Batch curve: each trial runs every batch size once; warm-ups before the first.
-    std::vector<std::vector<std::pair<int, BatchRun>>> batch(static_cast<size_t>(o.trials));
-    std::vector<std::vector<std::pair<int, BatchRun>>> batch_warm(static_cast<size_t>(o.warmup));
-    for (int B : o.batch) {
-      const std::vector<std::vector<int32_t>> prompts(s.batch_prompts.begin(), s.batch_prompts.begin() + B);
-      BatchDecoder bd(*m, prompts, o.batch_steps);
-      for (int k = 0; k < o.warmup; ++k) batch_warm[static_cast<size_t>(k)].emplace_back(B, bd.run(s.meter, wc));
-      for (int k = 0; k < o.trials; ++k) batch[static_cast<size_t>(k)].emplace_back(B, bd.run(s.meter, wc));
-    }
-    r["peak_rss_bytes"] = peak_rss_bytes();
-
-    // Greedy agreement with float32 over the same prompts.
-    json agree_all = nullptr;
-    std::vector<json> agree(static_cast<size_t>(o.trials), nullptr);
-    if (reference && reference->empty()) {
-      for (const auto& t : trials) reference->push_back(t.generated);
-    } else if (reference) {
-      double same = 0, n = 0;
-      for (int k = 0; k < o.trials; ++k) {
-        const auto& a = trials[static_cast<size_t>(k)].generated;
-        const auto& b = (*reference)[static_cast<size_t>(k)];
-        double sk = 0;
-        for (size_t i = 0; i < a.size() && i < b.size(); ++i) sk += a[i] == b[i];
-        agree[static_cast<size_t>(k)] = sk / static_cast<double>(a.size());
-        same += sk;
-        n += static_cast<double>(a.size());
-      }
-      agree_all = same / n;
-    }
-    if (reference && method_is_baseline(method)) agree_all = 1.0;
-    r["accuracy"]["greedy_agreement_with_float32"] = agree_all;
-
-    for (int k = 0; k < o.warmup; ++k) {
-      const json t = trial_json(sub, method, "warmup", k, warm[static_cast<size_t>(k)], batch_warm[static_cast<size_t>(k)], nullptr, s);
-      if (o.on_trial) o.on_trial(sub.key, method + sub.suffix, "warmup", k, t);
-    }
-    for (int k = 0; k < o.trials; ++k) {
-      const json a = method_is_baseline(method) && reference ? json(1.0) : agree[static_cast<size_t>(k)];
-      const json t = trial_json(sub, method, "trial", k, trials[static_cast<size_t>(k)], batch[static_cast<size_t>(k)], a, s);
-      if (o.on_trial) o.on_trial(sub.key, method + sub.suffix, "trial", k, t);
-      for (const std::string ph : {"prefill", "decode", "post"}) add_sample(s, trials[static_cast<size_t>(k)].phase(ph));
-      for (const auto& [B, br] : batch[static_cast<size_t>(k)]) add_sample(s, br.decode);
-    }
-    r["phases"] = summarize_runs(trials);
-    r["warmup"] = o.warmup > 0 ? summarize_runs(warm) : json(nullptr);
-    json bj = json::array();
-    for (size_t i = 0; i < o.batch.size(); ++i) {
-      std::vector<const PhaseStats*> dec, tot;
-      for (const auto& tr : batch) {
-        dec.push_back(&tr[i].second.decode);
-        tot.push_back(&tr[i].second.total);
-      }
-      bj.push_back({{"batch", o.batch[i]}, {"steps", o.batch_steps}, {"decode", summarize_phase(dec)}, {"total", summarize_phase(tot)}});
-    }
-    r["batch"] = bj;
-    r["status"] = "ok";
-    const auto mj = [&](const char* ph) { return 1e3 * r["phases"][ph]["joules_per_token"]["mean"].get<double>(); };
-    progress(fmt::format("{} {}: prefill {:.4f}, decode {:.4f}, post {:.5f}, total {:.4f} mJ/token ({}), peak RSS {:.0f} MB",
-                         sub.key, method, mj("prefill"), mj("decode"), mj("post"), mj("total"),
-                         s.meter.measured() ? "measured" : "MODELLED", r["peak_rss_bytes"].get<double>() / 1e6));
-  } catch (const std::exception& e) {
-    r["status"] = "failed";
-    r["error"] = e.what();
-    progress(fmt::format("{} {}: FAILED: {}", sub.key, method, e.what()));
-  }
-  return r;
-}
-
-// Savings against float32 (the first method whose scheme is fp32 and that succeeded).
-void add_savings(json& methods) {
-  const json* base = nullptr;
-  for (const auto& m : methods)
-    if (m["status"] == "ok" && m["scheme"] == "fp32") {
-      base = &m;
-      break;
-    }
-  if (!base) return;
-  const json b = *base;
-  // A meter that saw no energy (a counter that did not move) gives no ratio to divide by.
-  if (!(b["phases"]["total"]["joules_per_token"]["mean"].get<double>() > 0)) return;
-  const auto summary = [](const json& s) {
-    en::Summary x;
-    x = en::summarize_trials(s["values"].get<std::vector<double>>());
-    return x;
-  };
-  // null where the baseline's mean is 0 (a phase shorter than a counter's update interval).
-  const auto ratio = [](const en::Summary& a, const en::Summary& bs) {
-    return bs.mean > 0 ? en::ratio_json(en::ratio_of_means(a, bs)) : json(nullptr);
-  };
-  for (auto& m : methods) {
-    if (m["status"] != "ok") continue;
-    json sv;
-    for (const std::string ph : {"prefill", "decode", "post", "total"})
-      sv["energy_per_token"][ph] = ratio(summary(m["phases"][ph]["joules_per_token"]), summary(b["phases"][ph]["joules_per_token"]));
-    sv["latency"] = ratio(summary(m["phases"]["total"]["seconds"]), summary(b["phases"]["total"]["seconds"]));
-    for (size_t i = 0; i < m["batch"].size() && i < b["batch"].size(); ++i)
-      sv["batch_energy_per_token"][std::to_string(m["batch"][i]["batch"].get<int>())] =
-          ratio(summary(m["batch"][i]["total"]["joules_per_token"]), summary(b["batch"][i]["total"]["joules_per_token"]));
-    m["savings_vs_float32"] = sv;
-  }
-}
-
-std::vector<std::vector<int32_t>> windows(const std::vector<int32_t>& stream, size_t& offset, int count, int len) {
-  std::vector<std::vector<int32_t>> out;
-  for (int k = 0; k < count; ++k) {
-    if (offset + static_cast<size_t>(len) > stream.size())
-      throw mq::UsageError(fmt::format("the test split has {} tokens; the prompts asked for need more (fewer trials or shorter prompts)", stream.size()));
-    out.emplace_back(stream.begin() + static_cast<long>(offset), stream.begin() + static_cast<long>(offset + len));
-    offset += static_cast<size_t>(len);
-  }
-  return out;
-}
-
-}  // namespace
-
-bool method_is_baseline(const std::string& method) { return scheme_for_method(method) == "fp32"; }
-
-const std::vector<std::string>& default_energy_methods() {
-  static const std::vector<std::string> k = {"float32", "float16", "bfloat16", "int8", "int8_dynamic", "int4-g64", "int4-g64+a8"};
-  return k;
-}
-
-const std::vector<std::string>& default_gpt2_energy_methods() {
-  static const std::vector<std::string> k = {"float32", "int8", "int8_dynamic", "int4-g64+a8"};
-  return k;
-}
-
-std::string scheme_for_method(const std::string& m) {
-  if (m == "float32") return "fp32";
-  if (m == "float16") return "fp16";
-  if (m == "bfloat16") return "bf16";
-  if (m == "int8") return "int8-per-channel";
-  if (m == "int8_dynamic") return "int8-per-channel+a8";
-  return m;
-}
-
 void validate(const EnergyOptions& o) {
-  if (o.trials < 2) throw mq::UsageError(fmt::format("--trials {}: need at least 2 for an interval", o.trials));
+  if (o.rounds < 2) throw mq::UsageError(fmt::format("--rounds {}: a paired interval needs at least 2 rounds", o.rounds));
   if (o.warmup < 0) throw mq::UsageError(fmt::format("--warmup {}: must be >= 0", o.warmup));
   if (o.prompt_tokens < 1) throw mq::UsageError(fmt::format("--prompt-tokens {}: must be >= 1", o.prompt_tokens));
   if (o.gen_tokens < 2) throw mq::UsageError(fmt::format("--gen-tokens {}: must be >= 2", o.gen_tokens));
   if (o.batch.empty()) throw mq::UsageError("--batch: need at least one size");
   for (int b : o.batch)
     if (b < 1 || b > 1024) throw mq::UsageError(fmt::format("--batch {}: sizes must be in [1, 1024]", b));
+  if (std::set<int>(o.batch.begin(), o.batch.end()).size() != o.batch.size()) throw mq::UsageError("--batch: a size is listed twice");
   if (o.batch_prompt < 1 || o.batch_steps < 1) throw mq::UsageError("--batch-prompt and --batch-steps must be >= 1");
+  for (int L : o.curve_lengths)
+    if (L < 1) throw mq::UsageError(fmt::format("--curve-lengths {}: prompt lengths must be >= 1", L));
+  if (o.curve_gen < 2) throw mq::UsageError(fmt::format("--curve-gen {}: must be >= 2", o.curve_gen));
+  if (o.curve_rounds < 0) throw mq::UsageError(fmt::format("--curve-rounds {}: must be >= 0 (0 or 1: no curve)", o.curve_rounds));
   if (o.meter != "auto" && o.meter != "rapl" && o.meter != "perf" && o.meter != "model")
     throw mq::UsageError(fmt::format("--meter {}: expected auto, rapl, perf or model", o.meter));
-  // Methods are found by name (trial folders, savings, the report): a map needs a name of its own.
+  // Methods are found by name (rounds, comparisons, the report): every configuration needs a name of its own.
   std::set<std::string> names;
-  for (const auto& m : o.methods.empty() ? default_energy_methods() : o.methods) names.insert(m);
+  for (const auto& m : o.methods.empty() ? default_energy_methods() : o.methods)
+    if (!names.insert(m).second) throw mq::UsageError(fmt::format("--methods: {} is listed twice", m));
   for (const auto& p : o.quant_maps)
     if (!names.insert(p.id).second)
       throw mq::UsageError(fmt::format("--quant-map: config_id '{}' is already a method's name; methods need unique names",
                                        mq::clip_text(p.id)));
+  for (const auto* list : {&o.splits, &o.gpt2_splits})
+    for (const auto& sp : *list)
+      if (sp != "none") {
+        const minigpt::QuantPlan p = minigpt::QuantPlan::uniform(sp);  // throws UsageError for a bad split
+        if (!p.phases) throw mq::UsageError(fmt::format("--splits {}: not a phase split (e.g. int4-g64[prefill=+a8,decode=+bf16])", sp));
+      }
 }
 
 EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
@@ -346,8 +398,8 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
   EnergyRun run;
   run.summary = {{"energy_source", sel.meter->source()}, {"measured", sel.meter->measured()}, {"warning", sel.warning},
                  {"hardware", en::hardware_json(sel.probes, threads)}};
-  if (!sel.meter->measured()) {
-    const auto* mm = dynamic_cast<const en::ModelMeter*>(sel.meter.get());
+  const auto* mm = dynamic_cast<const en::ModelMeter*>(sel.meter.get());
+  if (mm) {
     run.summary["model_coefficients"] = en::coefficients_json(mm->coefficients());
     run.summary["model_coefficients"]["file"] = mm->coefficients().file;
   }
@@ -364,50 +416,43 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
     if (o.batch_prompt + o.batch_steps > cfg->n_ctx)
       throw mq::UsageError(fmt::format("--batch-prompt {} + --batch-steps {} exceed the model's context of {} tokens",
                                        o.batch_prompt, o.batch_steps, cfg->n_ctx));
+    if (o.curve_gen >= cfg->n_ctx) throw mq::UsageError(fmt::format("--curve-gen {} leaves no prompt in a {}-token context", o.curve_gen, cfg->n_ctx));
     if (!o.gpt2) break;
   }
 
-  const std::vector<int32_t> test = minigpt::encode_split(c.tok, c.corpus.test);
-  Shared s{o, *sel.meter, {}, c.tok, c.corpus, c, mc.n_ctx, {}, {}, {}, {}, {}};
+  Shared s{o, *sel.meter, {}, c, mc.n_ctx, minigpt::encode_split(c.tok, c.corpus.test), {}, {}};
   s.wc.caches = mq::cpu_info().caches;
   s.wc.threads = threads;
-  s.ppl_stream = test;
-  if (o.ppl_tokens > 0 && o.ppl_tokens < static_cast<int64_t>(test.size())) s.ppl_stream.resize(static_cast<size_t>(o.ppl_tokens));
-  size_t off = 0;
-  s.trial_prompts = windows(test, off, o.trials, o.prompt_tokens);
-  s.warm_prompts = windows(test, off, o.warmup, o.prompt_tokens);
-  s.batch_prompts = windows(test, off, *std::max_element(o.batch.begin(), o.batch.end()), o.batch_prompt);
+  s.ppl_stream = s.test;
+  if (o.ppl_tokens > 0 && o.ppl_tokens < static_cast<int64_t>(s.test.size())) s.ppl_stream.resize(static_cast<size_t>(o.ppl_tokens));
 
+  const auto splits_of = [](const std::vector<std::string>& given, const std::vector<std::string>& dflt) {
+    if (given.size() == 1 && given[0] == "none") return std::vector<std::string>{};
+    return given.empty() ? dflt : given;
+  };
   std::vector<Subject> subjects;
   std::vector<std::string> minigpt_methods = o.methods.empty() ? default_energy_methods() : o.methods;
   for (const auto& p : o.quant_maps) minigpt_methods.push_back(p.id);
-  subjects.push_back({"minigpt", "", [&] { return std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model); },
-                      true, minigpt_methods});
+  subjects.push_back({"minigpt", "MiniGPT", [&] { return std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model); }, true,
+                      minigpt_methods, splits_of(o.splits, default_phase_splits()), mc});
   if (o.gpt2)
-    subjects.push_back({"gpt2_small_shaped", "@gpt2-small-shaped", [&] { return std::make_unique<minigpt::Model>(gc, o.seed); },
-                        false, o.gpt2_methods.empty() ? default_gpt2_energy_methods() : o.gpt2_methods});
+    subjects.push_back({"gpt2_small_shaped", "GPT-2-small-shaped body", [&] { return std::make_unique<minigpt::Model>(gc, o.seed); }, false,
+                        o.gpt2_methods.empty() ? default_gpt2_energy_methods() : o.gpt2_methods,
+                        splits_of(o.gpt2_splits, default_gpt2_phase_splits()), gc});
+  std::vector<Statement> statements;
+  std::vector<std::unique_ptr<SubjectData>> keep;
   for (const auto& sub : subjects) {
-    json methods = json::array();
-    std::vector<std::vector<int32_t>> reference;
-    // float32 first, so every other method's greedy tokens can be compared with it.
-    std::vector<std::string> order = sub.methods;
-    std::stable_partition(order.begin(), order.end(), [](const std::string& m) { return method_is_baseline(m); });
-    const bool has_ref = !order.empty() && method_is_baseline(order.front());
-    for (const auto& m : order) {
-      json r = run_method(sub, m, s, has_ref ? &reference : nullptr, progress);
-      if (r["status"] != "ok") ++run.failed;
-      if (has_ref && method_is_baseline(m) && r["status"] != "ok") reference.clear();
-      ++run.methods;
-      methods.push_back(r);
-    }
-    add_savings(methods);
-    json cfg = sub.key == "minigpt" ? json{{"checkpoint", o.model}} : json{{"weights", "random (GPT-2 initialisation, seed 42)"}};
-    const minigpt::ModelConfig& k = sub.key == "minigpt" ? mc : gc;
-    cfg["config"] = {{"vocab_size", k.vocab_size}, {"n_ctx", k.n_ctx}, {"d_model", k.d_model}, {"n_layer", k.n_layer},
-                     {"n_head", k.n_head}, {"d_ff", k.d_ff}};
-    run.summary["models"][sub.key] = cfg;
-    run.summary["models"][sub.key]["methods"] = methods;
+    run.summary["models"][sub.key] = run_subject(sub, s, run, statements, keep, progress);
+    if (sub.key == "minigpt") run.summary["models"][sub.key]["checkpoint"] = o.model;
+    else run.summary["models"][sub.key]["weights"] = "random (GPT-2 initialisation, seed 42)";
   }
+  if (o.fp32_check) {
+    progress("fp32 kernels against Eigen's GEMM on the models' Linear shapes");
+    std::vector<const minigpt::ModelConfig*> shapes = {&mc};
+    if (o.gpt2) shapes.push_back(&gc);
+    run.summary["fp32_kernel_check"] = fp32_kernel_check(shapes, o.batch, threads);
+  }
+
   if (o.calibrate) {
     const en::Coefficients prior = en::load_coefficients(o.roots.coefficients);
     const en::Calibration cal = en::calibrate(s.samples, prior);
@@ -415,41 +460,14 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
     run.calibration["fit"] = {{"samples", s.samples.size()}, {"rms_relative_error", cal.rms_relative_error},
                               {"notes", cal.notes}, {"meter", sel.meter->source()}, {"cpu_model", mq::cpu_info().model}};
   }
+  // Every statement the reports make, re-priced over the coefficient box (or measured: nothing to vary).
+  std::unique_ptr<CoefficientBox> box;
+  if (mm) box = std::make_unique<CoefficientBox>(make_box(mm->coefficients()));
+  json st = json::array();
+  for (const Statement& x : statements) st.push_back(check_statement(x, box.get()).to_json());
+  run.summary["statements"] = st;
+  run.summary["robustness"] = box ? box->to_json() : json{{"note", "joules measured by " + sel.meter->source() + ": no model coefficients to vary"}};
   return run;
-}
-
-std::vector<std::pair<std::string, json>> trial_fields(const json& t) {
-  std::vector<std::pair<std::string, json>> f;
-  for (const char* k : {"model", "method", "scheme", "kind", "index", "energy_source", "measured", "prompt_tokens", "gen_tokens",
-                        "greedy_agreement_with_float32"})
-    f.emplace_back(k, t.at(k));
-  for (const std::string ph : {"prefill", "decode", "post", "total"})
-    for (const char* k : {"joules", "joules_per_token", "seconds", "watts", "tokens", "tokens_per_s"})
-      f.emplace_back(ph + "_" + k, t.at("phases").at(ph).at(k));
-  for (const auto& b : t.at("batch")) {
-    const std::string p = fmt::format("batch{}_", b.at("batch").get<int>());
-    f.emplace_back(p + "joules_per_token", b.at("total").at("joules_per_token"));
-    f.emplace_back(p + "decode_joules_per_token", b.at("decode").at("joules_per_token"));
-    f.emplace_back(p + "tokens_per_s", b.at("decode").at("tokens_per_s"));
-  }
-  return f;
-}
-
-std::string trial_csv(const json& t) {
-  std::string head, row;
-  bool first = true;
-  for (const auto& [k, v] : trial_fields(t)) {
-    head += (first ? "" : ",") + k;
-    std::string cell = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
-    if (cell.find_first_of(",\"\n") != std::string::npos) {
-      std::string q = "\"";
-      for (char ch : cell) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      cell = q + "\"";
-    }
-    row += (first ? "" : ",") + cell;
-    first = false;
-  }
-  return head + "\n" + row + "\n";
 }
 
 }  // namespace mqexp

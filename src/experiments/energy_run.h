@@ -1,6 +1,9 @@
 // experiments/28-energy: energy per token of each quantization method, by inference phase, on the
-// shipped MiniGPT and the GPT-2-small-shaped body, with a batch-size curve, accuracy beside it and
-// per-trial statistics. Every joule carries its source (a real meter, or the labelled model).
+// shipped MiniGPT and the GPT-2-small-shaped body. Every configuration is measured in the same interleaved
+// rounds (energy_rounds.h), so every comparison is a paired ratio with an interval over rounds; the fp32
+// baseline is measured twice (the control, whose ratio must contain 1); phase splits (a recipe per inference
+// phase) are compared with both uniform modes they mix; the batch curve and the prompt-length curve run in
+// the same rounds; and each answer is re-priced over the energy model's coefficient box (energy_robust.h).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -15,18 +18,25 @@
 
 namespace mqexp {
 
-// The method names, then format-table schemes: float32, float16, bfloat16, int8
-// (weight-only per channel), int8_dynamic (per channel, +a8), int4-g64, int4-g64+a8.
+// The source documents' method names, then format-table schemes: float32, float16, bfloat16, int8
+// (weight-only per channel), int8_dynamic (per channel, +a8), int4-g64, int4-g64+a8, int4-g64+bf16.
 const std::vector<std::string>& default_energy_methods();
 // The GPT-2-small-shaped body is ~40x MiniGPT's work per token: fewer methods by default.
 const std::vector<std::string>& default_gpt2_energy_methods();
-// A method name as the format table / quantize_options_for takes it: float32 -> fp32, float16 ->
-// fp16, bfloat16 -> bf16, int8 -> int8-per-channel, int8_dynamic -> int8-per-channel+a8; any other
-// name unchanged.
+// Phase splits run by default (each compared with the two uniform modes it mixes).
+const std::vector<std::string>& default_phase_splits();
+const std::vector<std::string>& default_gpt2_phase_splits();
+// Methods of the prompt-length curve.
+const std::vector<std::string>& default_curve_methods();
+// A method name as the format table / QuantPlan::uniform takes it: float32 -> fp32, float16 -> fp16,
+// bfloat16 -> bf16, int8 -> int8-per-channel, int8_dynamic -> int8-per-channel+a8; any other name unchanged.
 std::string scheme_for_method(const std::string& method);
+// The source documents' name of a scheme, where they have one (fp32 -> float32, ...), else "".
+std::string method_for_scheme(const std::string& scheme);
 bool method_is_baseline(const std::string& method);  // its scheme is fp32
 // How the configured model's Linears take their activations, as the energy model charges them: "fp32",
-// "int8 (dynamic, per token)", "16-bit (dynamic, per token, two int8 halves)", or a mix with counts.
+// "int8 (dynamic, per token)", "16-bit (dynamic, per token, two int8 halves)", or a mix with counts. In the
+// model's current phase (a phase split runs another mode in each).
 std::string activations_of(const minigpt::Model& m);
 
 struct EnergyOptions {
@@ -35,39 +45,44 @@ struct EnergyOptions {
   // (its own GPTQ settings and calibration windows; `calibration` is for the scheme methods).
   std::vector<minigpt::QuantPlan> quant_maps;
   std::vector<std::string> gpt2_methods;  // empty: default_gpt2_energy_methods()
+  std::vector<std::string> splits;        // phase splits on MiniGPT; empty: default_phase_splits(); "none": no splits
+  std::vector<std::string> gpt2_splits;   // the same on the GPT-2-small-shaped body
   bool gpt2 = true;                       // also run the GPT-2-small-shaped body
-  int trials = 5, warmup = 2;
+  bool control = true;                    // measure the fp32 baseline twice (the control)
+  int rounds = 10, warmup = 1;            // interleaved rounds (energy_rounds.h)
   int prompt_tokens = 64, gen_tokens = 64;
   std::vector<int> batch = {1, 4, 16, 64};
   int batch_prompt = 16, batch_steps = 16;  // the batch curve's prompt length and decode steps
+  // The prompt-length curve: each length's prefill, then curve_gen decode steps; lengths past a model's
+  // context are dropped for it, and its last point is the longest prompt that fits (n_ctx - curve_gen + 1).
+  std::vector<int> curve_lengths = {4, 16, 64, 128};
+  int curve_gen = 32;
+  int curve_rounds = 4;                   // the curve's rounds (it answers a shape, not a 1% difference)
+  std::vector<std::string> curve_methods;  // empty: default_curve_methods()
   std::string meter = "auto";
   mq::energy::MeterRoots roots;             // roots.coefficients: the model's file
   std::string model, lexicon;
   uint64_t seed = 42;
-  int64_t ppl_tokens = 8192;  // perplexity over the test split's first tokens
-  int64_t max_slots = 300;    // verb-tense slots
+  int64_t ppl_tokens = 8192;  // perplexity and next-token accuracy over the test split's first tokens
+  int64_t max_slots = 600;    // verb-tense slots
   int calibration = 32;       // GPTQ calibration windows
-  bool calibrate = false;     // fit the model's coefficients from the real meter's trials
-  // Called for each finished trial (or warm-up) with its model, method, kind and index and its JSON.
-  std::function<void(const std::string&, const std::string&, const std::string&, int, const nlohmann::json&)> on_trial;
+  bool calibrate = false;     // fit the model's coefficients from the real meter's measurements
+  bool fp32_check = true;     // time the fp32 kernels against Eigen's GEMM on the models' shapes
 };
 
 // Checks sizes and names that do not need the model (mq::UsageError), among them that no quant map's
-// config_id is another method's name.
+// config_id is another method's name and that every split names a valid phase split.
 void validate(const EnergyOptions& o);
 
 using EnergyProgress = std::function<void(const std::string& line)>;
 
 struct EnergyRun {
-  nlohmann::json summary;   // {"energy_source", "measured", "warning", "hardware", "models": {...}}
-  int failed = 0;           // methods that failed (recorded in the summary)
+  nlohmann::json summary;   // {"energy_source", "measured", "warning", "hardware", "models": {...}, "statements"}
+  std::string rounds_csv;   // every measurement of every round (energy_rounds.h rounds_csv), both models
+  int failed = 0;           // methods that failed to build (recorded in the summary)
   int methods = 0;
   nlohmann::json calibration;  // with calibrate: the fitted coefficients file contents
 };
 EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress);
-
-// The flat fields of one trial: what its CSV row holds, in column order; its JSON holds them too.
-std::vector<std::pair<std::string, nlohmann::json>> trial_fields(const nlohmann::json& trial);
-std::string trial_csv(const nlohmann::json& trial);  // header line + one row
 
 }  // namespace mqexp

@@ -24,9 +24,27 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
-void write_json_atomic(const std::string& path, const nlohmann::json& j) {
-  mq::write_file_atomic(path, j.dump(2) + "\n");
+std::string relativize(std::string text) {
+  const std::string root = std::string(MQ_SOURCE_DIR) + "/";
+  for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at)) text.erase(at, root.size());
+  return text;
 }
+
+void relativize(nlohmann::json& j) {
+  if (j.is_string()) {
+    j = relativize(j.get<std::string>());
+  } else if (j.is_structured()) {
+    for (auto& v : j) relativize(v);
+  }
+}
+
+void write_json_atomic(const std::string& path, const nlohmann::json& j) {
+  nlohmann::json copy = j;
+  relativize(copy);
+  mq::write_file_atomic(path, copy.dump(2) + "\n");
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) { mq::write_file_atomic(path, relativize(text)); }
 
 nlohmann::json read_json(const std::string& path) { return mq::read_json_file(path); }
 
@@ -55,7 +73,7 @@ std::string generated_block(const std::string& text) {
 
 void update_generated_block(const std::string& readme_path, const std::string& block, const std::string& title) {
   std::string text = std::filesystem::exists(readme_path) ? mq::read_file(readme_path) : "# " + title + "\n\n";
-  const std::string wrapped = std::string(kBegin) + "\n" + block + kEnd;
+  const std::string wrapped = std::string(kBegin) + "\n" + relativize(block) + kEnd;
   const auto b = text.find(kBegin), e = text.find(kEnd);
   if (b != std::string::npos && e != std::string::npos && e > b)
     text.replace(b, e + std::string(kEnd).size() - b, wrapped);
@@ -79,6 +97,7 @@ nlohmann::json machine_json() {
           {"cpu_flags_all", ci.all_flags},
           {"logical_cpus", ci.logical_cpus},
           {"caches", caches},
+          {"cache_source", ci.cache_source},
           {"load_average", {{"one", load.one}, {"five", load.five}, {"fifteen", load.fifteen}}}};
 }
 

@@ -13,7 +13,14 @@ inline const std::string kPlotDir = MQ_SOURCE_DIR "/experiments/plot";
 // The interpreter with python3-matplotlib (Debian's; another python3 may come first on PATH).
 inline const std::string kPython = "/usr/bin/python3";
 
+// Outputs name files relative to the repository: every occurrence of "<source dir>/" in a string is removed
+// (a path inside the repository becomes relative to its root; others stay as given), so tracked results carry
+// no absolute path of the machine that wrote them.
+std::string relativize(std::string text);
+void relativize(nlohmann::json& j);
+// Atomic writes through relativize(): every JSON and text output of the experiments goes through these.
 void write_json_atomic(const std::string& path, const nlohmann::json& j);
+void write_text_atomic(const std::string& path, const std::string& text);
 // mq::read_json_file (size cap, depth, duplicate keys, memory budget): mq::Error naming the file when
 // missing, too large or malformed.
 nlohmann::json read_json(const std::string& path);

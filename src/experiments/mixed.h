@@ -1,11 +1,13 @@
 // experiments/27-mixed-epi: per-layer mixed precision judged by energy per intelligence (EPI = joules per
 // token / verb-tense accuracy). The work is cut into units, each written to its own file as soon as it is
 // measured, so a run resumes after a crash and can be sharded over machines:
-//   config       one quant map (configs/*.json, and the fp32 baseline): quality against fp32, bytes,
-//                speed and energy (`reps` repetitions, medians)
+//   config       one quant map (configs/*.json, and the fp32 baseline): quality against fp32 and bytes;
+//                its quantized model is cached (out/cache/, not tracked) for the energy rounds
 //   sensitivity  one Linear (or one layer) quantized, everything else fp16: the KL divergence it adds
 //   auto         a map chosen by the allocation solver (allocate.h) from the measured sensitivities,
 //                measured like a config
+//   energy round every configuration of a set once, interleaved (mixed_energy.h): speed and joules are
+//                paired per round, the fp32 baseline measured twice (the control)
 // merge_mixed() reads every unit file and writes the study's results (mixed_report.h draws them).
 #pragma once
 #include <cstdint>
@@ -28,14 +30,15 @@ struct MixedOptions {
   uint64_t seed = 42;
   std::string configs_dir;         // the hand-written quant maps, one per *.json file
   std::string out;                 // the study's folder; units go to out/runs/<kind>/<id>.json
-  int reps = 3;                    // speed and energy repetitions; quality is deterministic, measured once
+  int rounds = 16;                  // energy rounds (mixed_energy.h); quality is deterministic, measured once
+  int gens = 2;                    // generations per configuration per round (one measurement: their sum)
   int64_t ppl_tokens = 32768;      // perplexity and KLD over the test split's first tokens (0: all)
   int64_t max_slots = 3000;        // verb-tense slots (0: all); the sweep scores all 7,089
   int64_t sensitivity_tokens = 8192;  // KLD tokens of each sensitivity unit
   int calibration = 128;           // GPTQ calibration windows, for every map of the study
   std::string meter = "auto";
   mq::energy::MeterRoots roots;    // roots.coefficients: the energy model's file
-  int prompt_tokens = 64, gen_tokens = 64;  // one energy run: prefill of the prompt, then decode
+  int prompt_tokens = 64, gen_tokens = 64;  // one generation: prefill of the prompt, then decode
   int shard = 0, shards = 1;       // this process measures the units whose index % shards == shard
   // Sensitivity: every Linear alone in each of these; whole layers in those of them below 8 bits.
   std::vector<std::string> sensitivity_recipes = {"int2-g64-gptq", "int3-g64-gptq", "int4-g64-gptq", "int8-per-channel-gptq"};
@@ -97,12 +100,23 @@ std::optional<EnergyFit> fit_energy_per_weight(const std::vector<std::map<std::s
                                                const std::vector<double>& joules);
 
 // Reads every unit file (out/runs and extra_runs), derives EPI, frontiers, perplexity-matched pairs and
-// the sensitivity table, and returns the study's results.json.
-nlohmann::json merge_mixed(const MixedOptions& o);
+// the sensitivity table, and returns the study's results.json. "missing" names (kind/id) every unit the
+// study lacks: configurations, allocated maps of out/configs_auto, and sensitivities when some but not all
+// are there; "measured_on" lists each machine (host and CPU) with its units, "machines" counts distinct
+// CPUs and "hosts" distinct hosts. With `only_machine` (one measured_on entry's "machine") only the
+// configurations measured there are kept (the per-machine report); "measured_elsewhere" counts the rest.
+nlohmann::json merge_mixed(const MixedOptions& o, const nlohmann::json& only_machine = nullptr);
 
 // The key a unit file must carry to be reused: a hash of its plan and of every option that changes
 // what it measures. `checkpoint_sha256` is minigpt::content_sha256 of the checkpoint: its content, not
 // the checksums it records, so adding checksums to a checkpoint keeps its units' keys.
 std::string unit_key(const MixedOptions& o, const MixedUnit& u, const std::string& checkpoint_sha256);
+
+// What a unit file's machine field says: enough to tell two machines apart when shards are merged.
+nlohmann::json machine_brief();
+
+// The units the study measures energy for: the baseline, the hand-written maps, and (with_auto) the allocated
+// maps of configs_auto/ that exist.
+std::vector<MixedUnit> energy_units(const MixedOptions& o, bool with_auto);
 
 }  // namespace mqexp

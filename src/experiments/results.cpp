@@ -58,6 +58,8 @@ json divergence_json(const Divergence& d) {
           {"windows", d.windows},
           {"kl", {{"mean", d.kl_mean}, {"ci95", {d.kl_low, d.kl_high}}, {"median", d.kl_median}, {"p99", d.kl_p99}, {"max", d.kl_max}}},
           {"top1_agreement", d.top1},
+          {"next_token_top1", d.next_token_top1},
+          {"next_token_top1_reference", d.next_token_top1_reference},
           {"ppl_reference", d.ppl_reference},
           {"delta_nll", {{"mean", d.dnll_mean}, {"ci95", {d.dnll_low, d.dnll_high}}}},
           {"delta_ppl", {{"value", d.dppl}, {"ci95", {d.dppl_low, d.dppl_high}}}},
@@ -78,6 +80,8 @@ Divergence divergence_from(const json& j) {
   d.kl_p99 = kl.at("p99").get<double>();
   d.kl_max = kl.at("max").get<double>();
   d.top1 = j.at("top1_agreement").get<double>();
+  d.next_token_top1 = j.value("next_token_top1", 0.0);  // absent in results written before it existed
+  d.next_token_top1_reference = j.value("next_token_top1_reference", 0.0);
   d.ppl_reference = j.at("ppl_reference").get<double>();
   const json& n = j.at("delta_nll");
   d.dnll_mean = n.at("mean").get<double>();

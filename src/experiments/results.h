@@ -43,6 +43,9 @@ struct Divergence {
   double kl_mean = 0, kl_low = 0, kl_high = 0;  // nats per token
   double kl_median = 0, kl_p99 = 0, kl_max = 0;
   double top1 = 0;                              // fraction of tokens where both argmaxes agree
+  // Next-token top-1 accuracy: the fraction of tokens whose most likely prediction is the true next token,
+  // of this model and of the reference (a task accuracy well below 1 that moves with every bit removed).
+  double next_token_top1 = 0, next_token_top1_reference = 0;
   double ppl_reference = 0;
   double dnll_mean = 0, dnll_low = 0, dnll_high = 0;  // mean of -log q(t) + log p(t), paired per token
   double dppl = 0, dppl_low = 0, dppl_high = 0;       // PPL(q) - PPL(ref), interval from the dnll one

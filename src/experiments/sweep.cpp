@@ -95,6 +95,17 @@ const std::vector<std::string>& default_sweep_schemes() {
   return k;
 }
 
+std::vector<std::string> expand_scheme_sets(const std::vector<std::string>& names) {
+  static const std::vector<std::string> lab02 = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128", "int4-g64-gptq"};
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    const std::vector<std::string>* set = n == "lab02" ? &lab02 : n == "default" ? &default_sweep_schemes() : nullptr;
+    if (set) out.insert(out.end(), set->begin(), set->end());
+    else out.push_back(n);
+  }
+  return out;
+}
+
 Footprint describe(const minigpt::Model& m, int context) {
   const auto& c = m.config();
   Footprint f;

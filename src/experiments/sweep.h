@@ -17,10 +17,14 @@
 
 namespace mqexp {
 
-// The seven schemes of the curve, named as the format table prints them ("-gptq": GPTQ on top), then
-// the two dynamic-activation runs, then the breaking region (int4 per channel, int3 and int2, RTN
+// The seventeen default schemes: the seven of the original curve, named as the format table prints them
+// ("-gptq": GPTQ on top), then three in other activation modes (+a8, +bf16), then the breaking region (int4 per channel, int3 and int2, RTN
 // against GPTQ, and int3 GPTQ with act-order).
 const std::vector<std::string>& default_sweep_schemes();
+// Named scheme sets `--schemes` takes in place of a list: "default" (default_sweep_schemes) and "lab02" (the
+// seven schemes of lab 02's table: fp32, fp16, int8-per-tensor, int8-per-channel, int4-g64, int4-g128,
+// int4-g64-gptq). Every name that is not a set stays as it is.
+std::vector<std::string> expand_scheme_sets(const std::vector<std::string>& names);
 
 struct SweepOptions {
   std::string model;                // fp32 checkpoint

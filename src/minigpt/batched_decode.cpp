@@ -45,6 +45,7 @@ void decode_batch(const Model& m, const std::vector<KVCache*>& caches, const int
     if (tokens[b] < 0 || tokens[b] >= V)
       throw mq::UsageError(fmt::format("decode_batch: token id {} of sequence {} is outside [0, {})", tokens[b], b, V));
   }
+  const Model::PhaseGuard decoding = m.use_phase(Phase::decode);
   const ParamLayout& lay = m.layout();
   const float* p = m.params();
   const std::vector<LinearInfo> lin = m.linears();  // 4 per layer: c_attn, attn c_proj, c_fc, mlp c_proj

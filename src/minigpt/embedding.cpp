@@ -1,12 +1,11 @@
-// fp32 token embedding: row copy for lookups, Eigen GEMM for the tied LM head.
+// fp32 token embedding: row copy for lookups, the fp32 kernels (mq::gemm_fp32) for the tied LM head.
 #include "minigpt/embedding.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include <Eigen/Core>
-
 #include "miniquant/error.h"
+#include "miniquant/kernels/kernels.h"
 #include "miniquant/half.h"
 
 namespace minigpt {
@@ -16,11 +15,8 @@ void FloatEmbedding::lookup(int32_t token, float* out) const {
   std::copy(row, row + d_, out);
 }
 
-void FloatEmbedding::logits(const float* h, int n, float* out) const {
-  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<M>(out, n, vocab_).noalias() =
-      Eigen::Map<const M>(h, n, d_) * Eigen::Map<const M>(e_, vocab_, d_).transpose();
-}
+// The LM head is one more fp32 product: the same kernels as the fp32 Linears (see float_projection.cpp).
+void FloatEmbedding::logits(const float* h, int n, float* out) const { mq::gemm_fp32(e_, vocab_, d_, h, n, out); }
 
 HalfEmbedding::HalfEmbedding(const float* table, int vocab, int d)
     : e_(table, vocab, d, mq::Scheme::fp16(), mq::ActMode::weight_only, "wte") {}

@@ -42,19 +42,32 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   const std::vector<ScoreWindow> windows = score_windows(L, window, stride);
 
   std::vector<double> logp(windows.size());
+  std::vector<int64_t> hits(windows.size());
+  const int V = m.config().vocab_size;
   mq::FirstError error;
 #pragma omp parallel for schedule(dynamic, 4)
   for (size_t i = 0; i < windows.size(); ++i) {
     error.run(i, [&] {
       const ScoreWindow& w = windows[i];
-      const std::vector<int32_t> tokens(s.begin() + w.begin, s.begin() + w.end);
+      // What Model::score sums, from the same logits, which also give the most likely next token.
+      const std::vector<int32_t> prefix(s.begin() + w.begin, s.begin() + w.end - 1);
+      std::vector<float> lg;  // (end - begin - 1, V): position t - 1 predicts t
       try {
-        logp[i] = m.score(tokens, static_cast<int>(w.first - w.begin), static_cast<int>(w.end - w.begin));
+        lg = m.logits(prefix);
       } catch (const mq::UsageError&) {
         throw;
       } catch (const mq::Error& e) {  // a non-finite logit: say which window of the split
         throw mq::Error(fmt::format("perplexity window {} (split tokens {}..{}): {}", i, w.begin, w.end, e.what()));
       }
+      double lp = 0;
+      int64_t h = 0;
+      for (int64_t t = w.first; t < w.end; ++t) {
+        const float* row = lg.data() + static_cast<size_t>(t - 1 - w.begin) * V;
+        lp += ops::log_prob(row, V, s[static_cast<size_t>(t)]);
+        h += std::max_element(row, row + V) - row == s[static_cast<size_t>(t)];
+      }
+      logp[i] = lp;
+      hits[i] = h;
     });
   }
   error.rethrow();
@@ -62,6 +75,7 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   for (double v : logp) total += v;
 
   PerplexityResult r;
+  for (int64_t h : hits) r.top1_hits += h;
   r.tokens = L - 1;
   r.nats_per_token = r.tokens > 0 ? -total / static_cast<double>(r.tokens) : 0.0;
   r.ppl = std::exp(r.nats_per_token);

@@ -1,14 +1,13 @@
-// fp32 projection: y = x W^T through Eigen on row-major maps.
+// fp32 projection: y = x W^T through the library's fp32 kernels on the model's own weights.
 #include "minigpt/float_projection.h"
 
-#include <Eigen/Core>
+#include "miniquant/kernels/kernels.h"
 
 namespace minigpt {
 
-void FloatProjection::forward(const float* x, int n, float* y) const {
-  using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<M>(y, n, out_).noalias() =
-      Eigen::Map<const M>(x, n, in_) * Eigen::Map<const M>(w_, out_, in_).transpose();
-}
+// mq::gemm_fp32 rather than an Eigen product: for 2-15 tokens Eigen packs the whole weight matrix on every
+// call (a second pass over it), which made 4 sequences decode slower than one (experiments/28-energy); and
+// Eigen's matrix-vector product runs on one thread.
+void FloatProjection::forward(const float* x, int n, float* y) const { mq::gemm_fp32(w_, out_, in_, x, n, y); }
 
 }  // namespace minigpt

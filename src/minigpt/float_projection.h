@@ -1,4 +1,4 @@
-// The default Projection: plain fp32 weights, Eigen GEMM.
+// The default Projection: plain fp32 weights, the library's fp32 kernels (mq::gemm_fp32).
 #pragma once
 #include "minigpt/projection.h"
 

@@ -115,6 +115,8 @@ KVCache Model::make_cache() const {
 
 void Model::reset_cache() { cache_.length = 0; }
 
+const char* phase_name(Phase p) { return p == Phase::prefill ? "prefill" : "decode"; }
+
 std::vector<float> Model::prefill(const std::vector<int32_t>& tokens, Outputs outputs) {
   reset_cache();
   const size_t rows = outputs == Outputs::last ? std::min<size_t>(1, tokens.size()) : tokens.size();
@@ -124,6 +126,7 @@ std::vector<float> Model::prefill(const std::vector<int32_t>& tokens, Outputs ou
 }
 
 std::vector<float> Model::decode(int32_t token) {
+  const PhaseGuard decoding = use_phase(Phase::decode);
   std::vector<float> out(c_.vocab_size);
   forward(cache_, &token, 1, out.data());
   return out;

@@ -47,6 +47,12 @@ using LinearHook = std::function<void(const std::string& name, const float* x, i
 //         residual), the final LayerNorm and the LM head run on the last position only.
 enum class Outputs : uint8_t { all, last };
 
+// The inference phase a forward pass belongs to: a PhaseProjection (phase_projection.h) runs its prefill
+// recipe or its decode recipe by it. Model::decode and decode_batch run in `decode`; everything else
+// (prefill, logits, score, evaluation) in `prefill`, the resting state.
+enum class Phase : uint8_t { prefill, decode };
+const char* phase_name(Phase p);  // "prefill", "decode"
+
 // Keys and values of every position seen so far, per layer.
 struct KVCache {
   int length = 0;                     // positions filled
@@ -89,6 +95,25 @@ class Model {
   bool has_master(const std::string& name) const;
   void set_linear_hook(LinearHook hook) { hook_ = std::move(hook); }
 
+  // The phase the next forward pass runs in, and a guard that sets it until the guard is destroyed (then
+  // the previous phase again, so the resting state stays `prefill`). const: running a phase changes which
+  // recipe runs, not the model. The state lives on the heap, so projections that hold phase_state() see
+  // it after the model is moved.
+  Phase phase() const { return *phase_; }
+  class PhaseGuard {
+   public:
+    PhaseGuard(const std::shared_ptr<Phase>& state, Phase p) : state_(state), before_(*state) { *state_ = p; }
+    ~PhaseGuard() { *state_ = before_; }
+    PhaseGuard(const PhaseGuard&) = delete;
+    PhaseGuard& operator=(const PhaseGuard&) = delete;
+
+   private:
+    std::shared_ptr<Phase> state_;
+    Phase before_;
+  };
+  [[nodiscard]] PhaseGuard use_phase(Phase p) const { return PhaseGuard(phase_, p); }
+  std::shared_ptr<const Phase> phase_state() const { return phase_; }
+
   // Logits (n, vocab) of every position of `tokens` (Outputs::last: (1, vocab) of the last one);
   // resets the model's cache and fills it with every position either way.
   std::vector<float> prefill(const std::vector<int32_t>& tokens, Outputs outputs = Outputs::all);
@@ -128,6 +153,7 @@ class Model {
   std::vector<std::string> dropped_;                 // names whose fp32 master weight is not held
   LinearHook hook_;
   KVCache cache_;
+  std::shared_ptr<Phase> phase_ = std::make_shared<Phase>(Phase::prefill);
 };
 
 }  // namespace minigpt

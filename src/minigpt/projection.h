@@ -15,6 +15,9 @@ class Projection {
   virtual void forward(const float* x, int n, float* y) const = 0;
   // Bytes this layer really stores for its weight (codes + scales + zero-points).
   virtual long long weight_bytes() const = 0;
+  // Bytes a forward pass reads of the weight: weight_bytes(), except for a layer that stores one copy per
+  // inference phase (phase_projection.h), which reads only the current phase's.
+  virtual long long read_bytes() const { return weight_bytes(); }
   virtual std::string format_name() const = 0;
   // int8 dot products per weight per token: 1 when the layer quantizes each token's activations to
   // int8 and multiplies integers (a "+a8" recipe), 2 for 16-bit activations run as two int8 halves

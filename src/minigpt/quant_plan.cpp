@@ -57,15 +57,81 @@ std::string LinearRecipe::name() const {
   return scheme.name() + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
 }
 
+PhaseRecipe PhaseRecipe::parse(const std::string& name) {
+  PhaseRecipe r;
+  if (name == "weight-only") r.act = mq::ActMode::weight_only;
+  else if (name == "+a8") r.act = mq::ActMode::dynamic_int8;
+  else if (name == "+a16") r.act = mq::ActMode::dynamic_int16;
+  else if (name == "+bf16") r.act = mq::ActMode::bf16;
+  else {
+    r.recipe = LinearRecipe::parse(name);
+    // GPTQ calibrates each Linear on the inputs the quantized model feeds it, which a second copy per phase
+    // would make ambiguous.
+    if (r.recipe->gptq)
+      throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy is round-to-nearest (no -gptq)", mq::clip_text(name)));
+  }
+  return r;
+}
+
+std::string PhaseRecipe::name() const {
+  if (recipe) return recipe->name();
+  if (!act) return "";
+  return *act == mq::ActMode::weight_only ? "weight-only" : std::string(act_suffix(*act));
+}
+
 bool PlanRule::matches(int layer, LinearKind k) const {
   if (kind && *kind != k) return false;
   return layers.empty() || std::find(layers.begin(), layers.end(), layer) != layers.end();
 }
 
+namespace {
+
+// "[prefill=X,decode=Y]" (either part may be left out, not both), parsed into a PhasePlan.
+PhasePlan parse_phases(const std::string& spec, const std::string& name) {
+  const auto bad = [&](const std::string& why) {
+    return mq::UsageError(fmt::format("scheme {}: {} (phase splits look like int4-g64[prefill=+a8,decode=+bf16])", mq::clip_text(name), why));
+  };
+  PhasePlan pp;
+  bool any = false;
+  size_t at = 0;
+  while (at <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', at), spec.size());
+    const std::string part = spec.substr(at, comma - at);
+    const size_t eq = part.find('=');
+    if (eq == std::string::npos) throw bad(fmt::format("\"{}\" is not phase=recipe", mq::clip_text(part)));
+    const std::string phase = part.substr(0, eq), what = part.substr(eq + 1);
+    PhaseRecipe* slot = phase == "prefill" ? &pp.prefill : phase == "decode" ? &pp.decode : nullptr;
+    if (!slot) throw bad(fmt::format("unknown phase \"{}\" (prefill or decode)", mq::clip_text(phase)));
+    if (slot->overrides()) throw bad(fmt::format("{} is given twice", phase));
+    *slot = PhaseRecipe::parse(what);
+    any = true;
+    at = comma + 1;
+  }
+  if (!any) throw bad("empty phase list");
+  return pp;
+}
+
+}  // namespace
+
 QuantPlan QuantPlan::uniform(const std::string& name) {
   QuantPlan p;
   p.id = name;
   std::string recipe = name;
+  if (const size_t open = recipe.find('['); open != std::string::npos) {
+    if (!recipe.ends_with("]")) throw mq::UsageError(fmt::format("scheme {}: a phase split ends with ']'", mq::clip_text(name)));
+    const std::string spec = recipe.substr(open + 1, recipe.size() - open - 2);
+    recipe.resize(open);
+    QuantPlan split = uniform(recipe);
+    split.id = name;
+    split.phases = parse_phases(spec, name);
+    if (split.base.keeps_fp32())
+      throw mq::UsageError(fmt::format("scheme {}: a phase split needs a stored (quantized or 16-bit) scheme before the brackets", mq::clip_text(name)));
+    // Every phase's recipe must run: "+a8" over int3 codes fails here, not in the middle of a run.
+    for (const Phase ph : {Phase::prefill, Phase::decode}) (void)split.recipe_for(0, LinearKind::qkv, ph);
+    if (!split.phases->shares_codes() && split.any_gptq())
+      throw mq::UsageError(fmt::format("scheme {}: a phase with its own stored copy needs a round-to-nearest base recipe", mq::clip_text(name)));
+    return split;
+  }
   constexpr std::string_view kActOrder = "-act-order";
   if (const size_t at = recipe.find(kActOrder); at != std::string::npos) {
     // Act-order reorders GPTQ's columns; it means nothing to round-to-nearest, so it only follows "-gptq".
@@ -86,6 +152,21 @@ LinearRecipe QuantPlan::recipe_for(int layer, LinearKind kind) const {
   for (const PlanRule& rule : rules)
     if (rule.matches(layer, kind)) r = &rule.recipe;
   return *r;
+}
+
+LinearRecipe QuantPlan::recipe_for(int layer, LinearKind kind, Phase phase) const {
+  LinearRecipe r = recipe_for(layer, kind);
+  if (!phases) return r;
+  const PhaseRecipe& pr = phase == Phase::prefill ? phases->prefill : phases->decode;
+  if (pr.recipe) return *pr.recipe;
+  if (!pr.act) return r;
+  if (r.keeps_fp32()) return r;  // an fp32 Linear of a mixed map has no other mode
+  r.act = *pr.act;
+  try {
+    return LinearRecipe::parse(r.name());  // checks that the mode can run the scheme
+  } catch (const mq::UsageError& e) {
+    throw mq::UsageError(fmt::format("plan {}: {} in the {} phase: {}", mq::clip_text(id), linear_kind_name(kind), phase_name(phase), e.what()));
+  }
 }
 
 std::vector<LinearRecipe> QuantPlan::recipes() const {
@@ -116,13 +197,15 @@ void QuantPlan::validate(const ModelConfig& c) const {
   const std::pair<int, int> shape[kLinearKinds] = {{3 * d, d}, {d, d}, {f, d}, {d, f}};
   for (int l = 0; l < c.n_layer; ++l)
     for (int k = 0; k < kLinearKinds; ++k) {
-      const LinearRecipe r = recipe_for(l, static_cast<LinearKind>(k));
-      try {
-        r.scheme.check_shape(shape[k].first, shape[k].second);
-      } catch (const mq::UsageError& e) {
-        throw mq::UsageError(fmt::format("plan {}: layer {} {} in {}: {}", id, l, linear_kind_name(static_cast<LinearKind>(k)),
-                                         r.name(), e.what()));
-      }
+      std::vector<LinearRecipe> rs = {recipe_for(l, static_cast<LinearKind>(k))};
+      if (phases)  // each phase's recipe too (throws when a phase's mode cannot run this Linear's scheme)
+        for (const Phase ph : {Phase::prefill, Phase::decode}) rs.push_back(recipe_for(l, static_cast<LinearKind>(k), ph));
+      for (const LinearRecipe& r : rs) try {
+          r.scheme.check_shape(shape[k].first, shape[k].second);
+        } catch (const mq::UsageError& e) {
+          throw mq::UsageError(fmt::format("plan {}: layer {} {} in {}: {}", id, l, linear_kind_name(static_cast<LinearKind>(k)),
+                                           r.name(), e.what()));
+        }
     }
 }
 
@@ -134,14 +217,21 @@ nlohmann::json QuantPlan::to_json() const {
     if (r.kind) e["match"] = linear_kind_name(*r.kind);
     (r.kind ? tensors : groups).push_back(e);
   }
-  return {{"config_id", id},
-          {"default", base.name()},
-          {"layer_groups", groups},
-          {"tensors", tensors},
-          {"embedding", embedding.name()},
-          {"gptq",
-           {{"calibration_windows", gptq.calibration_windows}, {"percdamp", gptq.options.percdamp},
-            {"block", gptq.options.block}, {"act_order", gptq.options.act_order}, {"sequential", gptq.sequential}}}};
+  nlohmann::json j = {{"config_id", id},
+                      {"default", base.name()},
+                      {"layer_groups", groups},
+                      {"tensors", tensors},
+                      {"embedding", embedding.name()},
+                      {"gptq",
+                       {{"calibration_windows", gptq.calibration_windows}, {"percdamp", gptq.options.percdamp},
+                        {"block", gptq.options.block}, {"act_order", gptq.options.act_order}, {"sequential", gptq.sequential}}}};
+  if (phases) {
+    nlohmann::json ph = nlohmann::json::object();
+    if (phases->prefill.overrides()) ph["prefill"] = phases->prefill.name();
+    if (phases->decode.overrides()) ph["decode"] = phases->decode.name();
+    j["phases"] = ph;
+  }
+  return j;
 }
 
 namespace {
@@ -200,7 +290,7 @@ LinearRecipe recipe_named(const std::string& name, const std::string& where) {
 }  // namespace
 
 QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where) {
-  only_keys(j, {"config_id", "default", "layer_groups", "tensors", "embedding", "gptq"}, where);
+  only_keys(j, {"config_id", "default", "layer_groups", "tensors", "embedding", "gptq", "phases"}, where);
   QuantPlan p;
   p.id = field<std::string>(j, "config_id", where);
   // The id names result rows, files and trial folders (sweep, energy, mixed): it must be a safe file name.
@@ -261,6 +351,25 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
     if (g.contains("block")) p.gptq.options.block = int_field(g["block"], w + ": block", 1, kIntMax);
     if (g.contains("act_order")) p.gptq.options.act_order = field<bool>(g, "act_order", w);
     if (g.contains("sequential")) p.gptq.sequential = field<bool>(g, "sequential", w);
+  }
+  if (j.contains("phases")) {
+    const std::string w = where + " phases";
+    const auto& ph = j.at("phases");
+    only_keys(ph, {"prefill", "decode"}, w);
+    if (ph.empty()) throw mq::UsageError(fmt::format("{}: give \"prefill\" and/or \"decode\"", w));
+    PhasePlan pp;
+    for (const char* k : {"prefill", "decode"})
+      if (ph.contains(k)) {
+        const std::string name = field<std::string>(ph, k, w);
+        try {
+          (std::string(k) == "prefill" ? pp.prefill : pp.decode) = PhaseRecipe::parse(name);
+        } catch (const mq::UsageError& e) {
+          throw mq::UsageError(fmt::format("{} {}: {}", w, k, e.what()));
+        }
+      }
+    p.phases = pp;
+    if (!pp.shares_codes() && p.any_gptq())
+      throw mq::UsageError(fmt::format("{}: a phase with its own stored copy needs round-to-nearest recipes (no -gptq)", w));
   }
   return p;
 }

@@ -43,6 +43,26 @@ struct PlanRule {
   bool matches(int layer, LinearKind k) const;
 };
 
+// Precision per inference phase (phase_projection.h): what one phase runs instead of the Linear's own recipe.
+// Either only another activation mode over the same stored codes (`act`: "+a8", "+a16", "+bf16" or
+// "weight-only"; no extra bytes), or a whole recipe of its own for every Linear (`recipe`: a second stored
+// copy, round-to-nearest). Neither: the Linear's own recipe.
+struct PhaseRecipe {
+  std::optional<mq::ActMode> act;
+  std::optional<LinearRecipe> recipe;
+  // mq::UsageError for a name that is neither a mode nor a recipe, or a GPTQ recipe.
+  static PhaseRecipe parse(const std::string& name);
+  std::string name() const;  // as parsed; "" for no override
+  bool overrides() const { return act || recipe; }
+  friend bool operator==(const PhaseRecipe&, const PhaseRecipe&) = default;
+};
+struct PhasePlan {
+  PhaseRecipe prefill, decode;
+  // Both phases run the Linear's stored codes (at most their activation modes differ): stored once.
+  bool shares_codes() const { return !prefill.recipe && !decode.recipe; }
+  friend bool operator==(const PhasePlan&, const PhasePlan&) = default;
+};
+
 struct GptqSettings {
   mq::GptqOptions options;  // damping, lazy block, act-order
   // Quantize Linears in model order, each one's Hessian collected with the earlier ones already
@@ -59,15 +79,21 @@ struct QuantPlan {
   std::vector<PlanRule> rules;
   mq::Scheme embedding = mq::Scheme::fp32();  // the tied embedding / LM head: fp32 or fp16
   GptqSettings gptq;
+  std::optional<PhasePlan> phases;  // precision per inference phase; none: every phase runs recipe_for()
 
   // Every Linear in `name`'s recipe. "fp32" is the unmodified model (fp32 embedding); every other plan
   // stores the embedding in fp16, as the sweep has always measured quantized models. "-act-order" right
   // after "-gptq" (before any "+a8") turns on GPTQ's act-order, a plan-level setting, e.g.
   // "int3-g64-gptq-act-order": the name is the plan's id, so it round-trips through results and
   // checkpoints. mq::UsageError for an unknown name, or "-act-order" anywhere else or without GPTQ.
+  // A phase split follows the name in brackets, e.g. "int4-g64[prefill=+a8,decode=+bf16]" (same codes, an
+  // activation mode per phase) or "int4-g64[prefill=int8-per-channel+a8]" (a second stored copy for prefill).
   static QuantPlan uniform(const std::string& name);
 
   LinearRecipe recipe_for(int layer, LinearKind kind) const;
+  // What the Linear runs in `phase`: recipe_for() with the phase's override applied. mq::UsageError when the
+  // override's activation mode cannot run the Linear's scheme (e.g. "+a8" on int3).
+  LinearRecipe recipe_for(int layer, LinearKind kind, Phase phase) const;
   // Every recipe the plan can hand a Linear: the default, then each rule's (repeats kept).
   std::vector<LinearRecipe> recipes() const;
   bool any_gptq() const;

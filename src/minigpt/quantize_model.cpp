@@ -12,9 +12,37 @@
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/embedding.h"
+#include "minigpt/phase_projection.h"
 #include "minigpt/quantized_projection.h"
 
 namespace minigpt {
+
+namespace {
+
+// A phase split: both phases over the Linear's codes `q` (each with its own activation mode), or a phase
+// with its own stored copy, quantized round-to-nearest from the fp32 weight; its bytes are added to the report.
+void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li, mq::QTensor q, LinearQuantReport& lr) {
+  const LinearRecipe own = plan.recipe_for(li.layer, li.kind);
+  std::unique_ptr<Projection> per_phase[2];
+  for (const Phase ph : {Phase::prefill, Phase::decode}) {
+    const LinearRecipe r = plan.recipe_for(li.layer, li.kind, ph);
+    mq::QTensor codes;
+    if (r.scheme == own.scheme && r.gptq == own.gptq) {
+      codes = q;  // the Linear's own codes
+    } else {
+      codes = mq::quantize(li.weight, li.out, li.in, r.scheme, li.name + ".weight." + phase_name(ph));
+      const mq::Storage extra = codes.storage();
+      lr.storage.code_bytes += extra.code_bytes;
+      lr.storage.scale_bytes += extra.scale_bytes;
+      lr.storage.zero_bytes += extra.zero_bytes;
+    }
+    per_phase[ph == Phase::prefill ? 0 : 1] = std::make_unique<QuantizedProjection>(mq::QuantizedLinear(std::move(codes), r.act));
+  }
+  m.set_projection(li.name, std::make_unique<PhaseProjection>(std::move(per_phase[0]), std::move(per_phase[1]),
+                                                              plan.phases->shares_codes(), m.phase_state()));
+}
+
+}  // namespace
 
 ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration) {
   const mq::Stopwatch all_time;
@@ -61,7 +89,11 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
       q = std::move(g.q);
     }
     lr.storage = q.storage();
-    m.set_projection(li.name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(std::move(q), r.act)));
+    if (plan.phases) {
+      set_phase_projection(m, plan, li, std::move(q), lr);
+    } else {
+      m.set_projection(li.name, std::make_unique<QuantizedProjection>(mq::QuantizedLinear(std::move(q), r.act)));
+    }
     lr.seconds = t.seconds();
     rep.layers.push_back(std::move(lr));
   }
@@ -77,9 +109,14 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
 
 std::vector<std::pair<std::string, mq::QTensor>> stored_weights(const Model& m) {
   std::vector<std::pair<std::string, mq::QTensor>> out;
-  for (const LinearInfo& li : m.linears())
+  for (const LinearInfo& li : m.linears()) {
     if (const auto* qp = dynamic_cast<const QuantizedProjection*>(&m.projection(li.name)))
       out.emplace_back(li.name, qp->linear().weight());
+    // Which phase runs what is how a model runs, not what a file stores: save the stored recipe instead.
+    if (dynamic_cast<const PhaseProjection*>(&m.projection(li.name)))
+      throw mq::UsageError(fmt::format("{} is split by inference phase ({}); checkpoints and GGUF files store one recipe per "
+                                       "Linear: save the plan without its phases", li.name, m.projection(li.name).format_name()));
+  }
   return out;
 }
 

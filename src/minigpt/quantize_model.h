@@ -43,6 +43,7 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
 
 // The stored weight of every Linear that runs quantized (Linear name -> its QTensor), in model order:
 // what a checkpoint or an export writes of the model as quantize_model (or a quantized checkpoint) left it.
+// mq::UsageError for a model split by inference phase (PhaseProjection): files store one recipe per Linear.
 std::vector<std::pair<std::string, mq::QTensor>> stored_weights(const Model& m);
 
 }  // namespace minigpt

@@ -61,7 +61,7 @@ DecodeTraffic decode_traffic(const Model& m, int context) {
   DecodeTraffic t;
   double biases = 0;
   for (const LinearInfo& li : m.linears()) {
-    t.weight_bytes += static_cast<double>(m.projection(li.name).weight_bytes());
+    t.weight_bytes += static_cast<double>(m.projection(li.name).read_bytes());  // a phase split: the current phase's copy
     t.flops += 2.0 * li.in * li.out;
     t.activation_bytes += 4.0 * (li.in + li.out);
     biases += li.out;

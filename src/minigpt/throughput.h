@@ -41,7 +41,7 @@ Speed measure_speed(Model& m, const SpeedOptions& o = {});
 // One decode step at cache length `context`: FLOPs and bytes moved, by term.
 struct DecodeTraffic {
   double flops = 0;              // 2 per multiply-add: Linears, LM head, attention
-  double weight_bytes = 0;       // Linear weights as stored (codes + scales + zero-points)
+  double weight_bytes = 0;       // Linear weights as stored (codes + scales + zero-points) that one step reads
   double embedding_bytes = 0;    // the tied table, read whole by the LM head
   double other_param_bytes = 0;  // biases, LayerNorms, one position row (fp32)
   double activation_bytes = 0;   // each Linear's input and output vectors, the logits (fp32)

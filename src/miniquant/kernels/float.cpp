@@ -23,8 +23,9 @@ constexpr int64_t kEigenMinTokens = 16;
 // (Eigen::internal::general_matrix_matrix_product, Eigen 3.4). Not the public product: inside a
 // one-thread parallel region (or outside any) that one starts its own OpenMP team, so "1 thread"
 // would run 2 and contend with the caller's team (measured: 56 ms instead of 21 ms at 64x4096x4096).
-// x: (n, cols);  y: (n, rows).
-void gemm_fp32_eigen(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+// x: (n, cols);  y: (n, rows).  WT: a QTensor or FloatRows.
+template <class WT>
+void gemm_fp32_eigen(const WT& w, const float* x, int64_t n, float* y, int threads) {
   using Eigen::Index;
   const float* wf = reinterpret_cast<const float*>(w.codes.data());
 #pragma omp parallel num_threads(threads)
@@ -45,14 +46,41 @@ void gemm_fp32_eigen(const QTensor& w, const float* x, int64_t n, float* y, int 
   }
 }
 
+// fp32 weights the caller owns (a model's parameter buffer, which training updates in place), with the
+// members the word kernel and the Eigen path read from a QTensor: no copy of the weights.
+struct FloatRows {
+  Scheme scheme = Scheme::fp32();
+  int64_t rows = 0, cols = 0;
+  struct Codes {
+    const uint8_t* p = nullptr;
+    const uint8_t* data() const { return p; }
+  } codes;
+  int64_t row_bytes() const { return 4 * cols; }
+};
+
+// Both fp32 paths: a streaming tile that reads each weight row once for up to 4 tokens (decode, small
+// batches), Eigen's packed GEMM from kEigenMinTokens on. Either runs on `threads` threads.
+template <class WT>
+void gemm_fp32_any(const WT& w, const float* x, int64_t n, float* y, int threads) {
+  if (n >= kEigenMinTokens) return gemm_fp32_eigen(w, x, n, y, threads);
+  kdetail::run<kdetail::DecF32, 0, WT>(w, x, n, y, threads);
+}
+
 }  // namespace
+
+void gemm_fp32(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int threads) {
+  if (empty_product(rows, cols, n, y, "gemm_fp32")) return;
+  FloatRows v;
+  v.rows = rows;
+  v.cols = cols;
+  v.codes.p = reinterpret_cast<const uint8_t*>(w);
+  gemm_fp32_any(v, x, n, y, threads > 0 ? threads : default_threads());
+}
 
 void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using namespace kdetail;
   switch (w.scheme.kind) {
-    case Kind::fp32:
-      if (n >= kEigenMinTokens) return gemm_fp32_eigen(w, x, n, y, threads);
-      return run<DecF32, 0>(w, x, n, y, threads);
+    case Kind::fp32: return gemm_fp32_any(w, x, n, y, threads);
     case Kind::fp16:
       if constexpr (DecF16Wide::kAvailable) {
         if (use_isa) return run<DecF16Fast, 0>(w, x, n, y, threads);

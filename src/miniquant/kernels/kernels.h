@@ -86,6 +86,10 @@ inline bool bf16_safe(const float* x, int64_t count) {
 // The dynamic kernels' instruction path in this build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw +
 // vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop twin). -march=native decides.
 const char* dynamic_kernel_name();
+// The xsimd instruction set the weight-only and float kernels (word_kernel.h) and the optimized quantizer
+// were compiled for, xsimd's default architecture: "avx512bw", "avx2", ... on x86, "arm64+neon" on aarch64 (the
+// aarch64 build, preset `aarch64`). -march / -mcpu decides.
+const char* simd_arch_name();
 
 // Family kernels behind gemm() (the format table, format_table.h, names which one runs a scheme); same
 // argument shapes. Exposed for tests and benchmarks.
@@ -95,6 +99,11 @@ void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int thread
 void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,
                   ActMode act = ActMode::dynamic_int8);
+// fp32 weights the caller owns, w: (rows, cols) row-major, not copied: gemm_float's fp32 paths (a streaming
+// tile that reads each row once for up to 4 tokens below 16 tokens, Eigen's GEMM from 16), on `threads`
+// threads (0: default_threads()). What MiniGPT's fp32 Linears run, so the fp32 baseline decodes B sequences
+// with one weight read per step, as the quantized kernels do.
+void gemm_fp32(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int threads = 0);
 // ActMode::bf16 for any scheme (weight_only.cpp).
 void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
 

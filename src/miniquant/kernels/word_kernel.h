@@ -231,8 +231,9 @@ struct Plan {
 };
 
 // Fills p for one call, reusing its buffers' capacity (run keeps one Plan per calling thread).
-template <class D>
-inline void make_plan(Plan& p, const QTensor& w, const float* x, int64_t n) {
+// WT: a QTensor, or a view with the same members (FloatRows: fp32 weights the caller owns).
+template <class D, class WT>
+inline void make_plan(Plan& p, const WT& w, const float* x, int64_t n) {
   constexpr int F = D::F;
   constexpr bool scaled = D::kScaled, contiguous = D::kContiguous;
   p.rows = w.rows;
@@ -666,9 +667,9 @@ inline int effective_threads(int threads, int64_t work) {
   return std::max(1, nt);
 }
 
-// Runs the whole product y (n, rows) with decoder D.
-template <class D, int M>
-void run(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+// Runs the whole product y (n, rows) with decoder D. WT: a QTensor, or FloatRows for DecF32.
+template <class D, int M, class WT = QTensor>
+void run(const WT& w, const float* x, int64_t n, float* y, int threads) {
   // The plan and each thread's scratch below keep their buffers between calls (thread_local): allocating
   // and freeing them on every call was a measurable part of a small product such as MiniGPT's 256-wide
   // Linears (malloc / free took about half of the samples outside the tile, perf, 256x256 int4-g64). They hold the

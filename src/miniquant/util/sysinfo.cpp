@@ -1,7 +1,15 @@
 #include "miniquant/util/sysinfo.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+#ifdef MQ_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
 #include <openssl/evp.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -95,14 +103,77 @@ CpuInfo cpu_info() {
       }
     }
   }
-  for (int i = 0; i < 8; ++i) {
-    const std::string dir = fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/", i);
-    const std::string level = read_line(dir + "level");
-    if (level.empty()) break;
-    ci.caches.push_back({std::stoi(level), read_line(dir + "type"), parse_size(read_line(dir + "size")),
-                         read_line(dir + "shared_cpu_list")});
-  }
+  ci.caches = detect_caches("/sys/devices/system/cpu/cpu0/cache", &ci.cache_source);
   return ci;
+}
+
+std::vector<CacheLevel> caches_from_sysfs(const std::string& root) {
+  std::vector<CacheLevel> out;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = fmt::format("{}/index{}/", root, i);
+    const std::string level = read_line(dir + "level");
+    if (level.empty() || level.size() > 2 || level.find_first_not_of("0123456789") != std::string::npos) break;
+    const int64_t bytes = parse_size(read_line(dir + "size"));
+    if (bytes <= 0) continue;  // a level without a size tells the model nothing
+    out.push_back({std::stoi(level), read_line(dir + "type"), bytes, read_line(dir + "shared_cpu_list")});
+  }
+  return out;
+}
+
+std::vector<CacheLevel> caches_from_hwloc() {
+  std::vector<CacheLevel> out;
+#ifdef MQ_HAVE_HWLOC
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return out;
+  if (hwloc_topology_load(topo) == 0) {
+    // The caches above PU 0, innermost first: the ones CPU 0 reads through.
+    hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, 0);
+    for (hwloc_obj_t o = pu ? pu->parent : nullptr; o; o = o->parent) {
+      if (!hwloc_obj_type_is_cache(o->type) || !o->attr) continue;
+      const auto& c = o->attr->cache;
+      const char* type = c.type == HWLOC_OBJ_CACHE_DATA ? "Data" : c.type == HWLOC_OBJ_CACHE_INSTRUCTION ? "Instruction" : "Unified";
+      char cpus[256] = "";
+      if (o->cpuset) hwloc_bitmap_list_snprintf(cpus, sizeof cpus, o->cpuset);
+      if (c.size > 0) out.push_back({static_cast<int>(c.depth), type, static_cast<int64_t>(c.size), cpus});
+    }
+  }
+  hwloc_topology_destroy(topo);
+#endif
+  return out;
+}
+
+std::vector<CacheLevel> caches_from_cpuid() {
+  std::vector<CacheLevel> out;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return out;
+  const bool amd = b == 0x68747541;  // "Auth"enticAMD
+  // Deterministic cache parameters: Intel leaf 4, AMD leaf 0x8000001D, the same register layout.
+  const unsigned leaf = amd ? 0x8000001Du : 4u;
+  if (amd && (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x8000001Du)) return out;
+  if (!amd && a < 4) return out;
+  for (unsigned i = 0; i < 8; ++i) {
+    __cpuid_count(leaf, i, a, b, c, d);
+    const unsigned type = a & 0x1f;
+    if (type == 0) break;
+    const int level = static_cast<int>((a >> 5) & 0x7);
+    const int64_t ways = ((b >> 22) & 0x3ff) + 1, parts = ((b >> 12) & 0x3ff) + 1, line = (b & 0xfff) + 1, sets = int64_t{c} + 1;
+    const char* t = type == 1 ? "Data" : type == 2 ? "Instruction" : "Unified";
+    const unsigned sharing = ((a >> 14) & 0xfff) + 1;  // logical CPUs that may share it (an upper bound)
+    out.push_back({level, t, ways * parts * line * sets, sharing > 1 ? fmt::format("0-{}", sharing - 1) : "0"});
+  }
+#endif
+  return out;
+}
+
+std::vector<CacheLevel> detect_caches(const std::string& sysfs_cpu0_cache, std::string* source) {
+  std::vector<CacheLevel> c = caches_from_sysfs(sysfs_cpu0_cache);
+  std::string from = "sysfs";
+  if (c.empty()) c = caches_from_hwloc(), from = "hwloc";
+  if (c.empty()) c = caches_from_cpuid(), from = "cpuid";
+  if (c.empty()) from = "none";
+  if (source) *source = from;
+  return c;
 }
 
 LoadAverage load_average() {
@@ -167,6 +238,12 @@ std::string utc_now_iso8601() {
   gmtime_r(&t, &tm);
   std::array<char, 32> buf;
   std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+std::string host_name() {
+  std::array<char, 256> buf{};  // HOST_NAME_MAX is 64 on Linux; the last byte stays 0 when it is cut
+  if (gethostname(buf.data(), buf.size() - 1) != 0) return "";
   return buf.data();
 }
 

@@ -25,10 +25,23 @@ struct CpuInfo {
   std::vector<std::string> all_flags;  // every flag /proc/cpuinfo lists
   int logical_cpus = 0;
   std::vector<CacheLevel> caches;   // of CPU 0
+  // Where `caches` came from: "sysfs", else "hwloc" (some VMs list no caches in sysfs), else "cpuid"
+  // (x86 leaf 4 / 0x8000001D), else "none" (then every byte the energy model charges goes to DRAM, and
+  // the manifests say so).
+  std::string cache_source = "none";
   // Bytes of the data/unified cache at `level` (0 if unknown).
   int64_t cache_bytes(int level) const;
 };
 CpuInfo cpu_info();
+
+// The cache levels of CPU 0 and their source, trying in order the sysfs tree under `sysfs_cpu0_cache`
+// (normally /sys/devices/system/cpu/cpu0/cache), hwloc's topology, and the CPUID instruction. cpu_info()
+// uses it; tests point it at a fake tree.
+std::vector<CacheLevel> detect_caches(const std::string& sysfs_cpu0_cache, std::string* source);
+// Each source alone (empty when it has nothing): for tests and for a manifest that compares them.
+std::vector<CacheLevel> caches_from_sysfs(const std::string& sysfs_cpu0_cache);
+std::vector<CacheLevel> caches_from_hwloc();
+std::vector<CacheLevel> caches_from_cpuid();
 
 // 1-, 5- and 15-minute load averages (/proc/loadavg; -1 when unreadable).
 struct LoadAverage {
@@ -71,5 +84,8 @@ std::string sha256_hex(std::span<const std::string_view> parts);
 
 // Current UTC time as ISO 8601 ("2026-11-21T08:12:00Z").
 std::string utc_now_iso8601();
+
+// This machine's host name (gethostname), "" when it cannot be read: which node of a cluster measured what.
+std::string host_name();
 
 }  // namespace mq

@@ -1,0 +1,64 @@
+// The set-up scripts on the machines users have: plain Debian 12 ships Node 18, which node-llama-cpp
+// refuses; scripts/setup_node.sh must then say in one line what is skipped and return 0, so neither the main
+// job nor the tests stop because of Node. Run against fake `node` and `npm` executables first on PATH.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder with executables `node` (printing `version` for --version, its major for -p) and `npm` (which
+// fails loudly if called: a skipped set-up must not install anything).
+std::string fake_bin(const std::string& version, bool with_node = true) {
+  const std::string dir = (fs::temp_directory_path() / ("mq_fake_node_" + version)).string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string major = version.substr(1, version.find('.') - 1);
+  if (with_node) {
+    mq::write_file_atomic(dir + "/node", "#!/bin/sh\nif [ \"$1\" = --version ]; then echo " + version + "; else echo " + major + "; fi\n");
+    ::chmod((dir + "/node").c_str(), 0755);
+  }
+  mq::write_file_atomic(dir + "/npm", "#!/bin/sh\necho 'fake npm must not run' >&2\nexit 9\n");
+  ::chmod((dir + "/npm").c_str(), 0755);
+  return dir;
+}
+
+mq::CommandOutput setup_with(const std::string& bin, const std::string& path_rest) {
+  return mq::run_command("PATH='" + bin + ":" + path_rest + "' bash " MQ_SOURCE_DIR "/scripts/setup_node.sh 2>&1");
+}
+
+}  // namespace
+
+TEST_CASE("setup_node.sh with Node 18: one line, what is skipped and how to enable it, exit 0") {
+  const std::string bin = fake_bin("v18.19.0");
+  const mq::CommandOutput r = setup_with(bin, "/usr/bin:/bin");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  CHECK(r.out.find("node v18.19.0 is older than 20") != std::string::npos);
+  CHECK(r.out.find("llama.cpp cross-check is skipped") != std::string::npos);
+  CHECK(r.out.find("Node >= 20") != std::string::npos);
+  CHECK(r.out.find("fake npm") == std::string::npos);
+  fs::remove_all(bin);
+}
+
+TEST_CASE("setup_node.sh without Node: one line, exit 0") {
+  const std::string bin = fake_bin("v0.0.0", false);
+  // A PATH with the tools the script needs before it looks for node, and no node (Debian's /bin is /usr/bin).
+  for (const char* tool : {"dirname", "bash"}) fs::create_symlink(fs::path("/usr/bin") / tool, fs::path(bin) / tool);
+  const mq::CommandOutput r = mq::run_command("PATH='" + bin + "' /usr/bin/bash " MQ_SOURCE_DIR "/scripts/setup_node.sh 2>&1");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  CHECK(r.out.find("no node on PATH") != std::string::npos);
+  fs::remove_all(bin);
+}
