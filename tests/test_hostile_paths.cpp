@@ -117,8 +117,8 @@ TEST_CASE("class traversal: the mixed study's energy sets and round files") {
   // A round file of this set (its key) read with its shape checked: one line naming the file and the key path.
   const std::string key = mqexp::energy_set_key(o, units, minigpt::content_sha256(o.model));
   const std::string round = write_test_file(o.out + "/runs/energy/configs", "round-000.json",
-                                            nlohmann::json{{"key", key}, {"order", "x"}, {"configs", nlohmann::json::object()}}.dump());
-  CHECK_THROWS_WITH_AS(mqexp::read_mixed_energy(o, units, "configs"), doctest::Contains(round + ": /order: expected an array"), mq::Error);
+                                            nlohmann::json{{"key", key}, {"order", "x"}, {"configs", nlohmann::json::object()}, {"machine", nlohmann::json::object()}}.dump());
+  CHECK_THROWS_WITH_AS(mqexp::read_mixed_energy(o, units, "configs"), doctest::Contains((round + ": /order: expected an array").c_str()), mq::Error);
   // Another set's round (another key) and a file that is not JSON are not this set's: no rounds, no error.
   write_test_file(o.out + "/runs/energy/configs", "round-000.json", nlohmann::json{{"key", "other"}, {"order", "x"}}.dump());
   write_test_file(o.out + "/runs/energy/configs", "round-001.json", "{\"key\": ");
