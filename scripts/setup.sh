@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs what miniquant needs: the Debian packages (silent when everything is already there), then
+# Installs what miniquant needs: the Debian packages (silent when everything is already there; munge and
+# the Slurm daemons for the single-node Slurm test, tests/slurm/, and GNU parallel for scripts/slurm/), then
 # Node (from Debian when missing) and the pinned npm packages of the llama.cpp cross-check
-# (scripts/setup_node.sh).
+# (scripts/setup_node.sh). With --aarch64 also the aarch64 cross toolchain and qemu-user of the test
+# command's aarch64 stage (scripts/test_aarch64.sh), in the same apt-get call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +13,13 @@ PACKAGES=(
   doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev libssl-dev libhwloc-dev pkg-config
   python3-matplotlib
   clang libclang-rt-14-dev libomp-dev
+  munge slurmctld slurmd slurm-client parallel
 )
+case "${1:-}" in
+  "") ;;
+  --aarch64) PACKAGES+=(g++-aarch64-linux-gnu qemu-user) ;;  # the gcc 12 cross compiler with its libgomp; qemu-aarch64
+  *) echo "setup: unknown argument '$1' (usage: setup.sh [--aarch64])" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

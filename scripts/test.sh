@@ -26,7 +26,7 @@ stage() {
   stages+=("${name}: $(( $(date +%s) - t0 )) s")
 }
 
-stage "setup (packages)" bash scripts/setup.sh
+stage "setup (packages)" bash scripts/setup.sh --aarch64
 stage "release: configure and build" bash -c "cmake --preset release >/dev/null && cmake --build --preset release -j ${jobs}"
 # Every test, slow ones and the lab graders (label lab) included.
 stage "release: ctest" ctest --preset release -j "${jobs}"
@@ -38,3 +38,7 @@ stage "sanitize: configure and build (clang, ASan + UBSan, fuzz targets)" \
   bash -c "cmake --preset sanitize >/dev/null && cmake --build --preset sanitize -j ${jobs} --target miniquant_cli fuzz_all ${fast}"
 stage "sanitize: ctest (skips the tests labelled slow; the release run has them)" ctest --preset sanitize -j "${jobs}"
 stage "fuzz: smoke run of every loader's fuzzer" env FUZZ_PRESET=sanitize bash scripts/fuzz_smoke.sh
+# --- aarch64 stage: the ops and their kernel tests cross-built for a Raspberry Pi's Cortex-A72, run under qemu-user
+# (scripts/test_aarch64.sh; "skipped: ..." where the cross toolchain cannot be installed, never on CI)
+stage "aarch64: cross-build the kernel tests (Cortex-A72) and run them under qemu-user" bash scripts/test_aarch64.sh
+# --- end of the aarch64 stage

@@ -16,6 +16,7 @@
 #include "miniquant/linear.h"
 #include "miniquant/random.h"
 #include "act_codes.h"
+#include "reduced_sizes.h"
 
 using namespace mq;
 
@@ -115,11 +116,18 @@ TEST_CASE("which tensors have a block layout") {
 }
 
 TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA path (VNNI or AVX2) and portable") {
-  MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name()));
+  // Where the build has no ISA path (dynamic_kernel_name() "portable": aarch64, x86 without AVX2) use_isa runs the
+  // same portable kernel, so it runs once. Reduced sizes (reduced_sizes.h): rows 5 and 70 (a partial block; a
+  // 4-block tile and its remainder) and n up to 13 (an 8-token tile and its remainder), not rows 130 or n 64.
+  const bool isa_path = std::string(dynamic_kernel_name()) != "portable";
+  const bool reduced = testsizes::reduced();
+  MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name()) + (reduced ? " (reduced sizes)" : ""));
+  const std::vector<int64_t> row_counts = reduced ? std::vector<int64_t>{5, 70} : std::vector<int64_t>{5, 70, 130};
+  const std::vector<int64_t> token_counts = reduced ? std::vector<int64_t>{1, 2, 8, 13} : std::vector<int64_t>{1, 2, 8, 13, 64};
   double overall[2] = {0.0, 0.0};
   for (const ActMode act : {ActMode::dynamic_int8, ActMode::dynamic_int16})
   for (const Scheme& s : blocked_schemes())
-    for (int64_t rows : {int64_t{5}, int64_t{70}, int64_t{130}})
+    for (int64_t rows : row_counts)
       for (int64_t cols : {int64_t{128}, int64_t{256}}) {
         const bool wide = act == ActMode::dynamic_int16;
         const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel / per-tensor: padded columns
@@ -129,7 +137,7 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
         const int64_t gpr = s.groups_per_row(c);
         // With 16-bit activations the kernel runs each token as two int8 rows, so n = 1, 2, 4, ... reach
         // its 2-row decode tile (half the single-token tile's blocks), the 4-token tiles and remainders.
-        for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{8}, int64_t{13}, int64_t{64}}) {
+        for (int64_t n : token_counts) {
           const std::vector<float> x = gaussian_matrix(n, c, 5 + static_cast<uint64_t>(n));
           std::vector<float> yref(static_cast<size_t>(n * rows));
           gemm_dynamic_ref(q, x.data(), n, yref.data(), act);
@@ -152,6 +160,7 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
           std::vector<float> y_isa[3];
           for (bool isa : {true, false})
             for (int threads : {1, 2}) {
+              if (isa && !isa_path) continue;
               CAPTURE(s.name());
               CAPTURE(wide);
               CAPTURE(rows);
@@ -164,7 +173,7 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
               CHECK(worst <= 1.0);
               overall[wide] = std::max(overall[wide], worst);
               if (isa) y_isa[threads] = y;
-              else CHECK(y == y_isa[threads]);
+              else if (isa_path) CHECK(y == y_isa[threads]);
             }
         }
       }
@@ -245,10 +254,18 @@ TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: 
   // meets at most 4 group_k + 2 groups + 4 roundings (a group's two partial sums, their sum, one fma per group;
   // asymmetric: the z * sum(x') start), of sum_k s m_k |half| with m_k the magnitudes summed: |u - z| (int4 / 3 / 2) or
   // |u - z| + 30 (int8 symmetric: |16 (hi - 8)| + lo <= |u - 128| + 30), plus 2 z for the asymmetric start.
+  // Where the build has no ISA tile for the width (runs_blocked false: no AVX-512 BF16, or int3 without VBMI;
+  // aarch64) use_isa runs the same twin, so it runs once. Reduced sizes (reduced_sizes.h): rows 5 and 130 and
+  // n 1, 5, 19 (the one-token tile over 8 blocks and a single block, a 4-token tile and its remainder, int8's
+  // dequantized tiles and their remainder), not rows 70 or 272 nor the other token counts.
+  const bool reduced = testsizes::reduced();
+  const std::vector<int64_t> row_counts = reduced ? std::vector<int64_t>{5, 130} : std::vector<int64_t>{5, 70, 130, 272};
+  const std::vector<int64_t> token_counts =
+      reduced ? std::vector<int64_t>{1, 5, 19} : std::vector<int64_t>{1, 2, 5, 7, 13, 17, 18, 19};
   double overall = 0.0;
   for (const ActMode act : {ActMode::weight_only, ActMode::bf16})
     for (const Scheme& s : weight_only_blocked_schemes()) {
-      for (int64_t rows : {int64_t{5}, int64_t{70}, int64_t{130}, int64_t{272}})
+      for (int64_t rows : row_counts)
         for (int64_t cols : {int64_t{128}, int64_t{256}}) {
           const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel: padded columns
           const std::vector<float> w = gaussian_matrix(rows, c, 29 + static_cast<uint64_t>(rows));
@@ -258,7 +275,8 @@ TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: 
           // n = 1 reaches the 8-block one-token tile (rows >= 128) and the single blocks; 2, 5, 7 the 4-token
           // tiles and every remainder tile; int8 from 8 tokens (weight-only) or 16 (+bf16) runs the dequantized
           // tiles (tile_deq): 13, 17, 18, 19 their 4-token tiles and remainders 1, 2, 3, 2-block and 1-block items.
-          for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{7}, int64_t{13}, int64_t{17}, int64_t{18}, int64_t{19}}) {
+          const bool isa_tile = runs_blocked(q, ActMode::weight_only);
+          for (int64_t n : token_counts) {
             std::vector<float> x = gaussian_matrix(n, c, 11 + static_cast<uint64_t>(n));
             x[0] = 3e-39f;  // a denormal: vdpbf16ps counts its bf16 as zero, within the bound
             std::vector<double> xm, mag;
@@ -277,6 +295,7 @@ TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: 
               }
             for (bool isa : {true, false})
               for (int threads : {1, 2}) {
+                if (isa && !isa_tile) continue;
                 CAPTURE(s.name());
                 CAPTURE(act == ActMode::bf16);
                 CAPTURE(rows);

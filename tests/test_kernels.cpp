@@ -106,6 +106,39 @@ std::vector<float> run_misaligned(const QTensor& q, const std::vector<float>& x,
 
 }  // namespace
 
+// Which instructions this build's kernels run, said once in the test output: the aarch64 build (preset
+// `aarch64`, run under qemu-user) must run the xsimd decoders on NEON and the portable twins where a family
+// has only x86 intrinsics.
+TEST_CASE("kernel paths of this build, per family") {
+  using namespace mq::kdetail;
+  const std::string simd = simd_arch_name(), dynamic = dynamic_kernel_name();
+  std::string bf16;
+  for (int bits : {4, 3, 2})
+    if (has_bf16_weight_path(bits)) bf16 += (bf16.empty() ? "int" : ", int") + std::to_string(bits);
+  // The x86 pieces of the weight-only decoders (isa_x86.h): where one is off, the xsimd-generic decoder runs.
+  std::string x86;
+  const auto piece = [&](bool on, const char* what) {
+    if (on) x86 += (x86.empty() ? "" : ", ") + std::string(what);
+  };
+  piece(DecF16Wide::kAvailable, "fp16 vcvtph2ps");
+  piece(DecInt8Wide::kAvailable, "int8 vpshufb");
+  piece(DecInt4Perm::kAvailable, "int4 vpermps");
+  piece(Int3Words::kAvailable, "int3 byte-shuffle load");
+  piece(F16Run::kAvailable, "F16C group scales");
+  piece(LaneSums::kAvailable, "lane-sum tree");
+  MESSAGE("kernel paths: weight-only (fp32 / fp16 / bf16 / int8 / int4 / int3 / int2) and quantizer on xsimd " << simd
+          << (x86.empty() ? std::string(", no x86 pieces") : ", x86 pieces: " + x86) << "; +a8 / +a16 (int8 / int4 blocks): "
+          << dynamic << "; bf16 dot weight path: " << (bf16.empty() ? std::string("none, block-layout weight-only runs its portable twin") : bf16));
+#if defined(__aarch64__)
+  CHECK(simd == "arm64+neon");
+  CHECK(x86.empty());
+  CHECK(dynamic == "portable");  // no NEON dynamic kernel: Portable16's plain loops
+  CHECK(bf16.empty());
+#elif defined(__x86_64__)
+  CHECK(simd != "arm64+neon");
+#endif
+}
+
 TEST_CASE("weight-only kernels match the reference and fp64 for every scheme") {
   double overall = 0.0;
   std::string overall_where;

@@ -13,6 +13,7 @@
 
 #include "cli_run.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
 
 namespace {
 
@@ -105,7 +106,13 @@ TEST_CASE("mixed: all stages, resume, shards merged") {
   // The README names where the units were measured (here: this machine, every configuration unit), not only the merge.
   REQUIRE(res["measured_on"].size() == 1);
   CHECK(res["measured_on"][0]["units"].get<size_t>() == res["configs"].size());
+  CHECK(res["measured_on"][0]["machine"]["host"] == mq::host_name());
   CHECK(readme.find(fmt::format("{} units between", res["configs"].size())) != std::string::npos);
+  // Some sensitivities but not all: a shard that did not finish. The merge refuses and names the unit.
+  std::filesystem::remove(out + "/runs/sensitivity/L1-qkv-int4-g64.json");
+  r = run_cli(common(out) + " --stage merge");
+  CHECK(r.code == 1);
+  CHECK(r.out.find("1 unit is not measured: sensitivity/L1-qkv-int4-g64;") != std::string::npos);
 }
 
 TEST_CASE("mixed: a second run reuses finished units, a missing one is measured again, changed options measure again") {
@@ -133,15 +140,88 @@ TEST_CASE("mixed: two shards merged give the unsharded quality numbers") {
   INFO(r0.out);
   CHECK(r0.out.find("configuration units: 2 measured, 0 reused from earlier runs, 2 left to other shards") != std::string::npos);
   REQUIRE(run_cli(common(b) + " --stage configs --shard 1/2").code == 0);
-  // Merging one shard alone says what is missing.
-  REQUIRE(run_cli(common(a) + " --stage merge").code == 0);
+  // Merging one shard alone refuses, naming the other shard's units (fp32, uniform-int4, early-int8,
+  // mlp-down-int2 by index: shard 1 has uniform-int4 and mlp-down-int2), and writes nothing.
+  CliResult p = run_cli(common(a) + " --stage merge");
+  CHECK(p.code == 1);
+  CHECK(p.out.find("merge: 2 units are not measured: config/uniform-int4, config/mlp-down-int2; rerun their shards") != std::string::npos);
+  CHECK(!std::filesystem::exists(a + "/results.json"));
+  // --allow-partial merges what is there and says what is not.
+  p = run_cli(common(a) + " --stage merge --allow-partial");
+  INFO(p.out);
+  REQUIRE(p.code == 0);
   CHECK(load(a + "/results.json")["missing_units"] == 2);
+  CHECK(load(a + "/results.json")["missing"].size() == 2);
+  CHECK(mq::read_file(a + "/README.md").find("2 units are not measured: config/uniform-int4") != std::string::npos);
   CliResult m = run_cli(common(a) + " --stage merge --runs " + b + "/runs");
   INFO(m.out);
   REQUIRE(m.code == 0);
   const nlohmann::json merged = load(a + "/results.json");
   CHECK(merged["missing_units"] == 0);
+  CHECK(merged["missing"].empty());
   CHECK(quality(merged) == quality(load(whole + "/results.json")));
+  CHECK(m.out.find("units were measured on") == std::string::npos);  // one machine: no warning
+
+  // A unit whose attempt failed is named as such.
+  const std::string failed = kDir + "/failed";
+  std::filesystem::remove_all(failed);
+  std::filesystem::create_directories(failed);
+  std::filesystem::copy(b + "/runs", failed + "/runs", std::filesystem::copy_options::recursive);
+  nlohmann::json f = load(failed + "/runs/config/mlp-down-int2.json");
+  f["status"] = "failed";
+  f["error"] = "killed by the test";
+  mq::write_file_atomic(failed + "/runs/config/mlp-down-int2.json", f.dump());
+  p = run_cli(common(a) + " --stage merge --runs " + failed + "/runs");
+  CHECK(p.code == 1);
+  CHECK(p.out.find("1 unit is not measured: config/mlp-down-int2 (failed)") != std::string::npos);
+
+  // Units of another machine: shard 1's files as if measured on another host, first with the same CPU, then
+  // with another CPU. The merge warns, and --per-machine reports each machine's units alone.
+  const std::string other = kDir + "/other";
+  const auto as_other = [&](bool other_cpu) {
+    std::filesystem::remove_all(other);
+    std::filesystem::create_directories(other);
+    std::filesystem::copy(b + "/runs", other + "/runs", std::filesystem::copy_options::recursive);
+    for (const char* id : {"uniform-int4", "mlp-down-int2"}) {
+      const std::string path = other + "/runs/config/" + id + ".json";
+      nlohmann::json u = load(path);
+      u["machine"]["host"] = "other-node";
+      if (other_cpu) u["machine"]["cpu_model"] = "Another CPU";
+      mq::write_file_atomic(path, u.dump());
+    }
+  };
+  as_other(false);
+  p = run_cli(common(a) + " --stage merge --runs " + other + "/runs");
+  INFO(p.out);
+  REQUIRE(p.code == 0);
+  CHECK(p.out.find("Note: the units were measured on 2 hosts with the same CPU") != std::string::npos);
+  as_other(true);
+  std::filesystem::remove_all(a + "/by-machine");
+  p = run_cli(common(a) + " --stage merge --per-machine --runs " + other + "/runs");
+  REQUIRE(p.code == 0);
+  CHECK(p.out.find("Warning: the units were measured on 2 different CPUs (2 hosts)") != std::string::npos);
+  const nlohmann::json two = load(a + "/results.json");
+  CHECK(two["machines"] == 2);
+  CHECK(two["hosts"] == 2);
+  CHECK(quality(two) == quality(load(whole + "/results.json")));  // the quality numbers are the files', wherever measured
+  CHECK(mq::read_file(a + "/README.md").find("measured on 2 different CPUs") != std::string::npos);
+  const nlohmann::json elsewhere = load(a + "/by-machine/other-node/results.json");
+  std::map<std::string, std::string> want = quality(merged);
+  std::erase_if(want, [](const auto& kv) { return kv.first != "uniform-int4" && kv.first != "mlp-down-int2"; });
+  CHECK(quality(elsewhere) == want);
+  CHECK(elsewhere["measured_elsewhere"] == 2);
+  CHECK(elsewhere["measured_on"].size() == 1);
+  CHECK(mq::read_file(a + "/by-machine/other-node/README.md").find("other-node: Another CPU") != std::string::npos);
+  CHECK(mq::read_file(a + "/by-machine/other-node/README.md").find("different CPUs") == std::string::npos);
+  // The other report holds this machine's two units, fp32 among them.
+  bool here = false;
+  for (const auto& e : std::filesystem::directory_iterator(a + "/by-machine"))
+    if (e.path().filename() != "other-node") {
+      here = true;
+      CHECK(quality(load(e.path().string() + "/results.json")).count("fp32") == 1);
+      CHECK(load(e.path().string() + "/results.json")["configs"].size() == 2);
+    }
+  CHECK(here);
 }
 
 TEST_CASE("mixed: bad input stops with one line and exit 2 before any work") {

@@ -4,6 +4,9 @@
 // results.json, manifest.json, the figures and the README block.
 #include <omp.h>
 
+#include <cctype>
+#include <filesystem>
+#include <set>
 #include <string>
 
 #include <fmt/core.h>
@@ -28,22 +31,67 @@ struct MixedCli {
   std::string stage = "all";
   std::string shard = "0/1";
   bool plot = true;
+  bool allow_partial = false;  // merge: write results although units are missing (they are named)
+  bool per_machine = false;    // merge: also one report per machine the units ran on, in by-machine/
 };
 
-void write_report(const mqexp::MixedOptions& o, const nlohmann::json& results, const nlohmann::json& manifest, bool plot) {
+void write_report(const std::string& dir, const nlohmann::json& results, const nlohmann::json& manifest, bool plot,
+                  const std::string& title) {
   if (plot) {
-    mqexp::run_plot("mixed_pareto_epi.py", {o.out + "/results.json", o.out + "/pareto_epi.png"});
-    mqexp::run_plot("mixed_pareto_bytes.py", {o.out + "/results.json", o.out + "/pareto_bytes.png"});
+    mqexp::run_plot("mixed_pareto_epi.py", {dir + "/results.json", dir + "/pareto_epi.png"});
+    mqexp::run_plot("mixed_pareto_bytes.py", {dir + "/results.json", dir + "/pareto_bytes.png"});
     if (results.at("sensitivity").contains("linears"))
-      mqexp::run_plot("mixed_sensitivity.py", {o.out + "/results.json", o.out + "/sensitivity.png"});
+      mqexp::run_plot("mixed_sensitivity.py", {dir + "/results.json", dir + "/sensitivity.png"});
   }
-  mqexp::update_generated_block(o.out + "/README.md", mqexp::mixed_readme_block(results, manifest),
-                                "27-mixed-epi: per-layer mixed precision, judged by energy per intelligence");
+  mqexp::update_generated_block(dir + "/README.md", mqexp::mixed_readme_block(results, manifest), title);
+}
+
+// A folder name for a machine of measured_on: its host (or its CPU) in letters, digits, '.', '_', '-', with
+// -2, -3, ... when another machine already took the name (one host with two CPU descriptions, no host).
+std::string machine_folder(const nlohmann::json& machine, std::set<std::string>& taken) {
+  std::string name = machine.value("host", "");
+  if (name.empty()) name = machine.value("cpu_model", "");
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
+  if (name.empty() || name[0] == '.') name = "machine";
+  name = name.substr(0, 60);
+  std::string folder = name;
+  for (int k = 2; !taken.insert(folder).second; ++k) folder = fmt::format("{}-{}", name, k);
+  return folder;
+}
+
+// by-machine/<host>/: the units each machine measured, alone, so that speeds and joules compare within one
+// machine; quality numbers are the same as in the whole study's table.
+void write_per_machine(const MixedCli& cli, const nlohmann::json& results, const nlohmann::json& manifest) {
+  const mqexp::MixedOptions& o = cli.o;
+  std::set<std::string> taken;
+  for (const auto& mo : results.at("measured_on")) {
+    nlohmann::json sub = mqexp::merge_mixed(o, mo.at("machine"));
+    mqexp::annotate_mixed(sub);
+    const std::string dir = o.out + "/by-machine/" + machine_folder(mo.at("machine"), taken);
+    std::filesystem::create_directories(dir);
+    nlohmann::json m = manifest;
+    m["only_machine"] = mo.at("machine");
+    mqexp::write_json_atomic(dir + "/results.json", sub);
+    mqexp::write_json_atomic(dir + "/manifest.json", m);
+    write_report(dir, sub, m, cli.plot, "27-mixed-epi, the units measured on one machine");
+    fmt::print(stderr, "per machine: {} configurations of {} -> {}\n", sub.at("configs").size(),
+               mo.at("machine").value("host", "?"), dir);
+  }
 }
 
 void merge(const MixedCli& cli, double seconds) {
   const mqexp::MixedOptions& o = cli.o;
   nlohmann::json results = mqexp::merge_mixed(o);
+  // A partial set would silently draw frontiers and answers from whatever finished: refuse, naming the units.
+  if (const std::string missing = mqexp::mixed_missing_line(results); !missing.empty()) {
+    if (!cli.allow_partial)
+      throw mq::Error(fmt::format("merge: {}; rerun their shards (finished units are skipped), or pass --allow-partial to merge "
+                                  "what is there",
+                                  missing));
+    fmt::print(stderr, "WARNING (--allow-partial): {}\n", missing);
+  }
+  if (const std::string w = mqexp::mixed_machines_warning(results); !w.empty()) fmt::print(stderr, "{}\n", w);
   mqexp::annotate_mixed(results);
   const nlohmann::json manifest = {
       {"command", command_line()},
@@ -60,7 +108,8 @@ void merge(const MixedCli& cli, double seconds) {
   };
   mqexp::write_json_atomic(o.out + "/results.json", results);
   mqexp::write_json_atomic(o.out + "/manifest.json", manifest);
-  write_report(o, results, manifest, cli.plot);
+  write_report(o.out, results, manifest, cli.plot, "27-mixed-epi: per-layer mixed precision, judged by energy per intelligence");
+  if (cli.per_machine) write_per_machine(cli, results, manifest);
   fmt::print("{}", mqexp::mixed_summary_text(results));
   fmt::print("wrote {}/{{results.json, manifest.json, README.md{}}}\n", o.out,
              cli.plot ? ", pareto_epi.png, pareto_bytes.png, sensitivity.png" : "");
@@ -128,7 +177,9 @@ void register_mixed(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--shard", cli->shard, "measure only units i, i+n, i+2n, ... (i/n); merge joins the shards' runs/ folders")
       ->capture_default_str();
-  cmd->add_option("--runs", o.extra_runs, "merge: another shard's runs/ folder (repeatable)");
+  cmd->add_option("--runs", o.extra_runs, "another shard's runs/ folder (repeatable): its finished units count as done (merge, auto, reruns)");
+  cmd->add_flag("--allow-partial", cli->allow_partial, "merge: write the results although units are missing (they are named)");
+  cmd->add_flag("--per-machine", cli->per_machine, "merge: also report each machine's units alone, in by-machine/<host>/");
   cmd->add_option("--configs", o.configs_dir, "folder of quant maps (*.json)")->capture_default_str();
   cmd->add_option("--out", o.out, "the study's folder")->capture_default_str();
   cmd->add_option("--model", o.model, "fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();

@@ -20,6 +20,7 @@
 #include "experiments/evaluate.h"
 #include "experiments/experiment_io.h"
 #include "experiments/mixed_answers.h"
+#include "experiments/mixed_detail.h"
 #include "experiments/mixed_energy.h"
 #include "experiments/sweep.h"
 #include "experiments/workspace.h"
@@ -37,6 +38,8 @@
 namespace mqexp {
 namespace {
 
+using namespace mixed_detail;
+
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -46,20 +49,7 @@ bool usable_id(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'; });
 }
 
-std::string runs_dir(const std::string& out) { return out + "/runs"; }
-std::string unit_file(const std::string& dir, const MixedUnit& u) { return dir + "/" + u.kind + "/" + u.id + ".json"; }
 
-minigpt::QuantPlan study_plan(minigpt::QuantPlan p, const MixedOptions& o) {
-  p.gptq.calibration_windows = o.calibration;
-  return p;
-}
-
-// fp16 everywhere: the base every sensitivity unit changes one Linear (or layer) of.
-minigpt::QuantPlan all_fp16(const std::string& id) {
-  minigpt::QuantPlan p = minigpt::QuantPlan::uniform("fp16");
-  p.id = id;
-  return p;
-}
 
 
 // Everything a run shares across units, built when the first unit of the shard needs measuring.
@@ -162,42 +152,13 @@ json measure_sensitivity(const MixedOptions& o, Context& ctx, const minigpt::Qua
           {"dppl", d.dppl}, {"tokens", d.tokens}, {"bytes_linear", bytes}, {"quantize_seconds", qsec}};
 }
 
-// A unit's file when it is there, complete and made for the same plan and options.
-std::optional<json> finished(const std::string& path, const std::string& key) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  try {
-    json j = read_json(path);
-    if (j.value("key", "") == key && j.value("status", "") == "ok") return j;
-  } catch (const mq::Error&) {
-    // A truncated or foreign file is measured again (writes are atomic, so this is not ours).
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> all_runs_dirs(const MixedOptions& o) {
-  std::vector<std::string> d = {runs_dir(o.out)};
-  for (const auto& e : o.extra_runs) d.push_back(e);
-  return d;
-}
-
-// The unit's up-to-date file from out/runs or any extra runs folder.
-std::optional<json> find_unit(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
-  for (const auto& dir : all_runs_dirs(o))
-    if (auto j = finished(unit_file(dir, u), key)) return j;
-  return std::nullopt;
-}
-
-struct Sens {
-  json base;
-  std::map<std::string, json> by_id;
-};
 
 }  // namespace
 
+// The host names the node of a cluster; the CPU fields say whether two nodes are the same hardware.
 json machine_brief() {
   const mq::CpuInfo c = mq::cpu_info();
-  return {{"cpu_model", c.model}, {"cpu_family", c.family}, {"cpu_model_number", c.model_number},
+  return {{"host", mq::host_name()}, {"cpu_model", c.model}, {"cpu_family", c.family}, {"cpu_model_number", c.model_number},
           {"cpu_stepping", c.stepping}, {"logical_cpus", c.logical_cpus}};
 }
 
@@ -356,341 +317,6 @@ UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& un
                          static_cast<long>(clock.seconds()), u.kind, u.id, what));
   }
   return run;
-}
-
-namespace {
-
-Sens read_sensitivities(const MixedOptions& o, const minigpt::ModelConfig& c) {
-  const std::string sha = mq::sha256_file(o.model);
-  Sens s;
-  int missing = 0;
-  for (const MixedUnit& u : sensitivity_units(o, c)) {
-    auto j = find_unit(o, u, unit_key(o, u, sha));
-    if (!j) {
-      ++missing;
-      continue;
-    }
-    if (u.id == "base-fp16") s.base = *j;
-    s.by_id[u.id] = *j;
-  }
-  if (missing > 0)
-    throw mq::Error(fmt::format("allocation: {} sensitivity units are not measured yet (run `miniquant mixed run` first, every shard)", missing));
-  return s;
-}
-
-// Stored bytes of every Linear of a model of shape `c` under `plan` (fp32 Linears: 4 bytes a weight).
-long long plan_linear_bytes(const minigpt::QuantPlan& plan, const minigpt::ModelConfig& c) {
-  const int d = c.d_model, f = c.d_ff;
-  const std::pair<int, int> shape[minigpt::kLinearKinds] = {{3 * d, d}, {d, d}, {f, d}, {d, f}};
-  long long total = 0;
-  for (int l = 0; l < c.n_layer; ++l)
-    for (int k = 0; k < minigpt::kLinearKinds; ++k) {
-      const minigpt::LinearRecipe r = plan.recipe_for(l, static_cast<minigpt::LinearKind>(k));
-      total += mq::storage_of(r.scheme, shape[k].first, shape[k].second).total();
-    }
-  return total;
-}
-
-struct AllocationSetup {
-  std::vector<AllocItem> items;
-  std::vector<std::pair<int, minigpt::LinearKind>> where;  // per item
-  double base_kl = 0;
-};
-
-AllocationSetup allocation_setup(const MixedOptions& o, const minigpt::ModelConfig& c, const Sens& s) {
-  AllocationSetup a;
-  a.base_kl = s.base.at("kl_mean").get<double>();
-  const int d = c.d_model, f = c.d_ff;
-  const std::pair<int, int> shape[minigpt::kLinearKinds] = {{3 * d, d}, {d, d}, {f, d}, {d, f}};
-  for (int l = 0; l < c.n_layer; ++l)
-    for (int k = 0; k < minigpt::kLinearKinds; ++k) {
-      const auto kind = static_cast<minigpt::LinearKind>(k);
-      AllocItem it{fmt::format("L{}-{}", l, minigpt::linear_kind_name(kind)), {}};
-      it.options.push_back({"fp16", mq::storage_of(mq::Scheme::fp16(), shape[k].first, shape[k].second).total(), 0.0});
-      for (const auto& r : o.sensitivity_recipes) {
-        const json& j = s.by_id.at(fmt::format("L{}-{}-{}", l, minigpt::linear_kind_name(kind), r));
-        // The KLD this Linear adds alone over the all-fp16 model; taken as additive across Linears.
-        it.options.push_back({r, mq::storage_of(minigpt::LinearRecipe::parse(r).scheme, shape[k].first, shape[k].second).total(),
-                              j.at("kl_mean").get<double>() - a.base_kl});
-      }
-      a.items.push_back(std::move(it));
-      a.where.emplace_back(l, kind);
-    }
-  return a;
-}
-
-minigpt::QuantPlan plan_of(const AllocationSetup& a, const Allocation& al, const std::string& id, const MixedOptions& o) {
-  minigpt::QuantPlan p = all_fp16(id);
-  for (size_t i = 0; i < a.items.size(); ++i) {
-    const std::string& r = a.items[i].options[static_cast<size_t>(al.choice[i])].recipe;
-    if (r == "fp16") continue;
-    p.rules.push_back({{a.where[i].first}, a.where[i].second, minigpt::LinearRecipe::parse(r)});
-  }
-  return study_plan(p, o);
-}
-
-// Weights of each recipe in a plan (recipe name -> Linear weights stored that way).
-std::map<std::string, double> weights_by_recipe(const minigpt::QuantPlan& plan, const minigpt::ModelConfig& c) {
-  const int d = c.d_model, f = c.d_ff;
-  const std::pair<int, int> shape[minigpt::kLinearKinds] = {{3 * d, d}, {d, d}, {f, d}, {d, f}};
-  std::map<std::string, double> w;
-  for (int l = 0; l < c.n_layer; ++l)
-    for (int k = 0; k < minigpt::kLinearKinds; ++k)
-      w[plan.recipe_for(l, static_cast<minigpt::LinearKind>(k)).name()] += static_cast<double>(shape[k].first) * shape[k].second;
-  return w;
-}
-
-// Prices per recipe from the configurations' energy rounds (set "configs"): mean J/token of each over its rounds.
-std::optional<EnergyFit> fit_energy(const MixedOptions& o, const minigpt::ModelConfig& c) {
-  const std::vector<MixedUnit> units = energy_units(o, false);
-  const std::optional<EnergySetData> e = read_mixed_energy(o, units, "configs");
-  if (!e) return std::nullopt;
-  std::vector<std::map<std::string, double>> xs;
-  std::vector<double> ys;
-  for (const MixedUnit& u : units) {
-    const std::vector<double> v = e->rounds.series("generation", u.id, "total", "joules_per_token");
-    xs.push_back(weights_by_recipe(u.plan, c));
-    double sum = 0;
-    for (double x : v) sum += x;
-    ys.push_back(sum / static_cast<double>(v.size()));
-  }
-  return fit_energy_per_weight(xs, ys);
-}
-
-}  // namespace
-
-std::optional<EnergyFit> fit_energy_per_weight(const std::vector<std::map<std::string, double>>& weights,
-                                               const std::vector<double>& joules) {
-  if (weights.size() != joules.size()) throw mq::Error("fit_energy_per_weight: one weight map per measurement");
-  std::vector<std::string> recipes;
-  for (const auto& x : weights)
-    for (const auto& [r, w] : x)
-      if (std::find(recipes.begin(), recipes.end(), r) == recipes.end()) recipes.push_back(r);
-  const int n = static_cast<int>(joules.size()), p = static_cast<int>(recipes.size());
-  if (p == 0 || n < p + 2) return std::nullopt;  // fewer measurements than prices + 2: no residual to judge the fit by
-  Eigen::MatrixXd A(n, p);
-  Eigen::VectorXd y(n);
-  const double scale = 1e-6;  // weights in millions keeps the columns near the joules' scale
-  for (int i = 0; i < n; ++i) {
-    const auto& x = weights[static_cast<size_t>(i)];
-    for (int k = 0; k < p; ++k) {
-      const auto it = x.find(recipes[static_cast<size_t>(k)]);
-      A(i, k) = it == x.end() ? 0.0 : it->second * scale;
-    }
-    y(i) = joules[static_cast<size_t>(i)];
-  }
-  const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(A);
-  if (qr.rank() < p) return std::nullopt;  // two recipes always appear in the same proportion: no separate prices
-  const Eigen::VectorXd b = qr.solve(y);
-  EnergyFit f;
-  f.configs = n;
-  for (int k = 0; k < p; ++k) f.joules_per_weight[recipes[static_cast<size_t>(k)]] = b(k) * scale;
-  const Eigen::VectorXd r = y - A * b;
-  const double ss = (y.array() - y.mean()).square().sum();
-  f.r2 = ss > 0 ? 1.0 - r.squaredNorm() / ss : 1.0;
-  f.max_abs_residual = r.cwiseAbs().maxCoeff();
-  return f;
-}
-
-nlohmann::json EnergyFit::to_json() const {
-  return {{"joules_per_weight", joules_per_weight}, {"r2", r2}, {"max_abs_residual_joules", max_abs_residual}, {"configs", configs},
-          {"model", "J/token = sum over recipes of joules_per_weight x Linear weights stored in it, least squares over the "
-                    "measured configurations (every map stores all Linears, so the per-token overhead is spread over the "
-                    "prices); an estimate that prices the allocation, not a measurement"}};
-}
-
-std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
-  const minigpt::ModelConfig c = mixed_model_config(o);
-  const Sens s = read_sensitivities(o, c);
-  const AllocationSetup a = allocation_setup(o, c, s);
-  const std::vector<Allocation> frontier = allocation_frontier(a.items);
-  const long long fp16_bytes = plan_linear_bytes(all_fp16("x"), c);
-
-  // Budgets: every hand-written configuration's Linear bytes (the comparison at equal budgets), and eight
-  // points spread evenly over the frontier's byte range (the EPI search). Equal allocations are measured once.
-  std::vector<std::pair<std::string, long long>> budgets;  // (why, bytes)
-  for (const MixedUnit& u : config_units(o))
-    if (!u.plan.is_identity()) budgets.emplace_back("bytes of " + u.id, plan_linear_bytes(u.plan, c));
-  const long long lo = frontier.front().bytes, hi = std::min(frontier.back().bytes, fp16_bytes);
-  for (int k = 0; k < 8; ++k) budgets.emplace_back(fmt::format("EPI search point {} of 8", k + 1), lo + (hi - lo) * k / 7);
-
-  std::vector<MixedUnit> units;
-  std::map<std::vector<int>, size_t> seen;
-  json maps = json::array();
-  const std::string dir = o.out + "/configs_auto";
-  fs::create_directories(dir);
-  for (const auto& [why, budget] : budgets) {
-    const auto best = best_within(frontier, budget);
-    if (!best) {
-      maps.push_back({{"budget", why}, {"budget_linear_bytes", budget}, {"config_id", nullptr}, {"note", "no allocation fits"}});
-      continue;
-    }
-    std::string id;
-    if (auto it = seen.find(best->choice); it != seen.end()) {
-      id = units[it->second].id;
-    } else {
-      id = fmt::format("auto-{}k", (best->bytes + 512) / 1024);
-      seen[best->choice] = units.size();
-      minigpt::QuantPlan p = plan_of(a, *best, id, o);
-      write_json_atomic(dir + "/" + id + ".json", p.to_json());
-      units.push_back({"auto", id, std::move(p)});
-    }
-    maps.push_back({{"budget", why}, {"budget_linear_bytes", budget}, {"config_id", id}, {"linear_bytes", best->bytes},
-                    {"predicted_dkl", best->cost}, {"predicted_kl", best->cost + a.base_kl}});
-  }
-  json fr = json::array();
-  for (const Allocation& al : frontier) fr.push_back({{"linear_bytes", al.bytes}, {"predicted_kl", al.cost + a.base_kl}});
-  json alloc = {{"base_kl_fp16", a.base_kl}, {"frontier", fr}, {"maps", maps}, {"options", o.sensitivity_recipes},
-                {"method", "exact multiple-choice knapsack over additive per-Linear KLD"}};
-
-  // Energy budgets: the same knapsack with each option's resource its fitted joules per token (in nJ, an
-  // integer), budgets the measured J/token of every uniform configuration. Needs the configurations measured.
-  const std::string sha = mq::sha256_file(o.model);
-  if (const auto fit = fit_energy(o, c)) {
-    alloc["energy_fit"] = fit->to_json();
-    AllocationSetup e = a;
-    bool priced = true;
-    for (size_t i = 0; i < e.items.size(); ++i)
-      for (AllocOption& opt : e.items[i].options) {
-        const auto it = fit->joules_per_weight.find(opt.recipe);
-        if (it == fit->joules_per_weight.end()) {
-          priced = false;
-          continue;
-        }
-        const auto [l, kind] = e.where[i];
-        const int k = static_cast<int>(kind);
-        const double w = static_cast<double>(k == 0 ? 3 * c.d_model * c.d_model : k == 1 ? c.d_model * c.d_model : c.d_ff * c.d_model);
-        (void)l;
-        // Negative fitted prices are noise around zero for a recipe's weights: clamp so the knapsack's
-        // resource stays a cost. llround of nanojoules keeps the sums exact integers.
-        opt.bytes = std::llround(std::max(0.0, it->second * w) * 1e9);
-      }
-    if (priced) {
-      const std::vector<Allocation> ef = allocation_frontier(e.items);
-      json emaps = json::array();
-      for (const MixedUnit& u : config_units(o)) {
-        if (u.plan.is_identity() || !u.plan.rules.empty()) continue;  // uniform maps only
-        auto j = find_unit(o, u, unit_key(o, u, sha));
-        if (!j) continue;
-        // The budget is the fit's price of the uniform map, not its measured J/token: both sides of the
-        // comparison are then priced by the same estimate (the measurement is in the table beside it).
-        // One nJ per Linear absorbs the rounding of each option's price.
-        double joules = 0;
-        for (const auto& [r, w] : weights_by_recipe(u.plan, c)) {
-          const auto it = fit->joules_per_weight.find(r);
-          if (it != fit->joules_per_weight.end()) joules += it->second * w;
-        }
-        const long long budget = std::llround(joules * 1e9) + static_cast<long long>(e.items.size());
-        const auto best = best_within(ef, budget);
-        if (!best) {
-          emaps.push_back({{"budget", "fitted J/token of " + u.id}, {"budget_config", u.id}, {"budget_joules", joules}, {"config_id", nullptr}, {"note", "no allocation fits"}});
-          continue;
-        }
-        std::string id;
-        if (auto it = seen.find(best->choice); it != seen.end()) {
-          id = units[it->second].id;
-        } else {
-          id = fmt::format("auto-e{}uJ", std::llround(static_cast<double>(best->bytes) * 1e-9 * 1e6));
-          seen[best->choice] = units.size();
-          minigpt::QuantPlan p = plan_of(e, *best, id, o);
-          write_json_atomic(dir + "/" + id + ".json", p.to_json());
-          units.push_back({"auto", id, std::move(p)});
-        }
-        emaps.push_back({{"budget", "fitted J/token of " + u.id}, {"budget_config", u.id}, {"budget_joules", joules}, {"config_id", id},
-                         {"predicted_joules", static_cast<double>(best->bytes) * 1e-9},
-                         {"predicted_dkl", best->cost}, {"predicted_kl", best->cost + a.base_kl}});
-      }
-      alloc["energy_maps"] = emaps;
-    } else {
-      alloc["energy_note"] = "a recipe the allocation may choose appears in no measured configuration: no energy price for it";
-    }
-  } else {
-    alloc["energy_note"] = "too few configurations with energy rounds to fit joules per token per recipe: run --stage energy first";
-  }
-  write_json_atomic(o.out + "/allocation.json", alloc);
-  return units;
-}
-
-json merge_mixed(const MixedOptions& o) {
-  const std::string sha = mq::sha256_file(o.model);
-  const minigpt::ModelConfig c = mixed_model_config(o);
-  json res = {{"seed", o.seed}, {"checkpoint_sha256", sha}};
-  const std::vector<MixedUnit> units = energy_units(o, true);
-  json configs = json::array();
-  int missing = 0;
-  // The machines the units were measured on (not the merging one), each with its units' dates.
-  std::map<std::string, json> machines;
-  for (const MixedUnit& u : units) {
-    auto j = find_unit(o, u, unit_key(o, u, sha));
-    if (!j) {
-      ++missing;
-      continue;
-    }
-    json e = {{"config_id", u.id},
-              {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : u.plan.rules.empty() ? "uniform" : "mixed"},
-              {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"composite", (*j)["composite"]}, {"machine", (*j)["machine"]},
-              {"seconds", (*j)["seconds"]}};
-    json& mach = machines[(*j)["machine"].dump()];
-    if (mach.is_null()) mach = {{"machine", (*j)["machine"]}, {"threads", (*j).value("threads", 0)}, {"units", 0},
-                                {"first_date", (*j)["date"]}, {"last_date", (*j)["date"]}};
-    mach["units"] = mach["units"].get<int>() + 1;
-    // ISO 8601 UTC strings order as text
-    if ((*j)["date"].get<std::string>() < mach["first_date"].get<std::string>()) mach["first_date"] = (*j)["date"];
-    if ((*j)["date"].get<std::string>() > mach["last_date"].get<std::string>()) mach["last_date"] = (*j)["date"];
-    e["accuracy"] = e["composite"]["composite"];
-    configs.push_back(e);
-  }
-  // Energy from the rounds: the set of every configuration when it is measured, else the hand-written ones'.
-  std::optional<EnergySetData> energy = read_mixed_energy(o, units, "all");
-  std::string set = "all";
-  if (!energy) {
-    energy = read_mixed_energy(o, energy_units(o, false), "configs");
-    set = "configs";
-  }
-  if (energy) {
-    res["energy"] = mixed_energy_json(*energy, set, configs);
-  } else {
-    res["energy"] = {{"note", "no energy rounds measured yet: run --stage energy"}};
-  }
-  res["configs"] = configs;
-  res["missing_units"] = missing;
-  res["machines"] = machines.size();
-  res["measured_on"] = json::array();
-  for (auto& [k, v] : machines) res["measured_on"].push_back(std::move(v));
-  // Sensitivities, when complete.
-  try {
-    const Sens s = read_sensitivities(o, c);
-    json lin = json::array(), lay = json::array();
-    const double base = s.base.at("kl_mean").get<double>();
-    for (const auto& [id, j] : s.by_id) {
-      if (id == "base-fp16") continue;
-      const minigpt::QuantPlan& p = minigpt::QuantPlan::from_json(j.at("plan"));
-      const minigpt::PlanRule& r = p.rules.at(0);
-      json e = {{"layer", r.layers.at(0)}, {"recipe", r.recipe.name()}, {"kl_mean", j["kl_mean"]}, {"kl_low", j["kl_low"]},
-                {"kl_high", j["kl_high"]}, {"dkl", j["kl_mean"].get<double>() - base}, {"bytes_linear", j["bytes_linear"]}};
-      if (r.kind) {
-        e["kind"] = minigpt::linear_kind_name(*r.kind);
-        lin.push_back(e);
-      } else {
-        lay.push_back(e);
-      }
-    }
-    res["sensitivity"] = {{"base_fp16", {{"kl_mean", base}, {"kl_low", s.base["kl_low"]}, {"kl_high", s.base["kl_high"]}, {"tokens", s.base["tokens"]}}},
-                          {"linears", lin}, {"layers", lay}, {"tokens", o.sensitivity_tokens}};
-  } catch (const mq::Error& e) {
-    res["sensitivity"] = {{"error", e.what()}};
-  }
-  std::error_code ec;
-  if (fs::exists(o.out + "/allocation.json", ec)) res["allocation"] = read_json(o.out + "/allocation.json");
-  if (energy) {
-    const std::optional<mq::energy::Coefficients> coeffs = energy_coefficients(o);
-    res["answers"] = mixed_answers(res["configs"], *energy, coeffs ? &*coeffs : nullptr, res["sensitivity"], c.n_layer);
-  }
-  res["options"] = {{"rounds", o.rounds}, {"gens", o.gens}, {"ppl_tokens", o.ppl_tokens}, {"max_slots", o.max_slots},
-                    {"sensitivity_tokens", o.sensitivity_tokens}, {"calibration_windows", o.calibration},
-                    {"prompt_tokens", o.prompt_tokens}, {"gen_tokens", o.gen_tokens}, {"meter", o.meter},
-                    {"sensitivity_recipes", o.sensitivity_recipes}};
-  return res;
 }
 
 }  // namespace mqexp

@@ -100,8 +100,12 @@ std::optional<EnergyFit> fit_energy_per_weight(const std::vector<std::map<std::s
                                                const std::vector<double>& joules);
 
 // Reads every unit file (out/runs and extra_runs), derives EPI, frontiers, perplexity-matched pairs and
-// the sensitivity table, and returns the study's results.json.
-nlohmann::json merge_mixed(const MixedOptions& o);
+// the sensitivity table, and returns the study's results.json. "missing" names (kind/id) every unit the
+// study lacks: configurations, allocated maps of out/configs_auto, and sensitivities when some but not all
+// are there; "measured_on" lists each machine (host and CPU) with its units, "machines" counts distinct
+// CPUs and "hosts" distinct hosts. With `only_machine` (one measured_on entry's "machine") only the
+// configurations measured there are kept (the per-machine report); "measured_elsewhere" counts the rest.
+nlohmann::json merge_mixed(const MixedOptions& o, const nlohmann::json& only_machine = nullptr);
 
 // The key a unit file must carry to be reused: a hash of its plan and of every option that changes
 // what it measures.

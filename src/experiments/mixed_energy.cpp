@@ -12,6 +12,7 @@
 
 #include "experiments/energy_phases.h"
 #include "experiments/experiment_io.h"
+#include "experiments/mixed_detail.h"
 #include "experiments/workspace.h"
 #include "miniquant/energy/select.h"
 #include "miniquant/error.h"
@@ -30,15 +31,9 @@ namespace fs = std::filesystem;
 std::string set_dir(const std::string& runs, const std::string& set) { return runs + "/energy/" + set; }
 std::string round_file(const std::string& runs, const std::string& set, int k) { return fmt::format("{}/round-{:03d}.json", set_dir(runs, set), k); }
 
-std::vector<std::string> runs_dirs(const MixedOptions& o) {
-  std::vector<std::string> d = {o.out + "/runs"};
-  for (const auto& e : o.extra_runs) d.push_back(e);
-  return d;
-}
-
 // A round's file when it is there, readable and made for this set's key.
 std::optional<json> finished_round(const MixedOptions& o, const std::string& set, int k, const std::string& key) {
-  for (const auto& dir : runs_dirs(o)) {
+  for (const auto& dir : mixed_detail::all_runs_dirs(o)) {
     const std::string path = round_file(dir, set, k);
     std::error_code ec;
     if (!fs::exists(path, ec)) continue;
@@ -96,8 +91,13 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
   std::vector<std::vector<int32_t>> calibration;
   for (size_t i = 0; i < units.size(); ++i) {
     const MixedUnit& u = units[i];
-    const std::string cache = cached_model_path(o, u, unit_key(o, u, sha));
+    // The quality stage's cache, here or beside any other shard's runs folder (a shared filesystem).
+    std::string cache = cached_model_path(o, u, unit_key(o, u, sha));
     std::error_code ec;
+    for (const auto& dir : mixed_detail::all_runs_dirs(o)) {
+      const std::string other = (fs::path(dir).parent_path() / "cache" / fs::path(cache).filename()).string();
+      if (!fs::exists(cache, ec) && fs::exists(other, ec)) cache = other;
+    }
     if (u.plan.is_identity()) {
       models[u.id] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
       models[kMixedControl] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);

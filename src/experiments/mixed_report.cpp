@@ -118,16 +118,21 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
   std::string where;
   for (const auto& mo : res.value("measured_on", json::array())) {
     const json& um = mo["machine"];
-    where += fmt::format("{}{} (family {}, model {}), {} threads, {} units between {} and {}", where.empty() ? "" : "; ",
-                         um.value("cpu_model", "?"), um.value("cpu_family", -1), um.value("cpu_model_number", -1),
-                         mo.value("threads", 0), mo.value("units", 0), mo.value("first_date", "?"), mo.value("last_date", "?"));
+    const std::string host = um.value("host", "");
+    where += fmt::format("{}{}{} (family {}, model {}), {} threads, {} units between {} and {}", where.empty() ? "" : "; ",
+                         host.empty() ? "" : host + ": ", um.value("cpu_model", "?"), um.value("cpu_family", -1),
+                         um.value("cpu_model_number", -1), mo.value("threads", 0), mo.value("units", 0), mo.value("first_date", "?"),
+                         mo.value("last_date", "?"));
   }
   s += fmt::format("Quality units measured on {}; merged by `{}` on {} (family {}, model {}) at {}.\n\n", where.empty() ? "no machine yet" : where,
                    manifest.value("command", ""), m.value("cpu_model", "?"), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                    manifest.value("date", ""));
-  if (res.value("machines", 1) > 1 || en.value("machines", json::array()).size() > 1)
-    s += "**Warning: units or rounds come from more than one machine; speeds and joules compare only within one machine's rounds.**\n\n";
-  if (res.value("missing_units", 0) > 0) s += fmt::format("**{} configuration units are not measured yet.**\n\n", res["missing_units"].get<int>());
+  if (const std::string w = mixed_machines_warning(res); !w.empty()) s += "**" + w + "**\n\n";
+  if (en.value("machines", json::array()).size() > 1)
+    s += "**Warning: the energy rounds come from more than one machine; each round is paired on its own machine, but absolute J/token mix machines.**\n\n";
+  if (res.contains("only_machine"))
+    s += fmt::format("Only the units measured on this machine ({} measured elsewhere are left out).\n\n", res.value("measured_elsewhere", 0));
+  if (const std::string m = mixed_missing_line(res); !m.empty()) s += "**" + m + "**\n\n";
 
   s += "### The five questions\n\n";
   const char* qs[5][2] = {{"rq1", "RQ1: do maps with the same perplexity differ in EPI?"},
@@ -241,6 +246,31 @@ std::string mixed_readme_block(const json& res, const json& manifest) {
                      fit["configs"].get<int>(), fit["r2"].get<double>(), fmt::join(prices, ", "));
   }
   return s;
+}
+
+std::string mixed_machines_warning(const json& res) {
+  if (res.contains("only_machine")) return "";
+  const int cpus = res.value("machines", 1), hosts = res.value("hosts", 1);
+  if (cpus > 1)
+    return fmt::format("Warning: the units were measured on {} different CPUs ({} hosts): speeds and joules (modelled ones too, since the "
+                       "model charges time) mix machines and compare only within one; `--stage merge --per-machine` reports each "
+                       "machine alone (by-machine/).",
+                       cpus, hosts);
+  if (hosts > 1)
+    return fmt::format("Note: the units were measured on {} hosts with the same CPU: speeds and joules compare across them only as "
+                       "far as those hosts are alike; `--stage merge --per-machine` reports each alone (by-machine/).",
+                       hosts);
+  return "";
+}
+
+std::string mixed_missing_line(const json& res) {
+  const json& m = res.value("missing", json::array());
+  if (m.empty()) return "";
+  constexpr size_t kShown = 20;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < m.size() && i < kShown; ++i) names.push_back(m[i].get<std::string>());
+  return fmt::format("{} {} not measured: {}{}", m.size(), m.size() == 1 ? "unit is" : "units are", fmt::join(names, ", "),
+                     m.size() > kShown ? fmt::format(" and {} more", m.size() - kShown) : std::string());
 }
 
 std::string mixed_summary_text(const json& res) {

@@ -20,6 +20,13 @@ void annotate_mixed(nlohmann::json& results);
 // allocation, the answers.
 std::string mixed_readme_block(const nlohmann::json& results, const nlohmann::json& manifest);
 
+// "" when every unit ran on one machine; else one sentence: different CPUs (speeds and joules mix machines)
+// or one CPU on several hosts, and how to report each machine alone. Empty in a per-machine report.
+std::string mixed_machines_warning(const nlohmann::json& results);
+
+// "" when merge_mixed found every unit; else "N units are not measured: kind/id, ..." (the first 20; "1 unit is").
+std::string mixed_missing_line(const nlohmann::json& results);
+
 // A few lines for the terminal: the frontier and the EPI-optimal configuration.
 std::string mixed_summary_text(const nlohmann::json& results);
 

@@ -414,8 +414,11 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
           "FP32 ({:.3f} vs {:.3f}) with verb-tense accuracy within half a point ({:.4f}), at {} against {} for FP32 "
           "({:.2f}x smaller). A Pi's decode is bound by its few GB/s of DRAM bandwidth far more than this machine's, so "
           "the bytes saved per token turn into tokens/s there more directly than here ({:.2f}x measured on this machine, "
-          "where MiniGPT's fp32 decode step is bounded by the {} read bandwidth), and the same xsimd kernels compile for "
-          "its NEON units.\n",
+          "where MiniGPT's fp32 decode step is bounded by the {} read bandwidth). No Pi has run it: the test command "
+          "cross-builds the kernels for a Pi 4's Cortex-A72 and runs their tests under qemu-user (scripts/test_aarch64.sh), "
+          "where the weight-only kernels (every scheme without +a8 / +a16) run on xsimd's NEON backend and the "
+          "int8-activation kernels (+a8, +a16) on their portable loops, held to the same bounds against their scalar "
+          "references as on x86.\n",
           pick->scheme, pick->quality->ppl, fp, pick->quality->verb_tense.accuracy(), mb(static_cast<double>(pick->footprint.bytes)),
           mb(static_cast<double>(f->footprint.bytes)), static_cast<double>(f->footprint.bytes) / static_cast<double>(pick->footprint.bytes),
           pick->vs_baseline->decode_speedup, fp32_level);

@@ -86,6 +86,10 @@ inline bool bf16_safe(const float* x, int64_t count) {
 // The dynamic kernels' instruction path in this build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw +
 // vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop twin). -march=native decides.
 const char* dynamic_kernel_name();
+// The xsimd instruction set the weight-only and float kernels (word_kernel.h) and the optimized quantizer
+// were compiled for, xsimd's default architecture: "avx512bw", "avx2", ... on x86, "arm64+neon" on aarch64 (the
+// aarch64 build, preset `aarch64`). -march / -mcpu decides.
+const char* simd_arch_name();
 
 // Family kernels behind gemm() (the format table, format_table.h, names which one runs a scheme); same
 // argument shapes. Exposed for tests and benchmarks.

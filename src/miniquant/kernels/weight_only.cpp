@@ -61,6 +61,8 @@ bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads
 
 bool has_bf16_weight_path(int bits) { return bf16_built(bits); }
 
+const char* simd_arch_name() { return xsimd::default_arch::name(); }
+
 void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_bf16_act")) return;
   const FormatTraits& tr = traits_of(w.scheme);

@@ -9,6 +9,7 @@
 
 #include <openssl/evp.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -226,6 +227,12 @@ std::string utc_now_iso8601() {
   gmtime_r(&t, &tm);
   std::array<char, 32> buf;
   std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf.data();
+}
+
+std::string host_name() {
+  std::array<char, 256> buf{};  // HOST_NAME_MAX is 64 on Linux; the last byte stays 0 when it is cut
+  if (gethostname(buf.data(), buf.size() - 1) != 0) return "";
   return buf.data();
 }
 

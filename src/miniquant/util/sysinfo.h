@@ -81,4 +81,7 @@ std::string sha256_hex(const void* data, size_t n);
 // Current UTC time as ISO 8601 ("2026-11-21T08:12:00Z").
 std::string utc_now_iso8601();
 
+// This machine's host name (gethostname), "" when it cannot be read: which node of a cluster measured what.
+std::string host_name();
+
 }  // namespace mq

@@ -1,0 +1,95 @@
+#include "experiments/mixed_detail.h"
+
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "experiments/experiment_io.h"
+#include "miniquant/error.h"
+#include "miniquant/util/sysinfo.h"
+
+namespace mqexp::mixed_detail {
+
+namespace fs = std::filesystem;
+
+std::string runs_dir(const std::string& out) { return out + "/runs"; }
+std::string unit_file(const std::string& dir, const MixedUnit& u) { return dir + "/" + u.kind + "/" + u.id + ".json"; }
+
+minigpt::QuantPlan study_plan(minigpt::QuantPlan p, const MixedOptions& o) {
+  p.gptq.calibration_windows = o.calibration;
+  return p;
+}
+
+// fp16 everywhere: the base every sensitivity unit changes one Linear (or layer) of.
+minigpt::QuantPlan all_fp16(const std::string& id) {
+  minigpt::QuantPlan p = minigpt::QuantPlan::uniform("fp16");
+  p.id = id;
+  return p;
+}
+
+// The CPU part of a unit's machine field: units whose CPUs match ran on the same hardware, whatever the host.
+json cpu_of(json machine) {
+  machine.erase("host");
+  return machine;
+}
+
+// A unit's file when it is there, complete and made for the same plan and options.
+std::optional<json> finished(const std::string& path, const std::string& key) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    json j = read_json(path);
+    if (j.value("key", "") == key && j.value("status", "") == "ok") return j;
+  } catch (const mq::Error&) {
+    // A truncated or foreign file is measured again (writes are atomic, so this is not ours).
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> all_runs_dirs(const MixedOptions& o) {
+  std::vector<std::string> d = {runs_dir(o.out)};
+  for (const auto& e : o.extra_runs) d.push_back(e);
+  return d;
+}
+
+// The unit's up-to-date file from out/runs or any extra runs folder.
+std::optional<json> find_unit(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
+  for (const auto& dir : all_runs_dirs(o))
+    if (auto j = finished(unit_file(dir, u), key)) return j;
+  return std::nullopt;
+}
+
+// How the merge names a unit it lacks: kind/id, and "(failed)" when a runs folder holds its failed attempt.
+std::string missing_name(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
+  for (const auto& dir : all_runs_dirs(o)) {
+    std::error_code ec;
+    if (!fs::exists(unit_file(dir, u), ec)) continue;
+    try {
+      const json j = read_json(unit_file(dir, u));
+      if (j.value("key", "") == key && j.value("status", "") == "failed") return u.kind + "/" + u.id + " (failed)";
+    } catch (const mq::Error&) {
+      // unreadable: plainly missing
+    }
+  }
+  return u.kind + "/" + u.id;
+}
+
+Sens read_sensitivities(const MixedOptions& o, const minigpt::ModelConfig& c) {
+  const std::string sha = mq::sha256_file(o.model);
+  Sens s;
+  int missing = 0;
+  for (const MixedUnit& u : sensitivity_units(o, c)) {
+    auto j = find_unit(o, u, unit_key(o, u, sha));
+    if (!j) {
+      ++missing;
+      continue;
+    }
+    if (u.id == "base-fp16") s.base = *j;
+    s.by_id[u.id] = *j;
+  }
+  if (missing > 0)
+    throw mq::Error(fmt::format("allocation: {} sensitivity units are not measured yet (run `miniquant mixed run` first, every shard)", missing));
+  return s;
+}
+
+}  // namespace mqexp::mixed_detail
