@@ -43,7 +43,8 @@ const char* kEscapingMap = R"({"config_id": "../../../escaped", "default": "int8
 
 TEST_CASE("class traversal: a config_id, method or unit id from a file cannot name a path outside --out") {
   // The one check every file-borne name passes where it meets a path.
-  for (const char* ok : {"int4-g64+a8", "L3-mlp_down-int8-per-channel-gptq", "a.b", "protect-early", "x"}) {
+  for (const char* ok : {"int4-g64+a8", "L3-mlp_down-int8-per-channel-gptq", "a.b", "protect-early", "x",
+                         "int4-g64[prefill=+a8,decode=+bf16]"}) {
     CAPTURE(ok);
     CHECK(mq::path_name_problem(ok).empty());
   }
@@ -55,7 +56,7 @@ TEST_CASE("class traversal: a config_id, method or unit id from a file cannot na
                                                      {"a..b", "\"..\""},
                                                      {".hidden", "starts with '.'"},
                                                      {"-rf", "starts with '-'"},
-                                                     {std::string(65, 'a'), "65 characters long"},
+                                                     {std::string(97, 'a'), "97 characters long"},
                                                      {"a b", "contains ' '"},
                                                      {std::string("a\x01"), "byte 0x01"}};
   for (const auto& [name, why] : bad) {
@@ -64,8 +65,8 @@ TEST_CASE("class traversal: a config_id, method or unit id from a file cannot na
   }
   // At the map's parse, whichever command reads it.
   CHECK_THROWS_WITH_AS(QuantPlan::from_json(nlohmann::json::parse(kEscapingMap), "m.json"),
-                       "m.json: config_id \"../../../escaped\" cannot name a file: it contains a path separator; use 1-64 letters, "
-                       "digits, '.', '_', '+' or '-', not starting with '.' or '-'",
+                       "m.json: config_id \"../../../escaped\" cannot name a file: it contains a path separator; use 1-96 letters, "
+                       "digits, '.', '_', '+', '-', '[', ']', '=' or ',', not starting with '.' or '-'",
                        mq::UsageError);
 
   // Through the CLI, as the probe found it: energy wrote its trial files three folders above --out.

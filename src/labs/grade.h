@@ -68,6 +68,11 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
 // the grader with exit 1 (a learner's exhaustive search must not hang the course's tests). Exceptions pass through.
 void within_seconds(double seconds, const std::string& what, const std::function<void()>& f);
 
+// Whether a manifest's checkpoint SHA-256 names the shipped data/minigpt.safetensors under `root`: its file's
+// SHA-256, or its content's (minigpt::content_sha256: the file without the per-tensor checksums issue 37 added,
+// the identity the mixed study keys its units by), so a run on the same weights before the checksums counts.
+bool is_shipped_checkpoint(const std::string& sha256, const std::string& root);
+
 // Number formatting for expected / got columns.
 std::string num(double v, int digits = 6);
 std::string pct(double fraction, int digits = 2);

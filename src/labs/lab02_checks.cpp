@@ -175,11 +175,10 @@ void block_c(Checks& c, const std::string& dir, const std::string& root) {
     bad = e.what();
   }
   if (bad.empty()) {
-    const std::string sha = mq::sha256_file(root + "/data/minigpt.safetensors");
     std::vector<std::string> rows;
     for (const auto& r : res.schemes) rows.push_back(r.scheme);
     if (man.value("command", std::string()).rfind("miniquant sweep", 0) != 0) bad = "its command is not `miniquant sweep`";
-    else if (!man.contains("checkpoint") || man["checkpoint"].value("sha256", std::string()) != sha)
+    else if (!man.contains("checkpoint") || !is_shipped_checkpoint(man["checkpoint"].value("sha256", std::string()), root))
       bad = "its checkpoint is not data/minigpt.safetensors (SHA-256 differs)";
     else if (man.value("seed", 0) != 42) bad = "its seed is not 42";
     else if (!man.contains("schemes") || man["schemes"].get<std::vector<std::string>>() != rows)

@@ -347,7 +347,7 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   try {
     const json man = mqexp::read_json(dir + "/manifest.json");
     if (man.value("command", std::string()).rfind("miniquant mixed", 0) != 0) bad = "manifest.json: its command is not `miniquant mixed`";
-    else if (man.at("checkpoint").value("sha256", std::string()) != mq::sha256_file(root + "/data/minigpt.safetensors"))
+    else if (!is_shipped_checkpoint(man.at("checkpoint").value("sha256", std::string()), root))
       bad = "manifest.json: its checkpoint is not data/minigpt.safetensors";
   } catch (const std::exception& e) {
     bad = std::string("manifest.json: ") + e.what();

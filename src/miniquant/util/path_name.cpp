@@ -11,7 +11,7 @@ namespace {
 
 bool allowed(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '+' ||
-         c == '-';
+         c == '-' || c == '[' || c == ']' || c == '=' || c == ',';  // the last four: phase splits, int4-g64[prefill=+a8,decode=+bf16]
 }
 
 }  // namespace
@@ -34,8 +34,8 @@ std::string path_name_problem(std::string_view name) {
 void check_path_name(std::string_view name, std::string_view what) {
   const std::string why = path_name_problem(name);
   if (why.empty()) return;
-  throw UsageError(fmt::format("{} \"{}\" cannot name a file: {}; use 1-{} letters, digits, '.', '_', '+' or '-', not starting "
-                               "with '.' or '-'",
+  throw UsageError(fmt::format("{} \"{}\" cannot name a file: {}; use 1-{} letters, digits, '.', '_', '+', '-', "
+                               "'[', ']', '=' or ',', not starting with '.' or '-'",
                                what, clip_text(name, 40), why, kMaxPathName));
 }
 
