@@ -59,7 +59,8 @@ TEST_CASE("class traversal: a config_id, method or unit id from a file cannot na
                                                      {std::string(97, 'a'), "97 characters long"},
                                                      {"a b", "contains ' '"},
                                                      {std::string("a\x01"), "byte 0x01"}};
-  for (const auto& [name, why] : bad) {
+  for (const auto& [name_, why] : bad) {
+    const std::string& name = name_;  // CAPTURE's lambda cannot capture a structured binding under clang 14
     CAPTURE(name);
     CHECK_THROWS_WITH_AS(mq::check_path_name(name, "config_id"), doctest::Contains(why), mq::UsageError);
   }
