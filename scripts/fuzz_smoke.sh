@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-10}
 # FUZZ_PRESET=sanitize: the test command's sanitizer build, which holds the fuzz targets too.
 preset=${FUZZ_PRESET:-fuzz}
-cmake --preset "${preset}" >/dev/null
+bash scripts/configure.sh "${preset}"
 cmake --build --preset "${preset}" -j "$(nproc)" --target fuzz_all >/dev/null
 build=build/${preset}
 rm -rf "${build}/seeds"

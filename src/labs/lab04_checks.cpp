@@ -20,6 +20,7 @@
 #include "labs/answers.h"
 #include "labs/grade.h"
 #include "labs/workbench.h"
+#include "miniquant/energy/fake_powercap.h"
 #include "miniquant/error.h"
 #include "miniquant/random.h"
 #include "miniquant/util/io.h"
@@ -52,33 +53,6 @@ struct TempDir {
 void put(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text << "\n";
-}
-
-// package-0 with core and dram sub-zones, package-1 whose counter is a folder (unreadable), a package-2 whose
-// range is not a number, an empty counter in package-3, and psys (the whole platform: never in the total).
-void lay_out(const fs::path& r) {
-  put(r / "intel-rapl" / "enabled", "1");  // the control type's folder: not a zone
-  put(r / "intel-rapl:0" / "name", "package-0");
-  put(r / "intel-rapl:0" / "energy_uj", "1900000");
-  put(r / "intel-rapl:0" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:0:0" / "name", "core");
-  put(r / "intel-rapl:0:0" / "energy_uj", "500000");
-  put(r / "intel-rapl:0:0" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:0:1" / "name", "dram");
-  put(r / "intel-rapl:0:1" / "energy_uj", "300000");
-  put(r / "intel-rapl:0:1" / "max_energy_range_uj", "1000000");
-  put(r / "intel-rapl:1" / "name", "package-1");
-  fs::create_directories(r / "intel-rapl:1" / "energy_uj");  // a folder where the counter should be
-  put(r / "intel-rapl:1" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:2" / "name", "package-2");
-  put(r / "intel-rapl:2" / "energy_uj", "5");
-  put(r / "intel-rapl:2" / "max_energy_range_uj", "lots");
-  put(r / "intel-rapl:3" / "name", "package-3");
-  std::ofstream(r / "intel-rapl:3" / "energy_uj");  // empty
-  put(r / "intel-rapl:3" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:4" / "name", "psys");
-  put(r / "intel-rapl:4" / "energy_uj", "10");
-  put(r / "intel-rapl:4" / "max_energy_range_uj", "100000000");
 }
 
 std::string zones_text(const std::vector<en::RaplZone>& z) {
@@ -133,7 +107,7 @@ void block_a(Checks& c) {
              fmt::format("{} uJ", wrap));
   }
   TempDir t("powercap");
-  lay_out(t.path);
+  en::write_fake_powercap(t.path.string());  // the layout test_energy checks the library against
   const std::string root = t.path.string();
   en::RaplMeter lib(root);
   lab::RaplMeter mine(root);
