@@ -47,8 +47,4 @@ void write_fake_powercap(const std::string& root) {
   put(r / "intel-rapl:4" / "max_energy_range_uj", "100000000");
 }
 
-void set_fake_counter(const std::string& root, const std::string& zone, const std::string& value) {
-  put(fs::path(root) / zone / "energy_uj", value);
-}
-
 }  // namespace mq::energy

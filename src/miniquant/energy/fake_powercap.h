@@ -19,7 +19,4 @@ namespace mq::energy {
 // file when one cannot be written.
 void write_fake_powercap(const std::string& root);
 
-// Sets one zone's counter, e.g. set_fake_counter(root, "intel-rapl:0", "100000").
-void set_fake_counter(const std::string& root, const std::string& zone, const std::string& value);
-
 }  // namespace mq::energy
