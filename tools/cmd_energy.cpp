@@ -88,7 +88,7 @@ void run(EnergyCli& cli) {
   nlohmann::json& summary = run.summary;
   summary["options"] = {{"rounds", o.rounds},         {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
-                        {"batch_steps", o.batch_steps}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
+                        {"batch_steps", o.batch_steps}, {"batch_rounds", o.batch_rounds}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
                         {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
                         {"control", o.control},       {"curve_lengths", o.curve_lengths}, {"curve_gen", o.curve_gen},
                         {"curve_rounds", o.curve_rounds}, {"quant_maps", cli.quant_maps}};
@@ -156,6 +156,7 @@ void register_energy(CLI::App& app) {
   cmd->add_option("--batch", o.batch, "batch sizes of the decode curve")->delimiter(',')->capture_default_str();
   cmd->add_option("--batch-prompt", o.batch_prompt, "prompt length of each batch-curve sequence")->capture_default_str();
   cmd->add_option("--batch-steps", o.batch_steps, "decode steps per batch-curve run")->capture_default_str();
+  cmd->add_option("--batch-rounds", o.batch_rounds, "rounds of the batch curve (its own, after the generation rounds)")->capture_default_str();
   cmd->add_option("--meter", o.meter, "auto | rapl | perf | model")->capture_default_str();
   cmd->add_option("--coefficients", o.roots.coefficients, "the energy model's coefficients file")->capture_default_str();
   cmd->add_option("--powercap-root", o.roots.powercap, "powercap sysfs root (RAPL)")->capture_default_str();

@@ -142,7 +142,7 @@ const json& summary_spec() {
     "measured": "bool", "energy_source": "string", "warning?": "string",
     "hardware": {"cpu_model": "string", "threads_used": "int", "kernel": "string", "governor": "string|null"},
     "options": {"rounds": "int", "warmup": "int", "prompt_tokens": "int", "gen_tokens": "int", "batch": ["int"],
-                "batch_steps": "int", "batch_prompt": "int"},
+                "batch_steps": "int", "batch_prompt": "int", "batch_rounds?": "int"},
     "models": {"*": "object"},
     "fp32_kernel_check?": {"rows": [{"out": "int", "in": "int", "batch": "int", "ours_us": "number", "eigen_us": "number",
                                      "eigen_over_ours": "number", "low": "number", "high": "number"}]},
@@ -240,11 +240,11 @@ std::string energy_report_text(const json& s) {
   t += fmt::format("machine: {}, {} threads, kernel {}, governor {}\n", hw.at("cpu_model").get<std::string>(), hw.at("threads_used").get<int>(),
                    hw.at("kernel").get<std::string>(), hw.at("governor").is_null() ? "unreadable" : hw.at("governor").get<std::string>());
   const json& o = s.at("options");
-  t += fmt::format("design: {} rounds after {} warm-up; each round runs every task on every configuration back to back, in an order rotated "
-                   "each round and reversed every other round; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps after a "
-                   "{}-token prompt)\n",
+  t += fmt::format("design: {} rounds after {} warm-up; each round runs one generation on every configuration back to back, in an order "
+                   "rotated each round and reversed every other round; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps "
+                   "after a {}-token prompt) in {} rounds of its own after 1 warm-up\n",
                    o.at("rounds").get<int>(), o.at("warmup").get<int>(), o.at("prompt_tokens").get<int>(), o.at("gen_tokens").get<int>(),
-                   o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>());
+                   o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>(), o.value("batch_rounds", o.at("rounds").get<int>()));
   t += "Units: mJ per token, mean [95% CI]. prefill: per prompt token; decode: per decode step; post and total: per generated token.\n";
   // The controls first: whether the rest can be read at all.
   for (const char* k : kModels)
@@ -273,11 +273,12 @@ std::string energy_readme_block(const json& s) {
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
     t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "
-                     "Design: {} paired rounds (every configuration in every round, order rotated), {} warm-up.\n\n",
+                     "Design: {} paired rounds of one generation (every configuration in every round, order rotated), {} warm-up; the "
+                     "batch curve in {} rounds of its own.\n\n",
                      m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                      m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),
                      s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60, s["options"]["rounds"].get<int>(),
-                     s["options"]["warmup"].get<int>());
+                     s["options"]["warmup"].get<int>(), s["options"].value("batch_rounds", s["options"]["rounds"].get<int>()));
   }
   if (!measured)
     t += "Every joule below is an estimate from the model, labelled `model:` in every file; no hardware counter was readable on the "

@@ -576,6 +576,13 @@ inline void pair_tile(const uint8_t* const* rows, const float* const* sf, const 
     for (int i = 0; i < 2 * T; ++i) acc[i] = fbatch(0.0f);
     const float* xb = p.xp.data() + t0 * p.ldx;
     for (int64_t b = 0; b < p.nb; ++b) {
+      // Each row streams ahead as the one-token tile's rows do (stream_ahead, the pair being a 2-row tile). A
+      // batch of a few tokens reads each weight once per call, from DRAM when the model does not fit the caches:
+      // fp32 decode of 4 sequences on the GPT-2-small-shaped body took 20.1-23.2 ms a step without them and
+      // 14.5-16.0 ms with them (one sequence: 10-13 ms either way); 2 threads, Intel Xeon VM, three interleaved
+      // runs of 32 steps each.
+      __builtin_prefetch(stream_ahead<2>(rows[0], b * block_bytes<D>(), kRowPrefetchBytes, p.rbytes));
+      __builtin_prefetch(stream_ahead<2>(rows[1], b * block_bytes<D>(), kRowPrefetchBytes, p.rbytes));
       const ubatch w[2] = {load_block<D>(rows[0], b), load_block<D>(rows[1], b)};
       fbatch sv[2] = {fbatch(1.0f), fbatch(1.0f)};
       if constexpr (D::kScaled) sv[0] = lane_scales<M>(sf[0], p, b), sv[1] = lane_scales<M>(sf[1], p, b);
