@@ -268,8 +268,11 @@ std::string energy_readme_block(const json& s) {
   const bool measured = s.at("measured").get<bool>();
   t += fmt::format("**{}.**\n\n", source_line(s));
   for (const char* k : kModels)
-    if (s.at("models").contains(k)) t += "**" + s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "**\n";
-  t += "\n";
+    if (s.at("models").contains(k)) {
+      std::string line = control_line(s["models"][k]);
+      while (!line.empty() && line.back() == '\n') line.pop_back();  // the bold must close on its own line
+      t += "**" + s["models"][k].value("title", std::string(k)) + " " + line + "**\n\n";
+    }
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
     t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "
