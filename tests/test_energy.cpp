@@ -120,6 +120,31 @@ TEST_CASE("RAPL: no package without dram, nothing readable, missing root, permis
   fs::remove_all(r);
 }
 
+TEST_CASE("RAPL on two sockets: each package's dram zone counts; the per-name figure sums them") {
+  const fs::path r = temp_dir("powercap_2s");
+  for (const char* pkg : {"0", "1"}) {
+    const std::string z = std::string("intel-rapl:") + pkg;
+    put(r / z / "name", std::string("package-") + pkg);
+    put(r / z / "energy_uj", "1000");
+    put(r / z / "max_energy_range_uj", "1000000");
+    put(r / (z + ":0") / "name", "dram");
+    put(r / (z + ":0") / "energy_uj", "1000");
+    put(r / (z + ":0") / "max_energy_range_uj", "1000000");
+  }
+  RaplMeter m(r.string());
+  const Reading a = m.read();
+  put(r / "intel-rapl:0" / "energy_uj", "4000");    // package-0 +3 mJ
+  put(r / "intel-rapl:0:0" / "energy_uj", "2000");  // socket 0's dram +1 mJ
+  put(r / "intel-rapl:1" / "energy_uj", "6000");    // package-1 +5 mJ
+  put(r / "intel-rapl:1:0" / "energy_uj", "3000");  // socket 1's dram +2 mJ
+  const Interval iv = difference(a, m.read());
+  CHECK(iv.zones.at("dram") == doctest::Approx(0.003).epsilon(1e-12));  // both sockets, not the last one read
+  CHECK(iv.zones.at("package-0") == doctest::Approx(0.003).epsilon(1e-12));
+  CHECK(iv.zones.at("package-1") == doctest::Approx(0.005).epsilon(1e-12));
+  CHECK(iv.joules == doctest::Approx(0.011).epsilon(1e-12));
+  fs::remove_all(r);
+}
+
 TEST_CASE("perf power PMU sysfs: type, cpumask, events with scale and unit; bad entries skipped") {
   CHECK(parse_event_config("event=0x02", "x") == 2);
   CHECK(parse_event_config("event=0x1b,umask=0x0", "x") == 0x1b);

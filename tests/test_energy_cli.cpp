@@ -352,6 +352,9 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   CHECK_FALSE(ms[1].contains("quant_map"));
   CHECK(ms[2].contains("savings_vs_float32"));
   CHECK_FALSE(s["models"]["minigpt"].contains("control"));
+  // --curve-rounds 0: no prompt-length curve, so no statement about where prefill overtakes decode.
+  CHECK_FALSE(s["models"]["minigpt"].contains("prompt_curve"));
+  for (const auto& st : s["statements"]) CHECK(st["text"].get<std::string>().find("prompt") == std::string::npos);
   // Every layer has the same shapes: half of int8_dynamic's Linear operations move to fp32.
   const auto work = [&](size_t i) { return ms[i]["phases"]["decode"]["work"]; };
   CHECK(work(2)["ops_int8"].get<double>() == doctest::Approx(work(1)["ops_int8"].get<double>() / 2).epsilon(1e-12));

@@ -113,7 +113,7 @@ Reading read_rapl(const std::string& root, std::vector<RaplZone>& zones) {
       throw mq::Error(fmt::format("rapl: {} reads {} uJ, above its max_energy_range_uj {}", path, now, z.max_range_uj));
     z.joules += static_cast<double>(counter_delta(z.last_uj, now, z.max_range_uj)) * 1e-6;
     z.last_uj = now;
-    r.joules[z.name] = z.joules;
+    r.joules[z.name] += z.joules;  // two sockets each have a "dram" sub-zone: the name's figure is their sum
     if (z.in_total) r.total += z.joules;
   }
   return r;
