@@ -84,6 +84,10 @@ const Bad kBad[] = {
     {"0 calibration windows", R"({"config_id": "x", "default": "int4-g64-gptq", "gptq": {"calibration_windows": 0}})"},
     {"bf16 activations on fp32", R"({"config_id": "x", "default": "fp32+bf16"})"},
     {"GPTQ on fp16", R"({"config_id": "x", "default": "fp16-gptq"})"},
+    // Gaps the learner run of issue 41 found: each passed undetected when a learner's parser accepted it.
+    {"a config_id that is a path", R"({"config_id": "../x", "default": "int4-g64"})"},
+    {"a layer group with no layers", R"({"config_id": "x", "default": "int4-g64", "layer_groups": [{"layers": [], "quant": "int8-per-channel"}]})"},
+    {"a tensors rule with an empty layer list", R"({"config_id": "x", "default": "int4-g64", "tensors": [{"match": "qkv", "layers": [], "quant": "int8-per-channel"}]})"},
 };
 
 void block_a(Checks& c) {
