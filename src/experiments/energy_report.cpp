@@ -49,9 +49,9 @@ std::string source_line(const json& s) {
 }
 
 std::string control_line(const json& model) {
-  if (!model.contains("control")) return "control: not measured (--no-control)\n";
+  if (!model.contains("control")) return "control: not measured (--no-control)";
   const json& c = model["control"];
-  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds: {}\n", c["name"].get<std::string>(),
+  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds: {}", c["name"].get<std::string>(),
                      c["of"].get<std::string>(), c["ratio"].get<double>(), c["low"].get<double>(), c["high"].get<double>(),
                      c["passes"].get<bool>() ? "PASS (contains 1.00, inside +-3%)"
                                              : fmt::format("FAIL ({}): the comparisons below are not to be trusted at this resolution",
@@ -69,7 +69,7 @@ std::string statements_of(const json& s, const std::string& prefix, const std::s
 std::string model_text(const json& s, const json& md) {
   const json& ms = md.at("methods");
   std::string t = "\n== " + md.value("title", std::string("model")) + " ==\n";
-  t += control_line(md);
+  t += control_line(md) + "\n";
   t += fmt::format("{:<44} {:>30} {:>30} {:>30} {:>9} {:>8} {:>7} {:>6} {:>6}\n", "configuration", "total mJ/token", "decode mJ/token",
                    "prefill mJ/token", "post mJ/t", "dec W", "PPL", "acc", "agree");
   for (const auto& m : ms) {
@@ -248,7 +248,7 @@ std::string energy_report_text(const json& s) {
   t += "Units: mJ per token, mean [95% CI]. prefill: per prompt token; decode: per decode step; post and total: per generated token.\n";
   // The controls first: whether the rest can be read at all.
   for (const char* k : kModels)
-    if (s.at("models").contains(k)) t += s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]);
+    if (s.at("models").contains(k)) t += s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "\n";
   for (const char* k : kModels)
     if (s.at("models").contains(k)) t += model_text(s, s["models"][k]);
   if (s.contains("fp32_kernel_check")) {
@@ -268,11 +268,7 @@ std::string energy_readme_block(const json& s) {
   const bool measured = s.at("measured").get<bool>();
   t += fmt::format("**{}.**\n\n", source_line(s));
   for (const char* k : kModels)
-    if (s.at("models").contains(k)) {
-      std::string line = control_line(s["models"][k]);
-      while (!line.empty() && line.back() == '\n') line.pop_back();  // the bold must close on its own line
-      t += "**" + s["models"][k].value("title", std::string(k)) + " " + line + "**\n\n";
-    }
+    if (s.at("models").contains(k)) t += "**" + s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "**\n\n";
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
     t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "

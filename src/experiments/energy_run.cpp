@@ -287,10 +287,9 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
   out["rounds_seconds"] = d.main.seconds;
   out["batch_seconds"] = d.batches.seconds;
   out["curve_seconds"] = d.curve.seconds;
-  const auto csv_rows = [](const std::string& c) { return c.substr(c.find('\n') + 1); };  // one header for the whole file
-  run.rounds_csv += run.rounds_csv.empty() ? rounds_csv(sub.key, d.main) : csv_rows(rounds_csv(sub.key, d.main));
-  run.rounds_csv += csv_rows(rounds_csv(sub.key, d.batches));
-  if (!d.curve_lengths.empty()) run.rounds_csv += csv_rows(rounds_csv(sub.key, d.curve));
+  run.rounds_csv += rounds_csv(sub.key, d.main, run.rounds_csv.empty());  // one header for the whole file
+  run.rounds_csv += rounds_csv(sub.key, d.batches, false);
+  if (!d.curve_lengths.empty()) run.rounds_csv += rounds_csv(sub.key, d.curve, false);
   for (auto& st : subject_statements(d)) statements.push_back(std::move(st));
   keep.push_back(std::move(data));  // the statements refer to it
   return out;
