@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
