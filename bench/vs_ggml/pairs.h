@@ -23,6 +23,9 @@ struct ActQuant {
   int codes_max = 127;
 };
 inline constexpr ActQuant kQ8_0{"q8_0", GGML_TYPE_Q8_0, 32, 127};
+// The K types' activation type (q2_k..q6_k rows): 256 values per block, round(-127 x / max) with max the signed
+// value of largest magnitude (quantize_row_q8_K_ref, which the x86 CPU backend runs as it is).
+inline constexpr ActQuant kQ8_K{"q8_K", GGML_TYPE_Q8_K, 256, 127};
 
 struct Pair {
   std::string_view ggml_name;  // ggml_type_name's answer

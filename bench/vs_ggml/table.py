@@ -37,7 +37,8 @@ def tables(res):
     for out, inn in shapes:
         sc = [c for c in cells if (c["out"], c["in"]) == (out, inn)]
         keys = sorted({cell_key(c) for c in sc})
-        lines.append(f"**{out}x{inn}** (out x in), ggml time / our time (above 1: ours faster), 95% interval over rounds:")
+        lines.append(f"**{out}x{inn}** (out x in), ggml time / our time (above 1: ours faster), 95% interval over rounds; "
+                     "bold: ours slower beyond the interval:")
         lines.append("")
         lines.append("| pair (ggml / ours) | " + " | ".join(cell_name(k) for k in keys) + " |")
         lines.append("|---|" + "---:|" * len(keys))
