@@ -469,9 +469,12 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 }  // namespace
 }  // namespace kdetail
 
-bool blocked_tile_built(int bits) {
-  return (bits == 8 || bits == 4 || bits == 3 || bits == 2) && kdetail::Bf16Dot::kAvailable && (bits != 3 || kdetail::Bf16Dot::kInt3);
-}
+namespace {
+// True when this build has the ISA tile for the width: AVX-512 BF16, and VBMI for int3's spread.
+constexpr bool isa_tile_built(int bits) { return kdetail::Bf16Dot::kAvailable && (bits != 3 || kdetail::Bf16Dot::kInt3); }
+}  // namespace
+
+bool blocked_tile_built(int bits) { return (bits == 8 || bits == 4 || bits == 3 || bits == 2) && isa_tile_built(bits); }
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
@@ -482,7 +485,7 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
   const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
-  const bool isa = use_isa && blocked_tile_built(w.scheme.bits) && !raw;  // else the twin runs
+  const bool isa = use_isa && isa_tile_built(w.scheme.bits) && !raw;  // else the twin runs
   const kdetail::PairActs& a = kdetail::make_acts(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
   if (isa) {
