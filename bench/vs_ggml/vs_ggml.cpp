@@ -25,6 +25,13 @@
 
 namespace {
 
+// The manifest names a folder inside the repository relative to its root, as every experiment output does
+// (experiments/experiment_io.h relativize): tracked results carry no absolute path of the machine that wrote them.
+std::string repo_relative(const std::string& path) {
+  const std::string root = std::string(MQ_SOURCE_DIR) + "/";
+  return path.rfind(root, 0) == 0 ? path.substr(root.size()) : path;
+}
+
 using nlohmann::json;
 
 std::vector<std::string> split(const std::string& s) {
@@ -160,7 +167,7 @@ int run(int argc, char** argv) {
       {"ours", {{"commit", b.git_commit}, {"build_type", b.build_type}, {"flags", b.flags}, {"compiler", b.compiler},
                 {"simd_arch", mq::simd_arch_name()}, {"a8_kernels", mq::dynamic_kernel_name()},
                 {"int4_weight_only_bf16", mq::has_bf16_weight_path(4)}}},
-      {"ggml", {{"bins_dir", bins}, {"version", api.ggml_version()}, {"commit", api.ggml_commit()},
+      {"ggml", {{"bins_dir", repo_relative(bins)}, {"version", api.ggml_version()}, {"commit", api.ggml_commit()},
                 {"header_version", MQ_GGML_HEADER_VERSION}, {"header_commit", MQ_GGML_HEADER_COMMIT},
                 {"variants", variants}, {"chosen", api.chosen.name}, {"features", api.features},
                 {"threadpool", "persistent, one per thread count, ggml_threadpool_params_init defaults (poll 50), paused after each batch"},
