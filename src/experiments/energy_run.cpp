@@ -274,8 +274,9 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
     progress(fmt::format("{}: prompt-length curve, {} lengths x {} methods, {} rounds", sub.key, d.curve_lengths.size(), d.curve_methods.size(),
                          o.curve_rounds));
     d.curve = run_rounds(ct, {o.curve_rounds, 1}, [&](const std::string& l) { progress(sub.key + " curve: " + l); });
-  } else {
+  } else {  // no curve measured: nothing for the summary to read or state
     d.curve_lengths.clear();
+    d.curve_methods.clear();
   }
 
   json out = summarize_subject(d);

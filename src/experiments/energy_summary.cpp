@@ -260,7 +260,7 @@ std::vector<Statement> subject_statements(const SubjectData& d) {
                     return Verdict{b == nominal, v};
                   }});
   }
-  for (const std::string& m : d.curve_lengths.empty() ? std::vector<std::string>{} : d.curve_methods) {  // no curve, no crossover claims
+  for (const std::string& m : d.curve_methods) {  // empty when no curve was measured (run_subject): no crossover claims
     const json x = prompt_crossover(d, m);
     const std::string text =
         x.contains("never") ? fmt::format("prefill's share of a request never overtakes decode's up to a {}-token prompt ({}, {}, {} generated)",
