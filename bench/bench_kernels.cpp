@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
@@ -88,15 +89,6 @@ std::string verify(const QTensor& q, const std::vector<float>& x, int64_t n, con
   return "";
 }
 
-// Cold mode: how many copies of a `bytes`-sized tensor make every call read its weights from DRAM, as a
-// real model's decode does (it reads every layer once per token, so no layer is in cache when its turn
-// comes): at least 256 MiB and 8x the last-level cache, cycled through in order.
-int64_t cold_copies(double bytes) {
-  const int64_t llc = std::max(mq::cpu_info().cache_bytes(3), mq::cpu_info().cache_bytes(2));
-  const double want = std::max(256.0 * (1 << 20), 8.0 * static_cast<double>(llc));
-  return std::max<int64_t>(2, static_cast<int64_t>(std::ceil(want / bytes)));
-}
-
 // The activation modes' arguments (row names take the recipe suffixes, minigpt::act_suffix).
 ActMode act_arg(int64_t v) {
   return v == 3 ? ActMode::bf16 : v == 2 ? ActMode::dynamic_int16 : v == 1 ? ActMode::dynamic_int8 : ActMode::weight_only;
@@ -121,7 +113,7 @@ void BM_gemm(benchmark::State& st) {
   // Bytes the kernel reads: the block layout's when it runs (the same codes and scales; u8 zero-points).
   const double bytes = static_cast<double>(blocked ? b.bytes() : q.storage().total());
   // Copies for the cold mode (copy 0 is the tensor itself); each call reads the next one.
-  const int64_t copies = cold ? cold_copies(bytes) : 1;
+  const int64_t copies = cold ? mqbench::cold_copies(bytes) : 1;
   std::vector<QTensor> qs(static_cast<size_t>(blocked ? 0 : copies - 1), q);
   std::vector<mq::BlockedCodes> bs(static_cast<size_t>(blocked ? copies - 1 : 0), b);
   int64_t next = 0;

@@ -25,10 +25,11 @@ add_library(fmt::fmt ALIAS mq_fmt)
 
 # The ops: formats, quantizers (with the K families of kquant/: the format table holds them), packing, kernels,
 # GPTQ, QuantizedLinear. Left out: util/sysinfo.cpp (OpenSSL), and what no test below links (roofline probes,
-# .npy and checked-file I/O, run statistics, energy/, gguf/).
+# .npy I/O, run statistics, energy/, gguf/). util/io.cpp stays: format.cpp's error messages use json_checked's
+# clip_text, whose object also holds read_json_file (read_file).
 file(GLOB MQ_SOURCES CONFIGURE_DEPENDS src/miniquant/*.cpp src/miniquant/kernels/*.cpp src/miniquant/kquant/*.cpp
      src/miniquant/util/*.cpp)
-list(REMOVE_ITEM MQ_SOURCES ${CMAKE_SOURCE_DIR}/src/miniquant/util/sysinfo.cpp ${CMAKE_SOURCE_DIR}/src/miniquant/util/io.cpp
+list(REMOVE_ITEM MQ_SOURCES ${CMAKE_SOURCE_DIR}/src/miniquant/util/sysinfo.cpp
      ${CMAKE_SOURCE_DIR}/src/miniquant/roofline.cpp ${CMAKE_SOURCE_DIR}/src/miniquant/npy.cpp ${CMAKE_SOURCE_DIR}/src/miniquant/stats.cpp)
 add_library(miniquant STATIC ${MQ_SOURCES})
 target_include_directories(miniquant PUBLIC ${CMAKE_SOURCE_DIR}/src)

@@ -5,6 +5,7 @@
 // and string lengths beyond the file, overlapping / misaligned / out-of-range tensor offsets.
 #include <cstdio>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -299,6 +300,65 @@ void quant_map_seeds() {
   put("quant_map", "types.json", R"({"config_id": 7, "default": ["int4-g64"], "layer_groups": {"layers": 1}})");
 }
 
+// ---- experiment files: energy coefficients, energy summary, ceilings ---------------------------------
+
+// A committed file of the project (seeds start from what the program really reads).
+nlohmann::json committed(const std::string& rel) {
+  return nlohmann::json::parse(mq::read_file(std::string(MQ_SOURCE_DIR) + "/" + rel));
+}
+
+void experiment_file_seeds() {
+  const nlohmann::json coef = committed("data/energy_model.json");
+  put("energy_coefficients", "shipped.json", coef.dump(1));
+  nlohmann::json c = coef;
+  c["coefficients"]["static_watts"]["value"] = -1;
+  put("energy_coefficients", "negative.json", c.dump());
+  c = coef;
+  c["coefficients"]["joules_per_byte_DRAM"]["value"] = "many";
+  c["calibrated"] = "yes";
+  put("energy_coefficients", "types.json", c.dump());
+  c = coef;
+  c["coefficients"].erase("joules_per_op_int8");
+  put("energy_coefficients", "missing.json", c.dump());
+  put("energy_coefficients", "deep_10000.json", R"({"coefficients": )" + nested(10000) + "}");
+  put("energy_coefficients", "duplicate.json", R"({"coefficients": {"static_watts": {"value": 1}, "static_watts": {"value": 2}}})");
+  put("energy_coefficients", "huge_value.json", R"({"coefficients": {"static_watts": {"value": 1e999}}})");
+
+  // The smallest summary of the shape the report reads (tests/data; the committed experiments/28-energy
+  // one predates the rounds) and variants: a failed method, a measured run, a missing phase, a null saving.
+  const nlohmann::json s = committed("tests/data/energy_summary_shape.json");
+  put("energy_summary", "shape.json", s.dump());
+  nlohmann::json f = s;
+  f["models"]["minigpt"]["methods"][2] = {{"name", "int8"}, {"status", "failed"}, {"error", "it broke"}};
+  put("energy_summary", "failed_method.json", f.dump());
+  f = s;
+  f["measured"] = true;
+  f.erase("model_coefficients");
+  put("energy_summary", "measured.json", f.dump());
+  f = s;
+  f["models"]["minigpt"]["methods"][0]["phases"].erase("total");
+  put("energy_summary", "missing_phase.json", f.dump());
+  f = s;
+  f["models"]["minigpt"]["methods"][2]["savings_vs_float32"]["energy_per_token"]["total"] = nullptr;
+  put("energy_summary", "null_saving.json", f.dump());
+  put("energy_summary", "array.json", "[1, 2]");
+  put("energy_summary", "deep.json", R"({"models": )" + nested(10000) + "}");
+
+  const nlohmann::json ceil = committed("experiments/01-roofline/ceilings.json");
+  put("ceilings", "committed.json", ceil.dump());
+  nlohmann::json k = ceil;
+  k["threads"] = {-2147483647 - 1, 2147483647};
+  put("ceilings", "extreme_threads.json", k.dump());
+  k = ceil;
+  k["levels"][0]["bytes"] = "big";
+  put("ceilings", "types.json", k.dump());
+  k = ceil;
+  k["ceilings"] = nlohmann::json::array();
+  put("ceilings", "no_ceilings.json", k.dump());
+  put("ceilings", "array.json", "[1, 2]");
+  put("ceilings", "deep.json", R"({"levels": )" + nested(10000) + "}");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,5 +374,6 @@ int main(int argc, char** argv) {
   npy_seeds();
   gguf_seeds();
   quant_map_seeds();
+  experiment_file_seeds();
   return 0;
 }

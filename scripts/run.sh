@@ -17,7 +17,7 @@ part() {
   parts+=("${name}: $(( $(date +%s) - t )) s")
 }
 part "setup" bash scripts/setup.sh
-part "build" bash -c "cmake --preset release >/dev/null && cmake --build --preset release -j $(nproc) --target miniquant_cli"
+part "build" bash -c "bash scripts/configure.sh release && cmake --build --preset release -j $(nproc) --target miniquant_cli"
 part "roofline" ./build/release/bin/miniquant roofline
 part "sweep" ./build/release/bin/miniquant sweep "$@"
 part "energy" ./build/release/bin/miniquant energy

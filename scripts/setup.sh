@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(
-  build-essential cmake git
+  build-essential cmake ninja-build git
   libeigen3-dev libxsimd-dev xtl-dev
   doctest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libbenchmark-dev libssl-dev libhwloc-dev pkg-config
   python3-matplotlib

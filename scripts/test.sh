@@ -27,7 +27,7 @@ stage() {
 }
 
 stage "setup (packages)" bash scripts/setup.sh --aarch64
-stage "release: configure and build" bash -c "cmake --preset release >/dev/null && cmake --build --preset release -j ${jobs}"
+stage "release: configure and build" bash -c "bash scripts/configure.sh release && cmake --build --preset release -j ${jobs}"
 # Every test, slow ones and the lab graders (label lab) included.
 stage "release: ctest" ctest --preset release -j "${jobs}"
 # The sanitizer build compiles only what its run needs: the binary, the tests not labelled slow (their names
@@ -35,7 +35,7 @@ stage "release: ctest" ctest --preset release -j "${jobs}"
 fast=$(ctest --test-dir build/release -N -LE 'slow|lab' 2>/dev/null | grep -o 'test_[a-z0-9_]*' | tr '\n' ' ' || true)
 # shellcheck disable=SC2086  # the target list is meant to split
 stage "sanitize: configure and build (clang, ASan + UBSan, fuzz targets)" \
-  bash -c "cmake --preset sanitize >/dev/null && cmake --build --preset sanitize -j ${jobs} --target miniquant_cli fuzz_all ${fast}"
+  bash -c "bash scripts/configure.sh sanitize && cmake --build --preset sanitize -j ${jobs} --target miniquant_cli fuzz_all ${fast}"
 stage "sanitize: ctest (skips the tests labelled slow; the release run has them)" ctest --preset sanitize -j "${jobs}"
 stage "fuzz: smoke run of every loader's fuzzer" env FUZZ_PRESET=sanitize bash scripts/fuzz_smoke.sh
 # --- aarch64 stage: the ops and their kernel tests cross-built for a Raspberry Pi's Cortex-A72, run under qemu-user

@@ -23,7 +23,7 @@ fi
 jobs=$(nproc)
 start=$(date +%s)
 echo "== aarch64: configure and build the ops library and its kernel tests (Cortex-A72, -O2)"
-cmake --preset aarch64 >/dev/null
+bash scripts/configure.sh aarch64
 cmake --build --preset aarch64 -j "${jobs}"
 built=$(date +%s)
 echo "== aarch64: ctest under qemu-user (shape sweeps reduced: MQ_TEST_REDUCED, tests/reduced_sizes.h)"

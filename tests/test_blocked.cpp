@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "miniquant/energy/fake_powercap.h"
 #include "miniquant/energy/model.h"
 #include "miniquant/energy/perf_power.h"
 #include "miniquant/energy/rapl.h"
@@ -32,25 +33,11 @@ void put(const fs::path& p, const std::string& text) {
   std::ofstream(p) << text << "\n";
 }
 
-// package-0 (with core and dram sub-zones), package-1 whose counter cannot be read, and psys.
+// The shared fake tree (miniquant/energy/fake_powercap.h): package-0 with core and dram, three unreadable
+// packages, psys.
 fs::path fake_powercap() {
   const fs::path r = temp_dir("powercap");
-  put(r / "intel-rapl" / "enabled", "1");  // the control-type folder: not a zone
-  put(r / "intel-rapl:0" / "name", "package-0");
-  put(r / "intel-rapl:0" / "energy_uj", "1900000");
-  put(r / "intel-rapl:0" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:0:0" / "name", "core");
-  put(r / "intel-rapl:0:0" / "energy_uj", "500000");
-  put(r / "intel-rapl:0:0" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:0:1" / "name", "dram");
-  put(r / "intel-rapl:0:1" / "energy_uj", "300000");
-  put(r / "intel-rapl:0:1" / "max_energy_range_uj", "1000000");
-  put(r / "intel-rapl:1" / "name", "package-1");
-  fs::create_directories(r / "intel-rapl:1" / "energy_uj");  // a folder where the counter should be: unreadable
-  put(r / "intel-rapl:1" / "max_energy_range_uj", "2000000");
-  put(r / "intel-rapl:2" / "name", "psys");
-  put(r / "intel-rapl:2" / "energy_uj", "10");
-  put(r / "intel-rapl:2" / "max_energy_range_uj", "100000000");
+  write_fake_powercap(r.string());
   return r;
 }
 
@@ -61,8 +48,11 @@ TEST_CASE("RAPL on a fake powercap tree: zones, exact joules across a wrap, unre
   const Probe p = probe_rapl(r.string());
   CHECK(p.available);
   CHECK(p.zones == std::vector<std::string>{"package-0", "core", "dram", "psys"});
-  REQUIRE(p.skipped.size() == 1);
+  REQUIRE(p.skipped.size() == 3);
   CHECK(p.skipped[0].find("intel-rapl:1 (package-1): energy_uj") != std::string::npos);
+  CHECK(p.skipped[1].find("intel-rapl:2 (package-2): ") != std::string::npos);
+  CHECK(p.skipped[1].find("max_energy_range_uj: expected an unsigned integer, read \"lots\"") != std::string::npos);
+  CHECK(p.skipped[2].find("intel-rapl:3 (package-3): energy_uj empty") != std::string::npos);
 
   RaplMeter m(r.string());
   CHECK(m.source() == "rapl:package+dram");
@@ -73,7 +63,7 @@ TEST_CASE("RAPL on a fake powercap tree: zones, exact joules across a wrap, unre
   put(r / "intel-rapl:0" / "energy_uj", "100000");
   put(r / "intel-rapl:0:0" / "energy_uj", "750000");
   put(r / "intel-rapl:0:1" / "energy_uj", "700000");
-  put(r / "intel-rapl:2" / "energy_uj", "5000010");
+  put(r / "intel-rapl:4" / "energy_uj", "5000010");
   const Reading b = m.read();
   const Interval iv = difference(a, b);
   CHECK(iv.zones.at("package-0") == doctest::Approx(0.2).epsilon(1e-12));
@@ -127,6 +117,31 @@ TEST_CASE("RAPL: no package without dram, nothing readable, missing root, permis
   } else {
     MESSAGE("running as root: file permissions cannot make energy_uj unreadable; the permission-denied case is skipped");
   }
+  fs::remove_all(r);
+}
+
+TEST_CASE("RAPL on two sockets: each package's dram zone counts; the per-name figure sums them") {
+  const fs::path r = temp_dir("powercap_2s");
+  for (const char* pkg : {"0", "1"}) {
+    const std::string z = std::string("intel-rapl:") + pkg;
+    put(r / z / "name", std::string("package-") + pkg);
+    put(r / z / "energy_uj", "1000");
+    put(r / z / "max_energy_range_uj", "1000000");
+    put(r / (z + ":0") / "name", "dram");
+    put(r / (z + ":0") / "energy_uj", "1000");
+    put(r / (z + ":0") / "max_energy_range_uj", "1000000");
+  }
+  RaplMeter m(r.string());
+  const Reading a = m.read();
+  put(r / "intel-rapl:0" / "energy_uj", "4000");    // package-0 +3 mJ
+  put(r / "intel-rapl:0:0" / "energy_uj", "2000");  // socket 0's dram +1 mJ
+  put(r / "intel-rapl:1" / "energy_uj", "6000");    // package-1 +5 mJ
+  put(r / "intel-rapl:1:0" / "energy_uj", "3000");  // socket 1's dram +2 mJ
+  const Interval iv = difference(a, m.read());
+  CHECK(iv.zones.at("dram") == doctest::Approx(0.003).epsilon(1e-12));  // both sockets, not the last one read
+  CHECK(iv.zones.at("package-0") == doctest::Approx(0.003).epsilon(1e-12));
+  CHECK(iv.zones.at("package-1") == doctest::Approx(0.005).epsilon(1e-12));
+  CHECK(iv.joules == doctest::Approx(0.011).epsilon(1e-12));
   fs::remove_all(r);
 }
 

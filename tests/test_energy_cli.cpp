@@ -203,7 +203,8 @@ TEST_CASE("bad energy flags exit 2 with one line") {
   for (const char* args : {"energy --rounds 1", "energy --rounds x", "energy --meter watts", "energy --batch 0",
                            "energy --batch 1,a", "energy --gen-tokens 1", "energy --warmup -1", "energy --bogus",
                            "energy --prompt-tokens 0", "energy --batch 4,4", "energy --splits int3-g64[prefill=+a8]",
-                           "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --methods float32 float32"}) {
+                           "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --methods float32 float32",
+                           "energy --batch-rounds 1"}) {
     CAPTURE(args);
     const CliResult r = run_cli(std::string(args) + " --out /tmp/mq_energy_badflags");
     CHECK(r.code == 2);
@@ -237,7 +238,7 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   fs::remove_all(out);
   const CliResult r = run_cli(
       "energy --methods float32 int5-nonsense int8_dynamic --splits int8-per-channel[prefill=+a8,decode=weight-only] --no-gpt2 "
-      "--rounds 3 --warmup 1 --prompt-tokens 8 --gen-tokens 6 --batch 1,3 --batch-prompt 4 --batch-steps 2 --curve-lengths 4,16 "
+      "--rounds 3 --warmup 1 --prompt-tokens 8 --gen-tokens 6 --batch 1,3 --batch-prompt 4 --batch-steps 2 --batch-rounds 2 --curve-lengths 4,16 "
       "--curve-gen 4 --curve-rounds 2 --curve-methods float32 int8_dynamic --ppl-tokens 300 --max-slots 8 --no-plot --no-fp32-check "
       "--powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   INFO(r.out);
@@ -305,6 +306,10 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   CHECK(csv.rfind("model,task,config,round,position,phase,tokens,seconds,joules,", 0) == 0);
   CHECK(csv.find("\"int8-per-channel[prefill=+a8,decode=weight-only]\"") != std::string::npos);  // quoted: it holds a comma
   CHECK(csv.find("minigpt,prompt16,float32,1,") != std::string::npos);
+  CHECK(csv.find("minigpt,batch3,float32,1,") != std::string::npos);   // the batch curve's own rounds: 0 and 1
+  CHECK(csv.find("minigpt,batch3,float32,2,") == std::string::npos);
+  CHECK(csv.find("minigpt,generation,float32,2,") != std::string::npos);  // three generation rounds
+  CHECK(csv.find("\nmodel,") == std::string::npos);                      // one header for every model and round set
   const std::string report = mq::read_file(out + "/report.txt");
   CHECK(report.find("MODELLED") != std::string::npos);
   CHECK(report.find("control: float32 (control) / float32") != std::string::npos);
@@ -314,6 +319,11 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   CHECK(readme.find("Precision per phase") != std::string::npos);
   const json man = json::parse(mq::read_file(out + "/manifest.json"));
   CHECK(man["hardware"]["meters"].size() == 3);
+  // --report-only redraws from what the run wrote: the summary passes check_energy_summary's shape check.
+  const CliResult again = run_cli("energy --report-only --no-plot --out " + out);
+  INFO(again.out);
+  CHECK(again.code == 0);
+  CHECK(mq::read_file(out + "/report.txt") == report);
   fs::remove_all(out);
 }
 
@@ -342,6 +352,9 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   CHECK_FALSE(ms[1].contains("quant_map"));
   CHECK(ms[2].contains("savings_vs_float32"));
   CHECK_FALSE(s["models"]["minigpt"].contains("control"));
+  // --curve-rounds 0: no prompt-length curve, so no statement about where prefill overtakes decode.
+  CHECK_FALSE(s["models"]["minigpt"].contains("prompt_curve"));
+  for (const auto& st : s["statements"]) CHECK(st["text"].get<std::string>().find("prompt") == std::string::npos);
   // Every layer has the same shapes: half of int8_dynamic's Linear operations move to fp32.
   const auto work = [&](size_t i) { return ms[i]["phases"]["decode"]["work"]; };
   CHECK(work(2)["ops_int8"].get<double>() == doctest::Approx(work(1)["ops_int8"].get<double>() / 2).epsilon(1e-12));

@@ -103,6 +103,7 @@ TEST_CASE("format table: every scheme has one family, whose kernel equals its re
     if (!s.is_integer() && !s.is_kquant()) CHECK(f.value_bytes * 8 == s.bits);
     CHECK((f.kquant != nullptr) == s.is_kquant());
     CHECK(f.dynamic_int8 == (s.is_integer() && (s.bits == 8 || s.bits == 4)));
+    CHECK(f.blocked_bf16 == s.is_integer());
     // 3 tokens of a 16 x 256 matrix: the fast kernel against the scalar reference, same table entry.
     mq::Rng rng(5);
     std::vector<float> w(16 * 256), x(3 * 256), y(3 * 16), yr(3 * 16);

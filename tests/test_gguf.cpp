@@ -265,7 +265,7 @@ TEST_CASE("reader: every truncation and header corruption is an mq::Error") {
   Rng rng(42);
   for (int trial = 0; trial < 2000; ++trial) {
     std::string b = good;
-    for (int k = 0; k < 3; ++k) b[static_cast<size_t>(rng.uniform() * static_cast<double>(b.size()))] ^= static_cast<char>(1 + rng.uniform() * 254);
+    for (int k = 0; k < 3; ++k) b[static_cast<size_t>(rng.uniform() * static_cast<double>(b.size()))] ^= static_cast<char>(static_cast<unsigned char>(1 + rng.uniform() * 254));
     try {
       parse_string(b);
     } catch (const mq::Error&) {

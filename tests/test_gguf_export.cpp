@@ -205,7 +205,8 @@ TEST_CASE("export-gguf and quantize --quant-map: per-layer GGUF types, and the m
   mqexp::LoadedModel lm = mqexp::load_checkpoint(kModel);
   const QuantPlan plan = QuantPlan::from_json(nlohmann::json::parse(mq::read_file(map)), "map");
   quantize_model(lm.model, plan);
-  for (const auto& [name, t] : stored_weights(lm.model)) {
+  for (const auto& [name_, t] : stored_weights(lm.model)) {
+    const std::string& name = name_;  // CAPTURE's lambda cannot capture a structured binding under clang 14
     if (!t.scheme.symmetric) continue;  // Q4_1's fp16 minimum rounds: bounded in the test above
     CAPTURE(name);
     const mq::gguf::Tensor* g = f.tensor(gguf_tensor_name(name + ".weight"));

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "hostile_helpers.h"
 #include "miniquant/gguf/io.h"
 #include "miniquant/util/checked.h"
 #include "miniquant/error.h"
@@ -34,111 +35,9 @@
 #include "minigpt/train_config.h"
 #include "experiments/workspace.h"
 
-namespace fs = std::filesystem;
 using namespace minigpt;
+using namespace hostile;
 
-namespace {
-
-std::string fresh_dir(const std::string& name) {
-  const std::string d = "hostile_input_tmp/" + name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string nested(int depth) { return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']'); }
-
-// A safetensors file from a raw header text and data bytes.
-std::string safetensors_bytes(const std::string& header, const std::string& data = "") {
-  const uint64_t n = header.size();
-  std::string out(reinterpret_cast<const char*>(&n), 8);
-  return out + header + data;
-}
-
-// A .npy (format 1.0) from a raw header dict text and data bytes.
-std::string npy_bytes(const std::string& dict, const std::string& data = "", int major = 1) {
-  std::string out = "\x93NUMPY";
-  out += static_cast<char>(major);
-  out += '\0';
-  const std::string h = dict + "\n";
-  if (major == 1) {
-    out += static_cast<char>(h.size() & 0xFF);
-    out += static_cast<char>((h.size() >> 8) & 0xFF);
-  } else {
-    for (int i = 0; i < 4; ++i) out += static_cast<char>((h.size() >> (8 * i)) & 0xFF);
-  }
-  return out + h + data;
-}
-
-std::string valid_train_json(int steps = 2) {
-  return "{\"steps\": " + std::to_string(steps) +
-         R"(, "batch": 2, "lr": 0.001, "warmup": 1, "min_lr": 0.0001, "eval_interval": 2, "eval_batches": 1})";
-}
-const char* kModelJson = R"({"vocab_size": 8, "n_ctx": 16, "d_model": 128, "n_layer": 1, "n_head": 2, "d_ff": 512})";
-
-ModelConfig tiny_config(int vocab) { return {.vocab_size = vocab, .n_ctx = 16, .d_model = 128, .n_layer = 1, .n_head = 2, .d_ff = 512}; }
-
-// A small made-up vocabulary: enough for `generate`, which does not need the corpus.
-Tokenizer toy_tokenizer() { return Tokenizer({"<unk>", "<sep>", "the", "dog", "walks", "walked"}); }
-
-CheckpointMeta meta_of(const Tokenizer& tok) { return {tok.to_json(), mqexp::hash_hex(tok.hash()), "{}"}; }
-
-// Writes a random fp32 checkpoint after `edit` changed its tensors or metadata; returns the path.
-std::string fp32_checkpoint(const std::string& path, const Tokenizer& tok,
-                            const std::function<void(TensorFile&)>& edit = {}) {
-  const Model m(tiny_config(tok.size()), 42);
-  TensorFile f = model_to_tensor_file(m, meta_of(tok));
-  if (edit) edit(f);
-  write_safetensors(path, f);
-  return path;
-}
-
-// Writes every Linear of a random model quantized in `s`, then lets `edit` change the file.
-std::string quantized_checkpoint(const std::string& path, const Tokenizer& tok, const mq::Scheme& s,
-                                 const std::function<void(TensorFile&)>& edit = {}) {
-  Model m(tiny_config(tok.size()), 42);
-  QuantPlan plan = QuantPlan::uniform(s.name());
-  plan.embedding = mq::Scheme::fp32();  // only the Linears change: the tests edit their tensors
-  quantize_model(m, plan);
-  save_quantized_model(path, m, plan, meta_of(tok));
-  if (edit) {
-    TensorFile f = read_safetensors(path);
-    edit(f);
-    write_safetensors(path, f);
-  }
-  return path;
-}
-
-NamedTensor& tensor(TensorFile& f, const std::string& name) {
-  for (auto& t : f.tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  throw 0;
-}
-
-// One line, ending in a newline, and nothing else: the CLI's error format.
-void check_one_line(const CliResult& r) {
-  INFO(r.out);
-  CHECK(!r.out.empty());
-  CHECK(r.out.find('\n') == r.out.size() - 1);
-  CHECK(r.out.size() < 600);
-  CHECK(r.out.find("json.exception") == std::string::npos);
-}
-
-void check_error(const CliResult& r, int code, std::initializer_list<const char*> needles) {
-  INFO(r.out);
-  CHECK(r.code == code);
-  for (const char* n : needles) CHECK_MESSAGE(r.out.find(n) != std::string::npos, "missing: " << n);
-  check_one_line(r);
-}
-
-long max_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
-}
-
-}  // namespace
 
 TEST_CASE("class 1, crashes: deep JSON, a long .npy field and overflowing size products give one clear line") {
   const std::string dir = fresh_dir("crashes");
@@ -348,10 +247,11 @@ TEST_CASE("class 3, silent wrong numbers: out-of-range integers, duplicate keys,
   // (a) Integers outside int and duplicate keys: rejected naming the key, never truncated.
   const std::string wide = write_test_file(
       dir, "wide.json", R"({"vocab_size": 8, "n_ctx": 16, "d_model": 4294967552, "n_layer": 1, "n_head": 2, "d_ff": 512})");
-  check_error(run_cli("train --config " + wide + " --train-config " + train_ok + " --out " + out), 1,
+  // A bad value is a usage error (exit 2) beyond 32 bits as below them (issue 37: one class, one code).
+  check_error(run_cli("train --config " + wide + " --train-config " + train_ok + " --out " + out), 2,
               {"\"d_model\"", "4294967552", "must be an integer in"});
   const std::string steps = write_test_file(dir, "steps.json", R"({"steps": 5000000000})");
-  check_error(run_cli("train --config " + model_ok + " --train-config " + steps + " --out " + out), 1,
+  check_error(run_cli("train --config " + model_ok + " --train-config " + steps + " --out " + out), 2,
               {"\"steps\"", "5000000000", "must be an integer in"});
   const std::string dup = write_test_file(
       dir, "dup.json", R"({"vocab_size": 8, "n_ctx": 16, "d_model": 128, "d_model": 256, "n_layer": 1, "n_head": 2, "d_ff": 512})");
@@ -449,11 +349,18 @@ TEST_CASE("class 3, silent wrong numbers: a quant map's layer numbers and GPTQ s
     }
   }
 
+  // A 40 KB config_id cannot name a file (issue 37): refused when read, in a short line.
   try {
-    plan(R"({"config_id": ")" + std::string(40000, 'i') + R"(", "default": "int4-g96"})").validate(tiny_config(8));
-    FAIL("validated");
+    (void)plan(R"({"config_id": ")" + std::string(40000, 'i') + R"(", "default": "int4-g96"})");
+    FAIL("accepted");
   } catch (const mq::UsageError& e) {
     CHECK(std::string(e.what()).size() < 600);
+    CHECK(std::string(e.what()).find("cannot name a file: it is 40000 characters long") != std::string::npos);
+  }
+  try {
+    plan(R"({"config_id": "i", "default": "int4-g96"})").validate(tiny_config(8));
+    FAIL("validated");
+  } catch (const mq::UsageError& e) {
     CHECK(std::string(e.what()).find("int4-g96") != std::string::npos);
   }
 

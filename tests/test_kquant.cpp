@@ -12,6 +12,10 @@
 #include <vector>
 
 #include "miniquant/error.h"
+#include "miniquant/gguf/convert.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
+#include "miniquant/linear.h"
 #include "miniquant/format_table.h"
 #include "miniquant/gptq.h"
 #include "miniquant/grid_search.h"
@@ -22,6 +26,7 @@
 #include "miniquant/random.h"
 #include "minigpt/model.h"
 #include "minigpt/quantize_model.h"
+#include "act_codes.h"
 
 using namespace mq;
 
@@ -364,6 +369,73 @@ TEST_CASE("intN shrink-grid search: never worse than the plain grid in its norm;
   const double searched = rms(quantize(w.data(), 32, 256, Scheme::integer(2, 64), {.search = true}));
   MESSAGE("int2-g64 rms error, plain ", plain, ", searched ", searched);
   CHECK(searched < 0.85 * plain);
+}
+
+TEST_CASE("intN search's code -(qmax + 1): every kernel, QuantizedLinear and the GGUF export read it") {
+  // Round-to-nearest on a symmetric grid never stores the field 0 (the code -(qmax + 1)); the search does, for a
+  // group whose largest weight is negative (grid_search.cpp). Every consumer of the fields must decode it as
+  // s (0 - z): the weight-only kernels, the +a8 / +a16 block layout (fields as u8 against int8 activations), the
+  // bf16 block tile in QuantizedLinear (int8 .. int2), and GGUF's Q8_0 / Q4_0 (int8 -128, nibble 0).
+  auto gamma = [](int64_t k) {
+    const double u = std::ldexp(1.0, -24);
+    return static_cast<double>(k) * u / (1.0 - static_cast<double>(k) * u);
+  };
+  for (const char* name : {"int8-per-channel", "int8-g32", "int4-g64", "int4-g32", "int3-g64", "int2-g64"}) {
+    CAPTURE(name);
+    const Scheme s = Scheme::parse(name);
+    const bool dynamic = s.bits >= 4;  // int3 / int2: weight-only kernels, no +a8 and no GGUF type
+    const int64_t rows = 37, cols = 256, n = 3;  // 37: two full 16-row blocks and a partial one
+    std::vector<float> w = gaussian_matrix(rows, cols, 77);
+    for (int64_t r = 0; r < rows; r += 2)  // even rows: make each group's largest weight negative
+      for (int64_t k = 0; k < cols; ++k) w[r * cols + k] = -std::fabs(w[r * cols + k]) * (k % 7 == 0 ? 1.5f : 1.0f);
+    const QTensor q = quantize(w.data(), rows, cols, s, {.search = true});
+    int64_t low = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k) low += q.field_at(r, k) == 0;
+    MESSAGE(name, ": ", low, " fields at -(qmax + 1)");
+    REQUIRE(low > 0);
+    const std::vector<float> x = gaussian_matrix(n, cols, 5);
+    const std::vector<float> d = dequantize(q);
+    // Weight-only, gemm() on the QTensor and QuantizedLinear (the 16-row bf16 tile where the build has it):
+    // within 2^-16 sum |w x| (the bf16 split of x) plus float rounding, gamma(cols + 4) sum |w x|, of fp64.
+    std::vector<float> y(static_cast<size_t>(n * rows)), yl(y.size());
+    gemm(q, x.data(), n, y.data(), {.threads = 2});
+    QuantizedLinear(q).forward(x.data(), n, yl.data());
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t r = 0; r < rows; ++r) {
+        double exact = 0.0, mag = 0.0;
+        for (int64_t k = 0; k < cols; ++k) {
+          exact += double(d[r * cols + k]) * x[t * cols + k];
+          mag += std::fabs(double(d[r * cols + k]) * x[t * cols + k]);
+        }
+        const double bound = (std::ldexp(1.0, -16) + gamma(cols + 4)) * mag + 1e-30;
+        CHECK(std::fabs(y[t * rows + r] - exact) <= bound);
+        CHECK(std::fabs(yl[t * rows + r] - exact) <= bound);
+      }
+    // +a8 / +a16 on the block layout against the dynamic reference: the bound of test_blocked (exact int32
+    // group dots, then gamma(2 gpr + 2 or 3) of sum s |u - z| |a| s_x).
+    if (!dynamic) continue;
+    const int64_t gpr = s.groups_per_row(cols);
+    for (const ActMode act : {ActMode::dynamic_int8, ActMode::dynamic_int16}) {
+      std::vector<float> yd(y.size()), yr(y.size());
+      gemm(q, x.data(), n, yd.data(), {.threads = 2, .act = act});
+      gemm_dynamic_ref(q, x.data(), n, yr.data(), act);
+      std::vector<double> mag;
+      for (int64_t t = 0; t < n; ++t) {
+        const double sx = actcodes::quantize_magnitudes(x.data() + t * cols, cols, act, mag);
+        for (int64_t r = 0; r < rows; ++r) {
+          double m = 0.0;
+          for (int64_t k = 0; k < cols; ++k) m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * mag[k];
+          const double bound = gamma(2 * gpr + (act == ActMode::dynamic_int16 ? 3 : 2)) * sx * m + 1e-30;
+          CHECK(std::fabs(double(yd[t * rows + r]) - yr[t * rows + r]) <= bound);
+        }
+      }
+    }
+    // GGUF: Q8_0 / Q4_0 blocks decode to the same bits as our dequantization.
+    const gguf::Tensor g = gguf::from_qtensor(q, "w");
+    const std::vector<float> gd = gguf::dequantize(g);
+    CHECK(std::memcmp(gd.data(), d.data(), d.size() * sizeof(float)) == 0);
+  }
 }
 
 TEST_CASE("a MiniGPT 256 wide runs K weights: logits match the model with the dequantized weights") {

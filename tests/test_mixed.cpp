@@ -108,7 +108,7 @@ TEST_CASE("the study's units: the baseline, every map, every Linear x recipe and
     mq::write_file_atomic(dir + "/c.json", R"({"config_id": "uniform-int3", "default": "int4-g64"})");
     CHECK_THROWS_WITH_AS(mqexp::load_mixed_configs(dir), doctest::Contains("used by another configuration"), mq::UsageError);
     mq::write_file_atomic(dir + "/c.json", R"({"config_id": "../escape", "default": "int4-g64"})");
-    CHECK_THROWS_WITH_AS(mqexp::load_mixed_configs(dir), doctest::Contains("names the result file"), mq::UsageError);
+    CHECK_THROWS_WITH_AS(mqexp::load_mixed_configs(dir), doctest::Contains("config_id \"../escape\" cannot name a file: it contains a path separator"), mq::UsageError);
     mq::write_file_atomic(dir + "/c.json", R"({"config_id": "fp32", "default": "int4-g64"})");
     CHECK_THROWS_WITH_AS(mqexp::load_mixed_configs(dir), doctest::Contains("used by another"), mq::UsageError);
     mq::write_file_atomic(dir + "/c.json", R"({"config_id": "x", "default": "int5-g64"})");

@@ -14,11 +14,15 @@
 #include "experiments/energy_report.h"
 #include "experiments/energy_run.h"
 #include "experiments/experiment_io.h"
+#include "miniquant/energy/model.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "experiments/workspace.h"
+#include "miniquant/util/path_name.h"
 #include "quant_map.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -53,14 +57,28 @@ void check_out(const std::string& out) {
 
 void run(EnergyCli& cli) {
   if (cli.report_only) {
-    const nlohmann::json summary = mqexp::read_json(cli.out + "/summary.json");
-    write_figures_and_text(cli.out, summary, cli.plot);
+    const std::string file = cli.out + "/summary.json";
+    const nlohmann::json summary = mqexp::read_json(file);
+    mqexp::check_energy_summary(summary, file);
+    mq::interpret_json(file, [&] { write_figures_and_text(cli.out, summary, cli.plot); });
     fmt::print("redrew report.txt, the figures and README of {} from its summary.json\n", cli.out);
     return;
   }
   mqexp::EnergyOptions& o = cli.o;
+  // Method names key the rounds, summary.json and rounds.csv, like a quant map's config_id (checked when
+  // the map is read): one path-safe name each, so no later output that files by it can leave --out.
+  for (const auto* list : {&o.methods, &o.gpt2_methods})
+    for (const auto& m : *list) mq::check_path_name(m, list == &o.methods ? "--methods: method" : "--gpt2-methods: method");
   for (const auto& f : cli.quant_maps) o.quant_maps.push_back(read_quant_map(f));
   mqexp::validate(o);
+  std::vector<mq::FlagPath> inputs = {{"--model", o.model}, {"--coefficients", o.roots.coefficients}};
+  for (const auto& f : cli.quant_maps) inputs.push_back({"--quant-map", f});
+  mq::check_folder_outputs("--out", cli.out, {"summary.json", "manifest.json", "report.txt", "README.md", "energy_phases.png",
+                                              "energy_accuracy.png", "energy_batch.png", "energy_prompt_curve.png", "rounds.csv",
+                                              "energy_model.calibrated.json"},
+                           inputs);
+  // Read now, whichever meter runs (the manifest records it): a bad file is one line before any work.
+  (void)mq::energy::load_coefficients(o.roots.coefficients);
   check_out(cli.out);
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -70,7 +88,7 @@ void run(EnergyCli& cli) {
   nlohmann::json& summary = run.summary;
   summary["options"] = {{"rounds", o.rounds},         {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
-                        {"batch_steps", o.batch_steps}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
+                        {"batch_steps", o.batch_steps}, {"batch_rounds", o.batch_rounds}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
                         {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
                         {"control", o.control},       {"curve_lengths", o.curve_lengths}, {"curve_gen", o.curve_gen},
                         {"curve_rounds", o.curve_rounds}, {"quant_maps", cli.quant_maps}};
@@ -138,6 +156,7 @@ void register_energy(CLI::App& app) {
   cmd->add_option("--batch", o.batch, "batch sizes of the decode curve")->delimiter(',')->capture_default_str();
   cmd->add_option("--batch-prompt", o.batch_prompt, "prompt length of each batch-curve sequence")->capture_default_str();
   cmd->add_option("--batch-steps", o.batch_steps, "decode steps per batch-curve run")->capture_default_str();
+  cmd->add_option("--batch-rounds", o.batch_rounds, "rounds of the batch curve (its own, after the generation rounds)")->capture_default_str();
   cmd->add_option("--meter", o.meter, "auto | rapl | perf | model")->capture_default_str();
   cmd->add_option("--coefficients", o.roots.coefficients, "the energy model's coefficients file")->capture_default_str();
   cmd->add_option("--powercap-root", o.roots.powercap, "powercap sysfs root (RAPL)")->capture_default_str();
@@ -152,6 +171,7 @@ void register_energy(CLI::App& app) {
   cmd->add_flag("--calibrate", o.calibrate, "fit the model's coefficients from a real meter (writes energy_model.calibrated.json)");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
   cmd->add_flag("--report-only", cli->report_only, "only redraw report.txt, figures and README of --out from summary.json");
+  add_no_verify_flag(cmd);
   cmd->callback([cli] { run(*cli); });
 }
 

@@ -16,6 +16,7 @@
 #include "miniquant/util/timer.h"
 #include "minigpt/quantize_model.h"
 #include "quant_map.h"
+#include "verify_flag.h"
 #include "validators.h"
 
 namespace mqcli {
@@ -144,6 +145,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--ppl-tokens", o->limits.ppl_tokens, "perplexity over the test split's first N tokens (default: all)")
       ->check(NonNegative);
   cmd->add_flag("--json", o->json, "print JSON");
+  add_no_verify_flag(cmd);
   cmd->callback([o] { run(*o); });
 }
 

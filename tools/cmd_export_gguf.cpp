@@ -19,6 +19,8 @@
 #include "minigpt/quant_plan.h"
 #include "quant_map.h"
 #include "experiments/workspace.h"
+#include "miniquant/util/io.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -34,9 +36,12 @@ struct ExportOptions {
   int calib = 128;
 };
 
-// An output we could not write must fail now, not after minutes of GPTQ.
-void check_output_path(const std::string& out) {
+// An output we could not write must fail now, not after minutes of GPTQ; one that is an input
+// (the checkpoint, the map) must never be written at all.
+void check_output_path(const std::string& out, const ExportOptions& o) {
   namespace fs = std::filesystem;
+  if (out.empty()) throw mq::UsageError("--out is empty: give the GGUF file to write");
+  mq::check_not_an_input({"--out", out}, {{"--model", o.model}, {"--quant-map", o.quant_map}});
   const fs::path p(out);
   if (p.filename().empty()) throw mq::UsageError(fmt::format("--out {}: names a directory, not a file", out));
   std::error_code ec;
@@ -64,13 +69,14 @@ void run(const ExportOptions& o) {
     for (const auto& r : plan.recipes()) mq::gguf::type_for(r.scheme);
   }
   const mq::gguf::TensorType emb_given = o.embedding.empty() ? mq::gguf::TensorType::F32 : embedding_type(o.embedding);
-  check_output_path(o.out);
+  check_output_path(o.out, o);
 
   minigpt::CheckpointMeta meta;
   minigpt::QuantPlan stored_plan;
   minigpt::Model model = minigpt::load_any_model(o.model, "", &meta, &stored_plan);
   if (meta.vocab_json.empty()) throw mq::Error(fmt::format("checkpoint '{}' carries no vocabulary", o.model));
   const minigpt::Tokenizer tok = minigpt::Tokenizer::from_json(meta.vocab_json);
+  mqexp::check_vocab_hash(tok, meta, o.model);
   const bool stored = !stored_plan.is_identity();
   if (stored && requested)
     throw mq::UsageError(fmt::format("export-gguf: {} is already quantized; drop --scheme / --quant-map to export its stored weights, or "
@@ -125,6 +131,7 @@ void register_export_gguf(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "GPTQ: corpus seed")->capture_default_str();
   cmd->add_option("--calibration", o->calib, "GPTQ: calibration windows of n_ctx tokens from the val split")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  add_no_verify_flag(cmd);
   cmd->callback([o] { run(*o); });
 }
 

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "validators.h"
+#include "verify_flag.h"
 #include "miniquant/error.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/random.h"
@@ -75,6 +76,7 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--tokens", o->tokens, "at most this many new tokens")->check(Positive)->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->check(NonNegative)->capture_default_str();
   cmd->add_option("--seed", o->seed, "sampling seed")->capture_default_str();
+  add_no_verify_flag(cmd);
   cmd->callback([o] { run(*o); });
 }
 

@@ -1,7 +1,7 @@
 // `miniquant lab`: the course. `check NN` runs lab NN's grader (built by the MQ_LABS option, on by
 // default in the release preset: build/<preset>/bin/labs/labNN on your file, labNN_ref on the
-// library's); `list` names the labs; `solutions` writes solutions/NN-topic-ref.md from the experiments'
-// JSON (`--check`: only compares).
+// library's), rebuilding it first when your file is newer than it; `list` names the labs; `solutions`
+// writes solutions/NN-topic-ref.md from the experiments' JSON (`--check`: only compares).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -9,12 +9,14 @@
 #include <vector>
 
 #include <spawn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "experiments/lab_course.h"
 #include "experiments/lab_solutions.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
@@ -27,18 +29,10 @@ namespace {
 struct LabCheckOptions {
   std::string lab;
   bool reference = false;
-  std::string sweep_dir, answers;
+  bool no_rebuild = false;
+  std::string run_dir, answers;
   int64_t ppl_tokens = 0;
 };
-
-// "0", "00", "3" -> "00", "03"; anything else is a usage error naming the labs.
-std::string lab_number(const std::string& s) {
-  for (const mqexp::LabInfo& l : mqexp::lab_list())
-    if (s == l.number || (s.size() == 1 && "0" + s == l.number)) return l.number;
-  std::string names;
-  for (const mqexp::LabInfo& l : mqexp::lab_list()) names += (names.empty() ? "" : ", ") + l.number + " (" + l.dir + ")";
-  throw mq::UsageError(fmt::format("lab {}: no such lab; labs: {}", s, names));
-}
 
 std::filesystem::path self_dir() {
   std::error_code ec;
@@ -47,7 +41,7 @@ std::filesystem::path self_dir() {
   return exe.parent_path();
 }
 
-// Runs `argv` with the terminal's stdout/stderr; returns its exit code.
+// Runs `argv` (argv[0] a path, or a name looked up in PATH) with the terminal's stdout/stderr; returns its exit code.
 int spawn(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -55,7 +49,7 @@ int spawn(const std::vector<std::string>& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
+  if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0)
     throw mq::Error(fmt::format("cannot run {}", args[0]));
   int status = 0;
   if (waitpid(pid, &status, 0) < 0) throw mq::Error(fmt::format("lost {} while waiting for it", args[0]));
@@ -63,20 +57,49 @@ int spawn(const std::vector<std::string>& args) {
   return WEXITSTATUS(status);
 }
 
+// A grader older than the files it is built from grades what the learner wrote before: rebuild it (one line
+// saying so), or with --no-rebuild refuse.
+void rebuild_if_stale(const mqexp::LabInfo& lab, const std::filesystem::path& exe, bool reference, bool no_rebuild) {
+  const std::string root = MQ_SOURCE_DIR;
+  const std::string newer = mqexp::newer_source(exe, mqexp::grader_sources(root, lab, reference));
+  if (newer.empty()) return;
+  const std::filesystem::path build = exe.parent_path().parent_path().parent_path();  // <build>/bin/labs/labNN
+  const std::string target = exe.filename().string();
+  const std::string rel = std::filesystem::path(newer).lexically_relative(root).string();
+  const std::string cmd = fmt::format("cmake --build {} --target {} -j 2", build.string(), target);
+  if (no_rebuild)
+    throw mq::Error(fmt::format("lab {}: the grader {} is older than {}: rebuild it ({}) or drop --no-rebuild", lab.number,
+                                exe.string(), rel, cmd));
+  std::error_code ec;
+  if (!std::filesystem::exists(build / "CMakeCache.txt", ec))
+    throw mq::Error(fmt::format("lab {}: the grader {} is older than {}, and {} is not a CMake build folder to rebuild it in",
+                                lab.number, exe.string(), rel, build.string()));
+  fmt::print("lab {}: {} is newer than the grader {}: rebuilding it ({})\n", lab.number, rel, target, cmd);
+  if (spawn({"cmake", "--build", build.string(), "--target", target, "-j", "2"}) != 0)
+    throw mq::Error(fmt::format("lab {}: rebuilding {} failed (the compiler's messages are above)", lab.number, target));
+}
+
 void check(const LabCheckOptions& o) {
-  const std::string nn = lab_number(o.lab);
+  const mqexp::LabInfo& lab = mqexp::find_lab(o.lab);
+  const std::string& nn = lab.number;
   const std::string root = MQ_SOURCE_DIR;
   const auto exe = self_dir() / "labs" / ("lab" + nn + (o.reference ? "_ref" : ""));
   if (!std::filesystem::exists(exe))
     throw mq::Error(fmt::format("the lab {} grader {} is not built: configure with -DMQ_LABS=ON (the release preset does) "
-                                "and build", nn, exe.string()));
+                                "and build (cmake --build --preset release --target lab{}{} -j 2)", nn, exe.string(), nn,
+                                o.reference ? "_ref" : ""));
+  rebuild_if_stale(lab, exe, o.reference, o.no_rebuild);
   std::vector<std::string> args = {exe.string()};
-  std::string sweep = o.sweep_dir, answers = o.answers;
-  if (o.reference && sweep.empty()) sweep = root + "/experiments/26-quant-curve";  // the committed reference run
-  if (o.reference && answers.empty()) answers = root + "/solutions/02-pareto-curve-ref.md";
-  if (!sweep.empty()) args.insert(args.end(), {"--sweep-dir", sweep});
+  std::string run = o.run_dir, answers = o.answers;
+  // --reference grades the committed reference run and the generated solution's answers.
+  if (o.reference && run.empty() && !lab.reference_run.empty()) run = root + "/" + lab.reference_run;
+  if (o.reference && answers.empty() && !lab.run_dir.empty()) answers = root + "/" + lab.solution;
+  if (!run.empty()) args.insert(args.end(), {"--run-dir", run});
   if (!answers.empty()) args.insert(args.end(), {"--answers", answers});
   if (o.ppl_tokens > 0) args.insert(args.end(), {"--ppl-tokens", std::to_string(o.ppl_tokens)});
+  // Graders time nothing: OpenMP threads that sleep at barriers instead of spinning keep a busy machine (or
+  // one shared with a build) from running them ten times slower. The learner's own setting wins.
+  ::setenv("OMP_WAIT_POLICY", "passive", 0);
   const int code = spawn(args);
   if (code == 2) throw mq::UsageError(fmt::format("lab {}: the grader refused its options (above)", nn));
   if (code != 0) throw mq::Error(fmt::format("lab {}: not every block passed (above)", nn));
@@ -117,10 +140,12 @@ void register_lab(CLI::App& app) {
 
   auto o = std::make_shared<LabCheckOptions>();
   CLI::App* c = cmd->add_subcommand("check", "Grade lab NN: each TODO block of your file passed or failed, and the numeric bars");
-  c->add_option("lab", o->lab, "00, 01, 02 or 03")->required();
-  c->add_flag("--reference", o->reference, "grade the library's own implementation instead of your file");
-  c->add_option("--sweep-dir", o->sweep_dir, "lab 02: your `miniquant sweep --out` folder (default labs/02-pareto-curve/sweep)");
-  c->add_option("--answers", o->answers, "lab 02: your answers (default labs/02-pareto-curve/answers.md)");
+  c->add_option("lab", o->lab, "00, 01, 02, 03, 04 or 05")->required();
+  c->add_flag("--reference", o->reference, "grade the library's own implementation (and the committed run) instead of yours");
+  c->add_flag("--no-rebuild", o->no_rebuild, "refuse to grade a grader older than your file instead of rebuilding it");
+  c->add_option("--run-dir,--sweep-dir", o->run_dir,
+                "labs 02, 04, 05: your `miniquant sweep / energy / mixed --out` folder (default labs/NN-topic/sweep or run)");
+  c->add_option("--answers", o->answers, "labs 02, 04, 05: your answers (default labs/NN-topic/answers.md)");
   c->add_option("--ppl-tokens", o->ppl_tokens, "perplexity checks score this many test-split tokens (default 8192)");
   c->callback([o] { check(*o); });
 

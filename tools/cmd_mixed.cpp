@@ -19,9 +19,11 @@
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/path_name.h"
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "validators.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -49,14 +51,16 @@ void write_report(const std::string& dir, const nlohmann::json& results, const n
 // A folder name for a machine of measured_on: its host (or its CPU) in letters, digits, '.', '_', '-', with
 // -2, -3, ... when another machine already took the name (one host with two CPU descriptions, no host).
 std::string machine_folder(const nlohmann::json& machine, std::set<std::string>& taken) {
-  std::string name = machine.value("host", "");
-  if (name.empty()) name = machine.value("cpu_model", "");
+  const auto text = [&](const char* key) { return machine.contains(key) && machine[key].is_string() ? machine[key].get<std::string>() : std::string(); };
+  std::string name = text("host");
+  if (name.empty()) name = text("cpu_model");
   for (char& ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '_' && ch != '-') ch = '_';
-  if (name.empty() || name[0] == '.') name = "machine";
-  name = name.substr(0, 60);
+  name = name.substr(0, 56);  // room for "-NN" within mq::kMaxPathName
+  if (!mq::path_name_problem(name).empty()) name = "machine";  // empty, or a leading '.' or '-'
   std::string folder = name;
   for (int k = 2; !taken.insert(folder).second; ++k) folder = fmt::format("{}-{}", name, k);
+  mq::check_path_name(folder, "machine folder");  // the host came from a unit file: the one check of a path name
   return folder;
 }
 
@@ -126,6 +130,9 @@ void run(MixedCli& cli) {
     throw mq::UsageError(fmt::format("--shard {}: expected i/n, e.g. 0/2", cli.shard));
   }
   mqexp::validate(o);
+  mq::check_folder_outputs("--out", o.out, {"results.json", "manifest.json", "README.md", "allocation.json", "pareto_epi.png",
+                                            "pareto_bytes.png", "sensitivity.png"},
+                           {{"--model", o.model}, {"--coefficients", o.roots.coefficients}});
   mq::check_writable_dir(o.out);  // before the long run, not after it
   const mq::Stopwatch clock;
   const auto say = [&](const std::string& line) { fmt::print(stderr, "[{:6.0f} s] {}\n", clock.seconds(), line); };
@@ -199,6 +206,7 @@ void register_mixed(CLI::App& app) {
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "energy run: prompt length")->capture_default_str();
   cmd->add_option("--gen-tokens", o.gen_tokens, "energy run: generated tokens")->capture_default_str();
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
+  add_no_verify_flag(cmd);
   cmd->callback([cli] { run(*cli); });
 }
 

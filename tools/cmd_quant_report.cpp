@@ -1,4 +1,5 @@
 // `miniquant quant-report`: bits, bytes and error of every scheme on one matrix (Gaussian or .npy).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -24,6 +25,7 @@ struct Options {
   unsigned seed = kDefaultSeed;
   std::string npy;
   std::vector<std::string> schemes;
+  bool schemes_given = false;  // --schemes on the command line (an empty list is then an error, not the table)
   bool json = false;
 };
 
@@ -54,16 +56,19 @@ nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::js
 
 void run(const Options& o) {
   std::vector<mq::Scheme> schemes;
-  if (o.schemes.empty()) {
+  if (!o.schemes_given) {
     schemes = mq::scheme_table();
   } else {
-    for (const auto& n : split_names(o.schemes)) schemes.push_back(mq::Scheme::parse(n));
+    for (const auto& n : split_names_given(o.schemes, "--schemes")) schemes.push_back(mq::Scheme::parse(n));
   }
 
   mq::Matrix m;
   nlohmann::json source;
   if (!o.npy.empty()) {
     m = mq::load_npy(o.npy);
+    // An empty matrix has no error to measure and no bits per weight: a report of it would be zeros.
+    if (m.rows == 0 || m.cols == 0)
+      throw mq::UsageError(fmt::format("--npy {}: the matrix is empty ({}x{}); there is nothing to quantize", o.npy, m.rows, m.cols));
     source = {{"npy", o.npy}, {"shape", {m.rows, m.cols}}};
   } else {
     const auto [r, c] = parse_shape(o.shape);
@@ -73,6 +78,19 @@ void run(const Options& o) {
     source = {{"gaussian", {{"mean", 0.0}, {"stddev", 1.0}}}, {"shape", {r, c}}, {"seed", o.seed}};
   }
 
+  // Schemes whose group size does not divide the width are "n/a" rows beside the others; when no scheme
+  // fits there is no report to make: exit 2 with the first one's reason, before anything is printed.
+  const auto fits = [&](const mq::Scheme& s) {
+    try {
+      s.check_shape(m.rows, m.cols);
+      return true;
+    } catch (const mq::UsageError&) {
+      return false;
+    }
+  };
+  if (std::none_of(schemes.begin(), schemes.end(), fits)) {
+    schemes.front().check_shape(m.rows, m.cols);  // throws the reason
+  }
   nlohmann::json rows = nlohmann::json::array();
   if (!o.json) {
     fmt::print("quant-report: {}x{} {}\n", m.rows, m.cols,
@@ -121,7 +139,10 @@ void register_quant_report(CLI::App& app) {
   cmd->add_option("--schemes", o->schemes, "scheme names, separated by commas or spaces (default: the whole format table)")
       ->delimiter(',');
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, cmd] {
+    o->schemes_given = cmd->count("--schemes") > 0;
+    run(*o);
+  });
 }
 
 }  // namespace mqcli

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "validators.h"
+#include "verify_flag.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
@@ -32,6 +33,7 @@ struct QuantizeOptions {
   bool no_sequential = false;
   bool json = false;
   std::string quant_map;  // a quant map instead of --scheme
+  bool out_given = false;  // --out on the command line (without it: report only, nothing saved)
 };
 
 void run(const QuantizeOptions& o, bool gptq_flags_given) {
@@ -59,7 +61,8 @@ void run(const QuantizeOptions& o, bool gptq_flags_given) {
   const bool gptq = plan.any_gptq();
   const std::string& label = plan.id;
 
-  if (!o.out.empty()) mq::check_writable_output(o.out);  // before GPTQ, not after it
+  // Before GPTQ, not after it; never an input (`--out` equal to `--model` would replace the fp32 model).
+  if (o.out_given) mq::check_output_file({"--out", o.out}, {{"--model", o.model}, {"--quant-map", o.quant_map}});
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
   mqexp::LoadedModel lm = mqexp::load_checkpoint(o.model, &c.tok);
   const auto calib = mqexp::calibration_for(plan, c, lm.model.config().n_ctx);
@@ -132,7 +135,9 @@ void register_quantize(CLI::App& app) {
   cmd->add_flag("--act-order", o->act_order, "GPTQ: columns by decreasing diag(H), static groups (the scheme's -act-order)");
   cmd->add_flag("--no-sequential", o->no_sequential, "GPTQ: calibrate every Linear on the fp32 model");
   cmd->add_flag("--json", o->json, "print the report as JSON");
+  add_no_verify_flag(cmd);
   cmd->callback([o, cmd] {
+    o->out_given = cmd->count("--out") > 0;
     const bool gptq_flags = cmd->count("--calibration") + cmd->count("--percdamp") + cmd->count("--block") +
                                 cmd->count("--act-order") + cmd->count("--no-sequential") > 0;
     if (!o->quant_map.empty() && cmd->count("--scheme") > 0)

@@ -64,7 +64,9 @@ void run(const RooflineOptions& o, const std::string& command) {
   if (std::filesystem::exists(json_path)) {
     try {
       previous = mqexp::read_json(json_path);
+      mqexp::check_ceilings(previous, json_path);  // the comparison below reads these fields
     } catch (const std::exception& e) {
+      previous = nullptr;
       fmt::print(stderr, "roofline: not comparing with the previous ceilings: {}\n", e.what());
     }
   }

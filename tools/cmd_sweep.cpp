@@ -17,10 +17,12 @@
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "minigpt/quant_plan.h"
 #include "quant_map.h"
 #include "validators.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -58,11 +60,20 @@ void write_report(const std::string& out, const mqexp::SweepResults& results, co
 }
 
 void run(SweepCli& cli) {
+  // What the sweep writes into --out must not be what it reads (a map or the ceilings kept there).
+  std::vector<mq::FlagPath> inputs = {{"--model", cli.o.model}, {"--ceilings", cli.ceilings}};
+  for (const auto& m : cli.quant_maps) inputs.push_back({"--quant-map", m});
+  if (!cli.report_only)
+    mq::check_folder_outputs("--out", cli.out, {"results.json", "manifest.json", "README.md", "pareto.png", "verb_tense_accuracy.png",
+                                                "roofline_overlay.png"},  // ceilings.json: written only when --ceilings is missing
+                             inputs);
   mq::check_writable_dir(cli.out);  // before the long run, not after it
   if (cli.report_only) {
-    const mqexp::SweepResults results = mqexp::sweep_results_from_json(mqexp::read_json(cli.out + "/results.json"));
+    const std::string file = cli.out + "/results.json", man = cli.out + "/manifest.json";
+    const mqexp::SweepResults results = mqexp::sweep_results_from_json(mqexp::read_json(file), file);
     const std::string ceil = cli.out + "/" + (results.ceilings_file.empty() ? std::string("ceilings.json") : results.ceilings_file);
-    write_report(cli.out, results, mqexp::read_json(cli.out + "/manifest.json"), ceil, cli.plot);
+    const nlohmann::json manifest = mqexp::read_json(man);
+    mq::interpret_json(man, [&] { write_report(cli.out, results, manifest, ceil, cli.plot); });
     fmt::print("redrew the figures and README of {} from its results.json\n", cli.out);
     return;
   }
@@ -70,14 +81,17 @@ void run(SweepCli& cli) {
   const mq::Stopwatch clock;
   const std::string date = mq::utc_now_iso8601();
   const auto elapsed = [&] { return clock.seconds(); };
+  // Ceilings for the roofline bound of each decode dot: 01-roofline's, or measured now. Read first: a
+  // file of the wrong shape fails here, in one line naming the key.
+  std::string ceilings_path = cli.ceilings;
+  const bool have_ceilings = std::filesystem::exists(cli.ceilings);
+  if (have_ceilings) {
+    o.ceilings = mqexp::read_json(cli.ceilings);
+    mqexp::check_ceilings(o.ceilings, cli.ceilings);
+  }
   fmt::print(stderr, "sweep: seed {}, {} schemes, {} quant maps, {} threads -> {}\n", o.seed, o.schemes.size(), o.quant_maps.size(),
              omp_get_max_threads(), cli.out);
-
-  // Ceilings for the roofline bound of each decode dot: 01-roofline's, or measured now.
-  std::string ceilings_path = cli.ceilings;
-  if (std::filesystem::exists(cli.ceilings)) {
-    o.ceilings = mqexp::read_json(cli.ceilings);
-  } else {
+  if (!have_ceilings) {
     fmt::print(stderr, "sweep: {} not found; measuring the ceilings now\n", cli.ceilings);
     o.ceilings = mqexp::measure_ceilings(mqexp::default_ceiling_threads(), [](int, int, const std::string&) {});
     o.ceilings["machine"] = mqexp::machine_json();
@@ -176,10 +190,11 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");
   cmd->add_flag("--report-only", cli->report_only, "only redraw the figures and README of --out from its results.json");
-  cmd->callback([cli] {
+  add_no_verify_flag(cmd);
+  cmd->callback([cli, cmd] {
     mqexp::SweepOptions& o = cli->o;
-    o.schemes = mqexp::expand_scheme_sets(split_names(o.schemes));
-    if (o.schemes.empty()) o.schemes = mqexp::default_sweep_schemes();
+    o.schemes = cmd->count("--schemes") ? mqexp::expand_scheme_sets(split_names_given(o.schemes, "--schemes"))
+                                        : mqexp::default_sweep_schemes();
     for (const auto& n : split_names(cli->extra)) o.schemes.push_back(n);
     for (const auto& f : cli->quant_maps) o.quant_maps.push_back(read_quant_map(f));
     // Unknown names, bad maps and two rows of one name fail here, before anything runs.

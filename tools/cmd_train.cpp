@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "validators.h"
+#include "verify_flag.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "minigpt/config.h"
@@ -45,10 +46,21 @@ void run(const TrainOptions& o) {
   minigpt::TrainConfig tc = minigpt::load_train_config(o.train_config);
   if (o.steps > 0) tc.steps = o.steps;
   if (!o.resume.empty()) tc.resume_from = o.resume;
-  // Every output is checked before the run: a bad path must not cost the whole training.
-  mq::check_writable_output(o.out);
-  if (!tc.checkpoint_path.empty()) mq::check_writable_output(tc.checkpoint_path);
-  if (!o.log.empty()) mq::check_writable_output(o.log);
+  // Every output is checked before the run: a bad path must not cost the whole training, and no
+  // output may replace an input or another output. (The training checkpoint may be the one resumed
+  // from: it is rewritten atomically with the state that continues it.)
+  const std::vector<mq::FlagPath> inputs = {{"--config", o.config}, {"--train-config", o.train_config}, {"--resume", tc.resume_from}};
+  mq::check_output_file({"--out", o.out}, inputs);
+  if (!tc.checkpoint_path.empty())
+    mq::check_output_file({"checkpoint_path", tc.checkpoint_path}, {{"--config", o.config}, {"--train-config", o.train_config}, {"--out", o.out}});
+  if (!o.log.empty()) {
+    std::vector<mq::FlagPath> not_log = inputs;
+    not_log.push_back({"--out", o.out});
+    not_log.push_back({"checkpoint_path", tc.checkpoint_path});
+    mq::check_output_file({"--log", o.log}, not_log);
+  }
+  // A checkpoint that cannot resume fails now, in one line, not after the corpus and the first lines of the run.
+  if (!tc.resume_from.empty()) minigpt::check_resume_checkpoint(tc.resume_from);
   tc.seed = o.seed;
   std::ofstream log;
   if (!o.log.empty()) {
@@ -132,6 +144,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("--steps", o->steps, "override the number of steps")->check(Positive);
   cmd->add_option("--resume", o->resume, "continue from a training checkpoint (model + optimizer state)")
       ->check(CLI::ExistingFile);
+  add_no_verify_flag(cmd);
   cmd->callback([o] { run(*o); });
 }
 

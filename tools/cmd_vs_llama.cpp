@@ -16,6 +16,7 @@
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "validators.h"
+#include "verify_flag.h"
 
 namespace mqcli {
 namespace {
@@ -31,6 +32,7 @@ void run(VsLlamaCli& cli) {
   if (!cli.models.empty()) o.models = split_names(cli.models);
   mqexp::validate(o);
   mqexp::check_llama_installed(o.llama_dir);
+  mq::check_folder_outputs("--out", cli.out, {"results.json", "manifest.json", "README.md"}, {{"--model", o.checkpoint}});
   mq::check_writable_dir(cli.out);  // before minutes of work
   const mq::Stopwatch t;
   std::string names;
@@ -82,6 +84,7 @@ void register_vs_llama(CLI::App& app) {
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
   cmd->add_flag("--kv-f16", [cli](int64_t) { cli->o.kv_f32 = false; },
                 "llama.cpp's K/V cache in F16, its default (default here: F32, as miniquant keeps it)");
+  add_no_verify_flag(cmd);
   cmd->callback([cli] { run(*cli); });
 }
 

@@ -1,4 +1,5 @@
 // The `miniquant` command line: one binary, one subcommand per job.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -11,6 +12,9 @@
 #include "miniquant/util/sysinfo.h"
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) must not kill a writer by SIGXFSZ, leaving a temporary file and no
+  // word: ignored, the write fails with EFBIG, which write_file_atomic reports (and cleans up).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"miniquant: quantization kernels, MiniGPT, and the experiments that measure them"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("miniquant ") + mq::build_info().git_commit);

@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "miniquant/error.h"
+
 namespace mqcli {
 
 namespace detail {
@@ -47,6 +49,14 @@ inline std::vector<std::string> split_names(const std::vector<std::string>& valu
     }
     if (!cur.empty()) out.push_back(cur);
   }
+  return out;
+}
+
+// split_names of a list the user gave explicitly: an empty one (`--schemes ""`) is a usage error, not
+// "the default list" and not "nothing to do".
+inline std::vector<std::string> split_names_given(const std::vector<std::string>& values, const std::string& flag) {
+  std::vector<std::string> out = split_names(values);
+  if (out.empty()) throw mq::UsageError(fmt::format("{} is empty: name at least one", flag));
   return out;
 }
 

@@ -4,7 +4,7 @@
 # GROUP is a comma-separated method list (float32,int8,int4-g64+a8). float32 is added when the group lacks it,
 # because each method's savings_vs_float32 is measured against the float32 run of the same process. Group 0
 # also runs the GPT-2-small-shaped body; the others pass --no-gpt2. Writes a complete 28-energy folder
-# (summary.json, manifest.json, report.txt, README.md, trials/) to OUT/task-INDEX. There is no merge of those
+# (summary.json, rounds.csv, manifest.json, report.txt, README.md) to OUT/task-INDEX. There is no merge of those
 # folders yet (scripts/slurm/README.md says what one would take).
 set -euo pipefail
 if [ $# -lt 3 ]; then

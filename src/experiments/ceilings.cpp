@@ -9,6 +9,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/roofline.h"
+#include "miniquant/util/json_shape.h"
 #include "miniquant/util/sysinfo.h"
 
 namespace mqexp {
@@ -108,8 +109,10 @@ Bound roofline_bound(const nlohmann::json& ceilings, double intensity, double wo
                      const std::string& compute) {
   // The measured thread count closest to the one asked for.
   int best_t = -1;
+  // In 64 bits: a thread count from the file may be INT_MIN, whose distance overflows int.
+  const auto dist = [&](int t) { return std::abs(static_cast<int64_t>(t) - threads); };
   for (const auto& t : ceilings.at("threads"))
-    if (best_t < 0 || std::abs(t.get<int>() - threads) < std::abs(best_t - threads)) best_t = t.get<int>();
+    if (best_t < 0 || dist(t.get<int>()) < dist(best_t)) best_t = t.get<int>();
   Bound b;
   b.level = level_for(ceilings, working_set_bytes, best_t);
   double peak = 0, bw = 0;
@@ -130,6 +133,19 @@ Bound roofline_bound(const nlohmann::json& ceilings, double intensity, double wo
     b.ceiling = fmt::format("{} peak {}", compute, th);
   }
   return b;
+}
+
+void check_ceilings(const nlohmann::json& ceilings, const std::string& file) {
+  static const nlohmann::json spec = nlohmann::json::parse(R"({
+    "threads": ["int"],
+    "levels": [{"name": "string", "bytes": "number", "shared": "bool"}],
+    "ceilings": [{"name": "string", "kind": "string", "threads": "int", "median": "number", "datatype?": "string", "level?": "string"}],
+    "machine?": {"cpu_model?": "string", "cpu_family?": "int", "cpu_model_number?": "int"},
+    "date?": "string",
+    "compared_with_previous?": {"differs?": "bool", "reference_date?": "string", "reference_cpu?": "string", "cpu?": "string",
+                                "summary?": "string"}
+  })");
+  mq::check_json_shape(ceilings, spec, file);
 }
 
 nlohmann::json compare_ceilings(const nlohmann::json& now, const nlohmann::json& reference, double tolerance) {

@@ -18,6 +18,10 @@ std::vector<int> default_ceiling_threads();
 nlohmann::json measure_ceilings(const std::vector<int>& threads,
                                 const std::function<void(int, int, const std::string&)>& on_step);
 
+// Checks that `ceilings` (read from `file`) has every field the functions here and the sweep read, with
+// its type: mq::Error naming the file and the key otherwise (util/json_shape.h).
+void check_ceilings(const nlohmann::json& ceilings, const std::string& file);
+
 // The cache level a working set of `bytes` fits in with `threads` threads ("L1", "L2", "L3",
 // "DRAM"), from the machine facts in ceilings.json (private levels scale with the threads).
 std::string level_for(const nlohmann::json& ceilings, double bytes, int threads);

@@ -10,6 +10,7 @@
 
 #include "experiments/intervals.h"
 #include "miniquant/error.h"
+#include "miniquant/util/first_error.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/eval.h"
 #include "minigpt/tokenizer.h"
@@ -61,29 +62,37 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
     p.window = window;
     p.stride = stride;
   }
+  mq::FirstError error;
 #pragma omp parallel
   {
     std::vector<float> ref_lg, lg;
     std::vector<double> ref_lp, lq(static_cast<size_t>(V));
 #pragma omp for schedule(dynamic, 4)
-    for (size_t i = 0; i < W; ++i) {
+    for (size_t i = 0; i < W; ++i) error.run(i, [&] {
       const minigpt::ScoreWindow& w = windows[i];
       // Positions [begin, end - 1) are fed; row r predicts s[begin + r + 1]; rows first-1-begin .. are scored.
       const int n = static_cast<int>(w.end - 1 - w.begin), r0 = static_cast<int>(w.first - 1 - w.begin);
       const size_t nv = static_cast<size_t>(n) * V;
       ref_lg.resize(nv);
-      {
-        minigpt::KVCache cache = reference.make_cache();
-        reference.forward(cache, s.data() + w.begin, n, ref_lg.data());
-      }
+      // A non-finite logit (Model::forward) names the window of the split it came from.
+      const auto run = [&](const minigpt::Model& m, float* out, const char* which) {
+        minigpt::KVCache cache = m.make_cache();
+        try {
+          m.forward(cache, s.data() + w.begin, n, out);
+        } catch (const mq::UsageError&) {
+          throw;
+        } catch (const mq::Error& e) {
+          throw mq::Error(fmt::format("{} model, window {} (split tokens {}..{}): {}", which, i, w.begin, w.end - 1, e.what()));
+        }
+      };
+      run(reference, ref_lg.data(), "reference");
       ref_lp.resize(static_cast<size_t>(n - r0) * V);
       for (int r = r0; r < n; ++r) log_softmax(ref_lg.data() + static_cast<size_t>(r) * V, V, ref_lp.data() + static_cast<size_t>(r - r0) * V);
       for (size_t k = 0; k < M; ++k) {
         const float* q_lg = ref_lg.data();
         if (models[k] != &reference) {
           lg.resize(nv);
-          minigpt::KVCache cache = models[k]->make_cache();
-          models[k]->forward(cache, s.data() + w.begin, n, lg.data());
+          run(*models[k], lg.data(), "compared");
           q_lg = lg.data();
         }
         DivergencePass& p = out[k];
@@ -113,8 +122,9 @@ std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, con
         wtrue[k][i] = right;
         wtrue_ref[k][i] = right_ref;
       }
-    }
+    });
   }
+  error.rethrow();
   const double secs = mq::seconds_since(t0);
   for (size_t k = 0; k < M; ++k) {
     for (size_t i = 0; i < W; ++i) {  // serial, in window order: independent of threads

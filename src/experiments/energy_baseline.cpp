@@ -32,8 +32,10 @@ nlohmann::json fp32_kernel_check(const std::vector<const minigpt::ModelConfig*>&
   for (const minigpt::ModelConfig* c : models) {
     const int d = c->d_model, f = c->d_ff;
     // (out, in) of the four Linears and the LM head.
-    for (const auto& [out, in] : std::vector<std::pair<int, int>>{{3 * d, d}, {d, d}, {f, d}, {d, f}, {c->vocab_size, d}}) {
-      if (!done.insert({out, in}).second) continue;
+    for (const std::pair<int, int>& shape : std::vector<std::pair<int, int>>{{3 * d, d}, {d, d}, {f, d}, {d, f}, {c->vocab_size, d}}) {
+      // Plain ints, not a structured binding: the lambdas below capture them (clang 14 refuses a binding).
+      const int out = shape.first, in = shape.second;
+      if (!done.insert(shape).second) continue;
       MatR w(out, in);
       for (Eigen::Index i = 0; i < w.size(); ++i) w.data()[i] = nd(rng);
       for (int B : batches) {

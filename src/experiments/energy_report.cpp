@@ -5,6 +5,10 @@
 
 #include <fmt/core.h>
 
+#include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
+#include "miniquant/util/json_shape.h"
+
 namespace mqexp {
 namespace {
 
@@ -45,9 +49,9 @@ std::string source_line(const json& s) {
 }
 
 std::string control_line(const json& model) {
-  if (!model.contains("control")) return "control: not measured (--no-control)\n";
+  if (!model.contains("control")) return "control: not measured (--no-control)";
   const json& c = model["control"];
-  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds: {}\n", c["name"].get<std::string>(),
+  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds: {}", c["name"].get<std::string>(),
                      c["of"].get<std::string>(), c["ratio"].get<double>(), c["low"].get<double>(), c["high"].get<double>(),
                      c["passes"].get<bool>() ? "PASS (contains 1.00, inside +-3%)"
                                              : fmt::format("FAIL ({}): the comparisons below are not to be trusted at this resolution",
@@ -65,7 +69,7 @@ std::string statements_of(const json& s, const std::string& prefix, const std::s
 std::string model_text(const json& s, const json& md) {
   const json& ms = md.at("methods");
   std::string t = "\n== " + md.value("title", std::string("model")) + " ==\n";
-  t += control_line(md);
+  t += control_line(md) + "\n";
   t += fmt::format("{:<44} {:>30} {:>30} {:>30} {:>9} {:>8} {:>7} {:>6} {:>6}\n", "configuration", "total mJ/token", "decode mJ/token",
                    "prefill mJ/token", "post mJ/t", "dec W", "PPL", "acc", "agree");
   for (const auto& m : ms) {
@@ -131,7 +135,102 @@ std::string model_text(const json& s, const json& md) {
   return t;
 }
 
+// What the report and the README block read (json_shape.h): the top of a summary, a model, a method that
+// ran, and one that failed. Every key below is one energy_report_text or energy_readme_block reads.
+const json& summary_spec() {
+  static const json spec = json::parse(R"({
+    "measured": "bool", "energy_source": "string", "warning?": "string",
+    "hardware": {"cpu_model": "string", "threads_used": "int", "kernel": "string", "governor": "string|null"},
+    "options": {"rounds": "int", "warmup": "int", "prompt_tokens": "int", "gen_tokens": "int", "batch": ["int"],
+                "batch_steps": "int", "batch_prompt": "int", "batch_rounds?": "int"},
+    "models": {"*": "object"},
+    "fp32_kernel_check?": {"rows": [{"out": "int", "in": "int", "batch": "int", "ours_us": "number", "eigen_us": "number",
+                                     "eigen_over_ours": "number", "low": "number", "high": "number"}]},
+    "statements?": [{"id": "string", "text": "string", "value": "string", "mark": "string"}],
+    "machine?": {"cpu_model?": "string", "cpu_family?": "int", "cpu_model_number?": "int", "cpu_stepping?": "int",
+                 "load_average?": {"one?": "number"}},
+    "seconds?": "number", "date?": "string",
+    "model_coefficients?": {"file?": "string", "coefficients": {"*": {"value": "number", "source": "any"}}}
+  })");
+  return spec;
+}
+// A paired ratio as ratio() prints it (null: not computed); a saving adds what pct() prints.
+json ratio_spec(bool saving) {
+  json r = {{"ratio", "number"}, {"ratio_ci95_low", "number"}, {"ratio_ci95_high", "number"}};
+  if (saving) r.update(json{{"saving", "number"}, {"saving_ci95_low", "number"}, {"saving_ci95_high", "number"}});
+  return {{"|", json::array({"null", r})}};
+}
+const json& model_spec() {
+  static const json spec = [] {
+    const json ratio = ratio_spec(false);
+    return json{{"title?", "string"},
+                {"methods", json::array({{{"status", "string"}, {"name", "string"}, {"scheme?", "string"}, {"role?", "string"}}})},
+                {"control?", {{"name", "string"}, {"of", "string"}, {"ratio", "number"}, {"low", "number"}, {"high", "number"},
+                              {"passes", "bool"}, {"contains_one", "bool"}}},
+                {"splits?", json::array({{{"split", "string"}, {"prefill_uniform", "string"}, {"decode_uniform", "string"},
+                                          {"vs_prefill_uniform", ratio}, {"vs_decode_uniform", ratio}, {"beats_both", "bool"}}})},
+                {"ranking", {{"winner", "string"}, {"winner_stays_on_top", "number"},
+                             {"order", json::array({{{"name", "string"}, {"mean_joules_per_token", "number"}}})}}},
+                {"prompt_curve?", {{"gen_tokens", "int"}, {"rounds", "int"},
+                                   {"methods", {{"*", json::array({{{"prompt", "int"}, {"prefill_joules_per_token", "number"},
+                                                                    {"decode_joules_per_token", "number"}, {"prefill_share", "number"}}})}}},
+                                   {"crossover", {{"*", {{"never?", "any"}, {"at?", "number|null"}, {"longest?", "int"}}}}}}}};
+  }();
+  return spec;
+}
+const json& method_spec() {
+  static const json spec = [] {
+    const json mean = {{"mean", "number"}};
+    const json stat = {{"mean", "number"}, {"ci95_low", "number"}, {"ci95_high", "number"}};
+    const json ratio = ratio_spec(false), saving = ratio_spec(true);
+    return json{{"role", "string"},
+                {"phases", {{"total", {{"joules_per_token", stat}}},
+                            {"decode", {{"joules_per_token", stat}, {"watts", mean}, {"tokens_per_s", mean}}},
+                            {"prefill", {{"joules_per_token", stat}}},
+                            {"post", {{"joules_per_token", mean}}}}},
+                {"accuracy", "object"},
+                {"batch", json::array({{{"batch", "int"}, {"total", {{"joules_per_token", mean}}}, {"decode", {{"tokens_per_s", mean}}}}})},
+                {"batch_speedup_vs_b1", {{"*", {{"ratio", "number"}, {"ratio_ci95_low", "number"}, {"ratio_ci95_high", "number"}}}}},
+                {"savings_vs_float32?", {{"energy_per_token", {{"total", saving}, {"decode", ratio}, {"prefill", ratio}}}, {"latency", ratio}}}};
+  }();
+  return spec;
+}
+
 }  // namespace
+
+void check_energy_summary(const json& s, const std::string& file) {
+  mq::check_json_shape(s, summary_spec(), file);
+  if (!s.at("measured").get<bool>() && !s.contains("model_coefficients"))
+    throw mq::Error(fmt::format("{}: /: key \"model_coefficients\" is missing (a modelled run records its coefficients); the file is "
+                                "corrupt or not the one meant",
+                                file));
+  for (const auto& [key, model] : s.at("models").items()) {
+    const std::string at_model = fmt::format("/models/{}", mq::clip_text(key, 40));
+    mq::check_json_shape(model, model_spec(), file, at_model);
+    const json& ms = model.at("methods");
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const std::string at = fmt::format("{}/methods/{}", at_model, i);
+      if (ms[i].at("status") == "ok")
+        mq::check_json_shape(ms[i], method_spec(), file, at);
+      else
+        mq::check_json_shape(ms[i], json{{"error", "string"}}, file, at);
+    }
+    // The README's line on small batches reads the baseline's speed-ups; the curve's text reads each
+    // method's crossover, and "never" names the longest prompt tried.
+    if (model.contains("prompt_curve")) {
+      const json& pc = model.at("prompt_curve");
+      for (const auto& [m, pts] : pc.at("methods").items())
+        if (!pc.at("crossover").contains(m))
+          throw mq::Error(fmt::format("{}: {}/prompt_curve/crossover: key \"{}\" is missing (every curve method has its crossover)", file,
+                                      at_model, mq::clip_text(m, 40)));
+      for (const auto& [m, x] : pc.at("crossover").items())
+        if (x.contains("never") && !x.contains("longest"))
+          throw mq::Error(fmt::format("{}: {}/prompt_curve/crossover/{}: key \"longest\" is missing (a crossover that never happens "
+                                      "names the longest prompt)",
+                                      file, at_model, mq::clip_text(m, 40)));
+    }
+  }
+}
 
 std::string energy_report_text(const json& s) {
   std::string t = "miniquant energy: energy per token by inference phase, measured in paired interleaved rounds\n";
@@ -141,15 +240,15 @@ std::string energy_report_text(const json& s) {
   t += fmt::format("machine: {}, {} threads, kernel {}, governor {}\n", hw.at("cpu_model").get<std::string>(), hw.at("threads_used").get<int>(),
                    hw.at("kernel").get<std::string>(), hw.at("governor").is_null() ? "unreadable" : hw.at("governor").get<std::string>());
   const json& o = s.at("options");
-  t += fmt::format("design: {} rounds after {} warm-up; each round runs every task on every configuration back to back, in an order rotated "
-                   "each round and reversed every other round; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps after a "
-                   "{}-token prompt)\n",
+  t += fmt::format("design: {} rounds after {} warm-up; each round runs one generation on every configuration back to back, in an order "
+                   "rotated each round and reversed every other round; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps "
+                   "after a {}-token prompt) in {} rounds of its own after 1 warm-up\n",
                    o.at("rounds").get<int>(), o.at("warmup").get<int>(), o.at("prompt_tokens").get<int>(), o.at("gen_tokens").get<int>(),
-                   o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>());
+                   o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>(), o.value("batch_rounds", o.at("rounds").get<int>()));
   t += "Units: mJ per token, mean [95% CI]. prefill: per prompt token; decode: per decode step; post and total: per generated token.\n";
   // The controls first: whether the rest can be read at all.
   for (const char* k : kModels)
-    if (s.at("models").contains(k)) t += s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]);
+    if (s.at("models").contains(k)) t += s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "\n";
   for (const char* k : kModels)
     if (s.at("models").contains(k)) t += model_text(s, s["models"][k]);
   if (s.contains("fp32_kernel_check")) {
@@ -169,16 +268,16 @@ std::string energy_readme_block(const json& s) {
   const bool measured = s.at("measured").get<bool>();
   t += fmt::format("**{}.**\n\n", source_line(s));
   for (const char* k : kModels)
-    if (s.at("models").contains(k)) t += "**" + s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "**\n";
-  t += "\n";
+    if (s.at("models").contains(k)) t += "**" + s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "**\n\n";
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
     t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "
-                     "Design: {} paired rounds (every configuration in every round, order rotated), {} warm-up.\n\n",
+                     "Design: {} paired rounds of one generation (every configuration in every round, order rotated), {} warm-up; the "
+                     "batch curve in {} rounds of its own.\n\n",
                      m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                      m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),
                      s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60, s["options"]["rounds"].get<int>(),
-                     s["options"]["warmup"].get<int>());
+                     s["options"]["warmup"].get<int>(), s["options"].value("batch_rounds", s["options"]["rounds"].get<int>()));
   }
   if (!measured)
     t += "Every joule below is an estimate from the model, labelled `model:` in every file; no hardware counter was readable on the "

@@ -145,9 +145,9 @@ std::string csv_field(const std::string& cell) {
   return q + "\"";
 }
 
-std::string rounds_csv(const std::string& model, const RoundsResult& r) {
+std::string rounds_csv(const std::string& model, const RoundsResult& r, bool header) {
   std::string s =
-      "model,task,config,round,position,phase,tokens,seconds,joules,flops_fp32,ops_int8,bytes_L1,bytes_L2,bytes_L3,bytes_DRAM\n";
+      header ? "model,task,config,round,position,phase,tokens,seconds,joules,flops_fp32,ops_int8,bytes_L1,bytes_L2,bytes_L3,bytes_DRAM\n" : "";
   for (int round = 0; round < static_cast<int>(r.order.size()); ++round)
     for (const auto& [task, configs] : r.order[static_cast<size_t>(round)])
       for (size_t pos = 0; pos < configs.size(); ++pos) {

@@ -66,8 +66,9 @@ using RoundsProgress = std::function<void(const std::string& line)>;
 RoundsResult run_rounds(const std::vector<RoundTask>& tasks, const RoundsOptions& o, const RoundsProgress& progress);
 
 // One CSV row per (task, configuration, round, phase): the raw material every joule in a report is
-// derived from, with the seconds and the work a re-pricing needs (energy_robust.h). Header first.
-std::string rounds_csv(const std::string& model, const RoundsResult& r);
+// derived from, with the seconds and the work a re-pricing needs (energy_robust.h). Header first unless `header`
+// is false (a file that joins several models' round sets has one header).
+std::string rounds_csv(const std::string& model, const RoundsResult& r, bool header = true);
 
 // A measurement as a unit file stores it (phases with tokens, seconds, joules and work) and back; the
 // reader checks every field (mq::Error naming what is missing or not a finite number).

@@ -226,12 +226,12 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
   const std::vector<std::vector<int32_t>> batch_prompts = windows(s.test, off, *std::max_element(o.batch.begin(), o.batch.end()), o.batch_prompt);
   const auto prompt_of = [&](int round) { return gen_prompts[static_cast<size_t>(round + o.warmup)]; };
 
-  std::vector<RoundTask> tasks;
+  std::vector<RoundTask> tasks, btasks;
   tasks.push_back({"generation", d.configs, [&](const std::string& c, int round) {
                      return from_run(run_generation(*by_name.at(c)->model, s.meter, prompt_of(round), o.gen_tokens, &s.c.tok, s.wc));
                    }});
   for (int B : o.batch)
-    tasks.push_back({fmt::format("batch{}", B), d.configs, [&, B](const std::string& c, int) {
+    btasks.push_back({fmt::format("batch{}", B), d.configs, [&, B](const std::string& c, int) {
                        Config& cf = *by_name.at(c);
                        auto& dec = cf.decoders[B];
                        if (!dec) {
@@ -240,15 +240,19 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
                        }
                        return from_batch(dec->run(s.meter, s.wc));
                      }});
-  progress(fmt::format("{}: {} configurations x {} tasks, {} rounds after {} warm-up", sub.key, d.configs.size(), tasks.size(), o.rounds, o.warmup));
+  progress(fmt::format("{}: {} configurations, generation, {} rounds after {} warm-up", sub.key, d.configs.size(), o.rounds, o.warmup));
   d.main = run_rounds(tasks, {o.rounds, o.warmup}, [&](const std::string& l) { progress(sub.key + ": " + l); });
+  progress(fmt::format("{}: batch curve, {} configurations x {} batch sizes, {} rounds after 1 warm-up", sub.key, d.configs.size(), btasks.size(),
+                       o.batch_rounds));
+  d.batches = run_rounds(btasks, {o.batch_rounds, 1}, [&](const std::string& l) { progress(sub.key + " batch: " + l); });
   for (auto& c : configs) c.decoders.clear();  // the batch caches: GPT-2-shaped ones are hundreds of MB
   if (s.meter.measured())
-    for (const auto& [task, per] : d.main.results)
-      for (const auto& [name, ms] : per)
-        for (const Measurement& m : ms)
-          for (const auto& [ph, p] : m.phases)
-            if (ph != "total" && p.seconds > 0) s.samples.push_back({p.seconds, p.work, p.joules});
+    for (const RoundsResult* rr : {&d.main, &d.batches})
+      for (const auto& [task, per] : rr->results)
+        for (const auto& [name, ms] : per)
+          for (const Measurement& m : ms)
+            for (const auto& [ph, p] : m.phases)
+              if (ph != "total" && p.seconds > 0) s.samples.push_back({p.seconds, p.work, p.joules});
 
   // The prompt-length curve: its own (fewer) rounds; the longest prompt that fits is always a point.
   const int n_ctx = sub.shape.n_ctx, longest = n_ctx - o.curve_gen + 1;
@@ -270,8 +274,9 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
     progress(fmt::format("{}: prompt-length curve, {} lengths x {} methods, {} rounds", sub.key, d.curve_lengths.size(), d.curve_methods.size(),
                          o.curve_rounds));
     d.curve = run_rounds(ct, {o.curve_rounds, 1}, [&](const std::string& l) { progress(sub.key + " curve: " + l); });
-  } else {
+  } else {  // no curve measured: nothing for the summary to read or state
     d.curve_lengths.clear();
+    d.curve_methods.clear();
   }
 
   json out = summarize_subject(d);
@@ -281,12 +286,11 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
   out["config"] = {{"vocab_size", k.vocab_size}, {"n_ctx", k.n_ctx}, {"d_model", k.d_model}, {"n_layer", k.n_layer}, {"n_head", k.n_head}, {"d_ff", k.d_ff}};
   out["title"] = sub.title;
   out["rounds_seconds"] = d.main.seconds;
+  out["batch_seconds"] = d.batches.seconds;
   out["curve_seconds"] = d.curve.seconds;
-  run.rounds_csv += rounds_csv(sub.key, d.main);
-  if (!d.curve_lengths.empty()) {
-    std::string c = rounds_csv(sub.key, d.curve);
-    run.rounds_csv += c.substr(c.find('\n') + 1);  // one header for the whole file
-  }
+  run.rounds_csv += rounds_csv(sub.key, d.main, run.rounds_csv.empty());  // one header for the whole file
+  run.rounds_csv += rounds_csv(sub.key, d.batches, false);
+  if (!d.curve_lengths.empty()) run.rounds_csv += rounds_csv(sub.key, d.curve, false);
   for (auto& st : subject_statements(d)) statements.push_back(std::move(st));
   keep.push_back(std::move(data));  // the statements refer to it
   return out;
@@ -369,6 +373,7 @@ void validate(const EnergyOptions& o) {
   for (int L : o.curve_lengths)
     if (L < 1) throw mq::UsageError(fmt::format("--curve-lengths {}: prompt lengths must be >= 1", L));
   if (o.curve_gen < 2) throw mq::UsageError(fmt::format("--curve-gen {}: must be >= 2", o.curve_gen));
+  if (o.batch_rounds < 2) throw mq::UsageError(fmt::format("--batch-rounds {}: the batch curve's paired speed-ups need at least 2 rounds", o.batch_rounds));
   if (o.curve_rounds < 0) throw mq::UsageError(fmt::format("--curve-rounds {}: must be >= 0 (0 or 1: no curve)", o.curve_rounds));
   if (o.meter != "auto" && o.meter != "rapl" && o.meter != "perf" && o.meter != "model")
     throw mq::UsageError(fmt::format("--meter {}: expected auto, rapl, perf or model", o.meter));

@@ -49,7 +49,12 @@ struct EnergyOptions {
   std::vector<std::string> gpt2_splits;   // the same on the GPT-2-small-shaped body
   bool gpt2 = true;                       // also run the GPT-2-small-shaped body
   bool control = true;                    // measure the fp32 baseline twice (the control)
-  int rounds = 10, warmup = 1;            // interleaved rounds (energy_rounds.h)
+  // Interleaved rounds of the generation task (energy_rounds.h), which every comparison, the control and the
+  // ranking read. A round is one generation per configuration (MiniGPT ~0.4 s, the GPT-2-small-shaped body ~4 s):
+  // the baseline and its control run at most a round apart, so the VM's drift over seconds lands on both. With
+  // the batch curve inside the same rounds a GPT-2 round took ~27 s and the control's interval was +-3.2%.
+  int rounds = 30, warmup = 1;
+  int batch_rounds = 4;                   // the batch curve's own rounds (it answers speed-ups of 2-10x)
   int prompt_tokens = 64, gen_tokens = 64;
   std::vector<int> batch = {1, 4, 16, 64};
   int batch_prompt = 16, batch_steps = 16;  // the batch curve's prompt length and decode steps

@@ -119,7 +119,7 @@ json summarize_subject(const SubjectData& d) {
     for (const char* ph : kGenPhases) rec["phases"][ph] = summarize_phase(gen, ph);
     json batch = json::array();
     for (int B : d.batch) {
-      const std::vector<Measurement>& br = d.main.of(fmt::format("batch{}", B), c);
+      const std::vector<Measurement>& br = d.batches.of(fmt::format("batch{}", B), c);
       batch.push_back({{"batch", B}, {"decode", summarize_phase(br, "decode")}, {"total", summarize_phase(br, "total")}});
     }
     rec["batch"] = batch;
@@ -137,7 +137,7 @@ json summarize_subject(const SubjectData& d) {
       for (const char* ph : kGenPhases) sv["energy_per_token"][ph] = ratio_json(paired(d.main, "generation", c, d.baseline, ph));
       sv["latency"] = ratio_json(paired(d.main, "generation", c, d.baseline, "total", {}, "seconds"));
       for (int B : d.batch)
-        sv["batch_energy_per_token"][std::to_string(B)] = ratio_json(paired(d.main, fmt::format("batch{}", B), c, d.baseline, "total"));
+        sv["batch_energy_per_token"][std::to_string(B)] = ratio_json(paired(d.batches, fmt::format("batch{}", B), c, d.baseline, "total"));
       sv["design"] = "paired: geometric mean of per-round ratios, 95% t interval of their logs";
       rec["savings_vs_float32"] = sv;
     }
@@ -150,8 +150,8 @@ json summarize_subject(const SubjectData& d) {
     if (std::find(d.batch.begin(), d.batch.end(), 1) != d.batch.end())
       for (int B : d.batch)
         if (B != 1)
-          sc[std::to_string(B)] = ratio_json(en::paired_ratio(priced_series(d.main, fmt::format("batch{}", B), c, "decode", {}, "tokens_per_s"),
-                                                              priced_series(d.main, "batch1", c, "decode", {}, "tokens_per_s")));
+          sc[std::to_string(B)] = ratio_json(en::paired_ratio(priced_series(d.batches, fmt::format("batch{}", B), c, "decode", {}, "tokens_per_s"),
+                                                              priced_series(d.batches, "batch1", c, "decode", {}, "tokens_per_s")));
     rec["batch_speedup_vs_b1"] = sc;
   }
   out["methods"] = methods;
@@ -260,7 +260,7 @@ std::vector<Statement> subject_statements(const SubjectData& d) {
                     return Verdict{b == nominal, v};
                   }});
   }
-  for (const std::string& m : d.curve_methods) {
+  for (const std::string& m : d.curve_methods) {  // empty when no curve was measured (run_subject): no crossover claims
     const json x = prompt_crossover(d, m);
     const std::string text =
         x.contains("never") ? fmt::format("prefill's share of a request never overtakes decode's up to a {}-token prompt ({}, {}, {} generated)",

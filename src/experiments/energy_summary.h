@@ -30,9 +30,9 @@ struct SubjectData {
   std::vector<SplitDef> splits;
   std::vector<int> batch;                      // the batch curve's sizes (tasks "batch<B>")
   std::vector<int> curve_lengths;              // the prompt-length curve's prompts (tasks "prompt<L>")
-  std::vector<std::string> curve_methods;
+  std::vector<std::string> curve_methods;      // the curve's methods; both lists empty when no curve was measured
   int curve_gen = 0;
-  RoundsResult main, curve;
+  RoundsResult main, batches, curve;  // generation; the batch curve (tasks "batch<B>"); the prompt-length curve
 };
 
 // One value per round of a configuration's phase: J/token or joules under `price`, else the metric as recorded.

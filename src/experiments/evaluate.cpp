@@ -4,8 +4,11 @@
 
 #include <cmath>
 
+#include <fmt/core.h>
+
 #include "experiments/divergence.h"
 #include "experiments/intervals.h"
+#include "miniquant/error.h"
 #include "minigpt/eval.h"
 
 namespace mqexp {
@@ -16,6 +19,15 @@ std::vector<int32_t> test_stream(const minigpt::Tokenizer& tok, const std::vecto
   if (limits.ppl_tokens > 0 && limits.ppl_tokens < static_cast<int64_t>(stream.size()))
     stream.resize(static_cast<size_t>(limits.ppl_tokens));
   return stream;
+}
+
+// A metric that is not a number is an error, not a result (the logits were finite, e.g. so far apart
+// that a log-probability underflows to -inf).
+void require_finite(double v, const char* what) {
+  if (!std::isfinite(v))
+    throw mq::Error(fmt::format("{} is {}: the model's outputs are too extreme to score (its weights are corrupt or overflow), so "
+                                "there is no result to report",
+                                what, v));
 }
 
 MarginStats margin_stats(const std::vector<double>& m) {
@@ -40,6 +52,7 @@ Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok,
   q.stride = stride;
   if (limits.perplexity) {
     const auto ppl = minigpt::perplexity(m, test_stream(tok, test, limits), window, stride);
+    require_finite(ppl.ppl, "test perplexity");
     q.ppl = ppl.ppl;
     q.nats_per_token = ppl.nats_per_token;
     q.test_tokens = ppl.tokens;
@@ -50,7 +63,8 @@ Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok,
   std::vector<double> all;
   std::vector<std::vector<double>> by(minigpt::kNumConstructions);
   for (size_t i = 0; i < vt.slot_margin.size(); ++i) {
-    if (std::isnan(vt.slot_margin[i])) continue;
+    if (std::isnan(vt.slot_margin[i])) continue;  // a skipped slot
+    require_finite(vt.slot_margin[i], "a verb-tense slot margin");
     all.push_back(vt.slot_margin[i]);
     by[static_cast<size_t>(vt.slot_kind[i])].push_back(vt.slot_margin[i]);
   }
@@ -83,10 +97,13 @@ void evaluate_divergence(const minigpt::Model& reference, const std::string& ref
     q.test_tokens = static_cast<long long>(p.kl.size());
     q.nats_per_token = q.test_tokens > 0 ? -p.logp_model / static_cast<double>(q.test_tokens) : 0.0;
     q.ppl = std::exp(q.nats_per_token);
+    require_finite(q.ppl, "test perplexity");
     q.window = window;
     q.stride = stride;
     q.perplexity_seconds = p.seconds / static_cast<double>(models.size());  // the shared pass, split evenly
     Divergence d = summarize_divergence(p, reference_name);
+    require_finite(d.kl_mean, "the mean KL divergence");
+    require_finite(d.kl_max, "the largest KL divergence");
     if (models[k].slot_margins) add_margin_change(d, reference_margins, *models[k].slot_margins);
     q.divergence = d;
   }

@@ -46,17 +46,20 @@ void write_json_atomic(const std::string& path, const nlohmann::json& j) {
 
 void write_text_atomic(const std::string& path, const std::string& text) { mq::write_file_atomic(path, relativize(text)); }
 
-nlohmann::json read_json(const std::string& path) {
-  const std::string text = mq::read_file(path);
-  return mq::parse_json_checked(text, path);
-}
+nlohmann::json read_json(const std::string& path) { return mq::read_json_file(path); }
 
 void run_plot(const std::string& script, const std::vector<std::string>& args) {
   std::string cmd = fmt::format("{} {}", quote(kPython), quote(fmt::format("{}/{}", kPlotDir, script)));
   for (const auto& a : args) cmd += fmt::format(" {}", quote(a));
   const mq::CommandOutput r = mq::run_command(cmd + " 2>&1");
-  if (r.code != 0)
-    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {}", script, kPython, r.out));
+  if (r.code != 0) {
+    // One line: the script's last line (a traceback ends with the exception); the command reproduces the rest.
+    std::string last = r.out;
+    while (!last.empty() && (last.back() == '\n' || last.back() == ' ')) last.pop_back();
+    last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
+    throw mq::Error(fmt::format("plot {} failed (is python3-matplotlib installed for {}?): {} (run `{}` to see all of it)", script,
+                                kPython, mq::clip_text(last, 200), mq::clip_text(cmd, 200)));
+  }
 }
 
 std::string generated_block(const std::string& text) {
@@ -124,7 +127,7 @@ nlohmann::json build_json() {
           // kernels.h has_bf16_weight_path; empty: none): their quality numbers then carry that rounding.
           {"bf16_weight_kernel", bf16_widths()},
           // Where the bf16 kernels run, QuantizedLinear keeps int8 / int4 / int2 (int3 with VBMI) weight-only and +bf16 tensors in 16-row blocks
-          // (blocked.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
+          // (format_table.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
           // two nibbles per byte).
           {"weight_only_layout", !mq::has_bf16_weight_path(4)  ? "row-major"
                                  : mq::has_bf16_weight_path(3) ? "int8/int4/int3/int2 in 16-row blocks"

@@ -21,7 +21,9 @@ void relativize(nlohmann::json& j);
 // Atomic writes through relativize(): every JSON and text output of the experiments goes through these.
 void write_json_atomic(const std::string& path, const nlohmann::json& j);
 void write_text_atomic(const std::string& path, const std::string& text);
-nlohmann::json read_json(const std::string& path);  // mq::Error naming the file when missing or malformed
+// mq::read_json_file (size cap, depth, duplicate keys, memory budget): mq::Error naming the file when
+// missing, too large or malformed.
+nlohmann::json read_json(const std::string& path);
 
 // Runs `kPython kPlotDir/<script> args...`; mq::Error with its output when it fails.
 void run_plot(const std::string& script, const std::vector<std::string>& args);

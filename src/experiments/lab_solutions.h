@@ -1,4 +1,4 @@
-// The lab course's table of labs, and the reference write-ups solutions/NN-topic-ref.md generated from
+// The reference write-ups solutions/NN-topic-ref.md generated from
 // the committed experiments' JSON (and, for lab 00's error table, the shipped checkpoint), so that no
 // number in them is typed by hand. `miniquant lab solutions` writes them; `--check` and
 // tests/labs/test_labs.cpp compare.
@@ -7,19 +7,20 @@
 #include <utility>
 #include <vector>
 
-namespace mqexp {
+#include "experiments/lab_course.h"
 
-struct LabInfo {
-  std::string number;    // "00"
-  std::string title;     // "quantizers"
-  std::string dir;       // "00-quantizers" (under labs/)
-  std::string file;      // the learner's file in that folder
-  std::string solution;  // "solutions/00-quantizers-ref.md"
-};
-const std::vector<LabInfo>& lab_list();
+namespace mqexp {
 
 // (file name under solutions/, its text) for every lab, from root/experiments/*/results.json,
 // manifest.json and root/data/minigpt.safetensors. mq::Error naming what is missing.
 std::vector<std::pair<std::string, std::string>> lab_solutions(const std::string& root);
+
+// Labs 04 and 05 (lab_solutions_energy.cpp): from experiments/28-energy/summary.json (+ manifest.json) and
+// experiments/27-mixed-epi/results.json (+ manifest.json).
+std::string solution_04(const std::string& root);
+std::string solution_05(const std::string& root);
+
+// The header every solution file opens with: title, the generated-file note, the handout, the provenance line.
+std::string solution_header(const std::string& title, const LabInfo& lab, const std::string& provenance);
 
 }  // namespace mqexp

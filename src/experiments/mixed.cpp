@@ -25,6 +25,8 @@
 #include "experiments/sweep.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
+#include "miniquant/util/path_name.h"
+#include "minigpt/safetensors.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
@@ -42,12 +44,6 @@ using namespace mixed_detail;
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-// A config_id becomes a file name: letters, digits, '.', '_', '-', not starting with '.'.
-bool usable_id(const std::string& s) {
-  if (s.empty() || s.size() > 80 || s[0] == '.') return false;
-  return std::all_of(s.begin(), s.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'; });
-}
 
 
 
@@ -187,10 +183,7 @@ std::vector<minigpt::QuantPlan> load_mixed_configs(const std::string& dir) {
   std::vector<minigpt::QuantPlan> plans;
   std::set<std::string> ids = {"fp32"};  // the baseline's id is taken
   for (const auto& f : files) {
-    minigpt::QuantPlan p = minigpt::read_quant_map(f, f);
-    if (!usable_id(p.id))
-      throw mq::UsageError(fmt::format("{}: config_id \"{}\" must be 1-80 letters, digits, '.', '_' or '-' (it names the result file)",
-                                       f, mq::clip_text(p.id)));
+    minigpt::QuantPlan p = minigpt::read_quant_map(f, f);  // its config_id checked there: it names the result file
     if (!ids.insert(p.id).second) throw mq::UsageError(fmt::format("{}: config_id \"{}\" is used by another configuration", f, p.id));
     plans.push_back(std::move(p));
   }
@@ -256,7 +249,7 @@ minigpt::ModelConfig mixed_model_config(const MixedOptions& o) {
 }
 
 UnitsRun run_mixed_units(const MixedOptions& o, const std::vector<MixedUnit>& units, const MixedProgress& progress) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   // Every plan against the model's shape before any unit runs: a map naming layer 7 of a 4-layer model
   // stops the run here, not after an hour of other units.
   const minigpt::ModelConfig shape = mixed_model_config(o);

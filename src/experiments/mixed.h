@@ -30,7 +30,7 @@ struct MixedOptions {
   uint64_t seed = 42;
   std::string configs_dir;         // the hand-written quant maps, one per *.json file
   std::string out;                 // the study's folder; units go to out/runs/<kind>/<id>.json
-  int rounds = 16;                  // energy rounds (mixed_energy.h); quality is deterministic, measured once
+  int rounds = 30;                  // energy rounds (mixed_energy.h; ~2 s each here); quality is deterministic, measured once
   int gens = 2;                    // generations per configuration per round (one measurement: their sum)
   int64_t ppl_tokens = 32768;      // perplexity and KLD over the test split's first tokens (0: all)
   int64_t max_slots = 3000;        // verb-tense slots (0: all); the sweep scores all 7,089
@@ -108,7 +108,8 @@ std::optional<EnergyFit> fit_energy_per_weight(const std::vector<std::map<std::s
 nlohmann::json merge_mixed(const MixedOptions& o, const nlohmann::json& only_machine = nullptr);
 
 // The key a unit file must carry to be reused: a hash of its plan and of every option that changes
-// what it measures.
+// what it measures. `checkpoint_sha256` is minigpt::content_sha256 of the checkpoint: its content, not
+// the checksums it records, so adding checksums to a checkpoint keeps its units' keys.
 std::string unit_key(const MixedOptions& o, const MixedUnit& u, const std::string& checkpoint_sha256);
 
 // What a unit file's machine field says: enough to tell two machines apart when shards are merged.

@@ -29,6 +29,7 @@
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
+#include "minigpt/safetensors.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/checkpoint.h"
 #include "minigpt/quantize_model.h"
@@ -210,7 +211,7 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
 
   // Energy budgets: the same knapsack with each option's resource its fitted joules per token (in nJ, an
   // integer), budgets the measured J/token of every uniform configuration. Needs the configurations measured.
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   if (const auto fit = fit_energy(o, c)) {
     alloc["energy_fit"] = fit->to_json();
     AllocationSetup e = a;

@@ -6,14 +6,21 @@
 
 #include "experiments/experiment_io.h"
 #include "miniquant/error.h"
+#include "miniquant/util/path_name.h"
 #include "miniquant/util/sysinfo.h"
+#include "minigpt/safetensors.h"
 
 namespace mqexp::mixed_detail {
 
 namespace fs = std::filesystem;
 
 std::string runs_dir(const std::string& out) { return out + "/runs"; }
-std::string unit_file(const std::string& dir, const MixedUnit& u) { return dir + "/" + u.kind + "/" + u.id + ".json"; }
+// The id (a config_id, or made here) names the file: checked again where it becomes a path.
+std::string unit_file(const std::string& dir, const MixedUnit& u) {
+  mq::check_path_name(u.kind, "unit kind");
+  mq::check_path_name(u.id, "unit id");
+  return dir + "/" + u.kind + "/" + u.id + ".json";
+}
 
 minigpt::QuantPlan study_plan(minigpt::QuantPlan p, const MixedOptions& o) {
   p.gptq.calibration_windows = o.calibration;
@@ -39,9 +46,10 @@ std::optional<json> finished(const std::string& path, const std::string& key) {
   if (!fs::exists(path, ec)) return std::nullopt;
   try {
     json j = read_json(path);
-    if (j.value("key", "") == key && j.value("status", "") == "ok") return j;
-  } catch (const mq::Error&) {
-    // A truncated or foreign file is measured again (writes are atomic, so this is not ours).
+    if (j.is_object() && j.value("key", json()) == key && j.value("status", json()) == "ok") return j;
+  } catch (const std::exception&) {
+    // A truncated or foreign file (not JSON, not an object, or too large) is measured again (writes are
+    // atomic, so this is not ours).
   }
   return std::nullopt;
 }
@@ -66,8 +74,8 @@ std::string missing_name(const MixedOptions& o, const MixedUnit& u, const std::s
     if (!fs::exists(unit_file(dir, u), ec)) continue;
     try {
       const json j = read_json(unit_file(dir, u));
-      if (j.value("key", "") == key && j.value("status", "") == "failed") return u.kind + "/" + u.id + " (failed)";
-    } catch (const mq::Error&) {
+      if (j.is_object() && j.value("key", json()) == key && j.value("status", json()) == "failed") return u.kind + "/" + u.id + " (failed)";
+    } catch (const std::exception&) {
       // unreadable: plainly missing
     }
   }
@@ -75,7 +83,7 @@ std::string missing_name(const MixedOptions& o, const MixedUnit& u, const std::s
 }
 
 Sens read_sensitivities(const MixedOptions& o, const minigpt::ModelConfig& c) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   Sens s;
   int missing = 0;
   for (const MixedUnit& u : sensitivity_units(o, c)) {

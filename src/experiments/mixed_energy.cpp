@@ -17,7 +17,10 @@
 #include "miniquant/energy/select.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/json_shape.h"
+#include "miniquant/util/path_name.h"
 #include "miniquant/util/sysinfo.h"
+#include "minigpt/safetensors.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_checkpoint.h"
@@ -28,7 +31,11 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string set_dir(const std::string& runs, const std::string& set) { return runs + "/energy/" + set; }
+// The set's name becomes a folder: checked where the path is built, whoever named it.
+std::string set_dir(const std::string& runs, const std::string& set) {
+  mq::check_path_name(set, "energy set");
+  return runs + "/energy/" + set;
+}
 std::string round_file(const std::string& runs, const std::string& set, int k) { return fmt::format("{}/round-{:03d}.json", set_dir(runs, set), k); }
 
 // A round's file when it is there, readable and made for this set's key.
@@ -37,12 +44,22 @@ std::optional<json> finished_round(const MixedOptions& o, const std::string& set
     const std::string path = round_file(dir, set, k);
     std::error_code ec;
     if (!fs::exists(path, ec)) continue;
+    json j;
     try {
-      json j = read_json(path);
-      if (j.value("key", "") == key) return j;
+      j = read_json(path);
     } catch (const mq::Error&) {
-      // Writes are atomic: an unreadable file is not ours; the round is measured again.
+      continue;  // Writes are atomic: an unreadable file is not ours; the round is measured again.
     }
+    if (!j.is_object() || j.value("key", json()) != key) continue;  // another set's or option's round
+    // Ours by its key: every field read_mixed_energy reads must be there, with its type (one line naming the file).
+    static const json spec = {{"order", json::array({"string"})},
+                              {"configs", {{"*", "object"}}},
+                              {"machine", "object"},
+                              {"threads?", "int"},
+                              {"measured?", "bool"},
+                              {"energy_source?", "string"}};
+    mq::check_json_shape(j, spec, path);
+    return j;
   }
   return std::nullopt;
 }
@@ -56,6 +73,7 @@ std::vector<std::string> set_configs(const std::vector<MixedUnit>& units) {
 }  // namespace
 
 std::string cached_model_path(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
+  mq::check_path_name(u.id, "unit id");
   return fmt::format("{}/cache/{}-{}.safetensors", o.out, u.id, key);
 }
 
@@ -70,7 +88,7 @@ std::string energy_set_key(const MixedOptions& o, const std::vector<MixedUnit>& 
 EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit>& units, const std::string& set,
                               const MixedProgress& progress) {
   if (units.empty() || !units.front().plan.is_identity()) throw mq::Error("energy set " + set + ": the fp32 baseline must come first");
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   const std::string key = energy_set_key(o, units, sha);
   EnergySetRun run;
   std::vector<int> todo;
@@ -150,7 +168,7 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
 }
 
 std::optional<EnergySetData> read_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit>& units, const std::string& set) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   const std::string key = energy_set_key(o, units, sha);
   EnergySetData d;
   d.configs = set_configs(units);
@@ -170,8 +188,8 @@ std::optional<EnergySetData> read_mixed_energy(const MixedOptions& o, const std:
     d.measured = j->value("measured", false);
     d.energy_source = j->value("energy_source", std::string());
     d.round_indices.push_back(k);
-    json& m = machines[(*j)["machine"].dump()];
-    if (m.is_null()) m = {{"machine", (*j)["machine"]}, {"threads", (*j).value("threads", 0)}, {"rounds", 0}};
+    json& m = machines[j->at("machine").dump()];
+    if (m.is_null()) m = {{"machine", j->at("machine")}, {"threads", j->value("threads", 0)}, {"rounds", 0}};
     m["rounds"] = m["rounds"].get<int>() + 1;
   }
   if (d.round_indices.empty()) return std::nullopt;

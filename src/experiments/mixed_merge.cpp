@@ -29,6 +29,7 @@
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
+#include "minigpt/safetensors.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/checkpoint.h"
 #include "minigpt/quantize_model.h"
@@ -41,7 +42,7 @@ using namespace mixed_detail;
 namespace fs = std::filesystem;
 
 json merge_mixed(const MixedOptions& o, const json& only_machine) {
-  const std::string sha = mq::sha256_file(o.model);
+  const std::string sha = minigpt::content_sha256(o.model);
   const minigpt::ModelConfig c = mixed_model_config(o);
   json res = {{"seed", o.seed}, {"checkpoint_sha256", sha}};
   const std::vector<MixedUnit> units = energy_units(o, true);

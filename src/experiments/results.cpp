@@ -5,6 +5,7 @@
 
 #include "experiments/intervals.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 
 namespace mqexp {
 
@@ -299,7 +300,7 @@ json to_json(const SweepResults& r) {
   return j;
 }
 
-SweepResults sweep_results_from_json(const json& j) {
+SweepResults sweep_results_from_json(const json& j, const std::string& file) {
   try {
     SweepResults r;
     r.baseline = j.at("baseline").get<std::string>();
@@ -317,7 +318,7 @@ SweepResults sweep_results_from_json(const json& j) {
       for (const auto& b : j.at("baselines")) r.baselines.push_back(baseline_row_from_json(b));
     return r;
   } catch (const json::exception& e) {
-    throw mq::Error(fmt::format("sweep results: a field is missing or has the wrong type ({})", e.what()));
+    mq::throw_json_access_error(file, e);
   }
 }
 

@@ -163,6 +163,7 @@ struct SweepResults {
 nlohmann::json to_json(const SchemeRow& r);
 SchemeRow scheme_row_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const SweepResults& r);
-SweepResults sweep_results_from_json(const nlohmann::json& j);  // mq::Error naming what is missing
+// mq::Error naming `file` and what is missing or of the wrong type.
+SweepResults sweep_results_from_json(const nlohmann::json& j, const std::string& file = "sweep results");
 
 }  // namespace mqexp

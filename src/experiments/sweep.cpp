@@ -265,7 +265,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
       if (plan.any_gptq())
         r.gptq = GptqRecord{plan.gptq.calibration_windows, plan.gptq.options.percdamp, plan.gptq.options.block,
                             plan.gptq.options.act_order, plan.gptq.sequential, rep.calibration_seconds};
-      stage(plan.id + ": perplexity and verb tense");
+      stage(plan.id + ": verb tense");  // perplexity: in the divergence pass below
       r.quality = evaluate_quality(lm->model, lm->tok, c.corpus.test, limits, &margins.back());
       r.footprint = describe(lm->model, mean_context(lm->model.config()));
       r.ok = true;

@@ -15,6 +15,8 @@
 #include "experiments/sweep.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
+#include "miniquant/util/json_shape.h"
 #include "miniquant/gguf/io.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
@@ -105,7 +107,16 @@ void run_llama(const VsLlamaOptions& o, Case& c, const std::string& dir) {
     if (err.size() > 2000) err = err.substr(0, 2000) + "...";
     throw mq::Error(fmt::format("llama.cpp (tools/llama/speed.mjs) failed on {} (exit {}): {}", c.gguf, r.code, err));
   }
-  const nlohmann::json a = nlohmann::json::parse(mq::read_file(out_path));
+  // The answer of another program: the checked reader, then its shape (json_shape.h), so a wrong answer
+  // is one line naming the file and the key.
+  const nlohmann::json a = mq::read_json_file(out_path, size_t{1} << 20);
+  static const nlohmann::json spec = nlohmann::json::parse(R"({
+    "settings": {"threads": "int"}, "llama_cpp": "any", "node_llama_cpp": "any",
+    "rounds": [{"prefill_tokens": "number", "prefill_s": "number", "decode_tokens": "number", "decode_s": "number",
+                "wall_prefill_s": "number", "wall_decode_s": "number"}]
+  })");
+  mq::check_json_shape(a, spec, out_path);
+  if (a.at("rounds").empty()) throw mq::Error(fmt::format("{}: /rounds is empty; llama.cpp measured nothing", out_path));
   const nlohmann::json& s = a.at("settings");
   if (s.at("threads").get<int>() != o.threads)
     throw mq::Error(fmt::format("llama.cpp ran {} threads, not the {} asked for", s.at("threads").get<int>(), o.threads));

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/quantized_checkpoint.h"
 
@@ -28,6 +29,13 @@ CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed) {
 
 std::string hash_hex(uint64_t h) { return fmt::format("{:016x}", h); }
 
+void check_vocab_hash(const minigpt::Tokenizer& tok, const minigpt::CheckpointMeta& meta, const std::string& path) {
+  if (meta.vocab_hash != hash_hex(tok.hash()))
+    throw mq::Error(fmt::format("checkpoint '{}': its vocabulary hash {} is not the hash {} of the vocabulary it stores; the file is "
+                                "corrupt, re-train or re-save it",
+                                path, mq::clip_text(meta.vocab_hash, 20), hash_hex(tok.hash())));
+}
+
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected) {
   minigpt::CheckpointMeta meta;
   const std::string want = expected ? hash_hex(expected->hash()) : "";
@@ -36,6 +44,7 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
   if (meta.vocab_json.empty())
     throw mq::Error(fmt::format("checkpoint '{}' carries no vocabulary; re-train it with `miniquant train`", path));
   minigpt::Tokenizer tok = minigpt::Tokenizer::from_json(meta.vocab_json);
+  check_vocab_hash(tok, meta, path);
   if (tok.size() != model.config().vocab_size)
     throw mq::Error(fmt::format("checkpoint '{}': its vocabulary has {} tokens but the model expects {}; the file is "
                                 "inconsistent, re-train it",

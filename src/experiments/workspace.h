@@ -36,7 +36,12 @@ struct LoadedModel {
   minigpt::CheckpointMeta meta;
   minigpt::QuantPlan plan;  // the plan a quantized checkpoint records (the identity plan for fp32)
 };
-// Loads a checkpoint and its vocabulary. With `expected` set, the checkpoint's vocabulary must be
+// The hash a checkpoint records for its vocabulary must be that vocabulary's: every command checks
+// it (generate, export-gguf too), and with a corpus the loader also compares it with the corpus's.
+// mq::Error otherwise.
+void check_vocab_hash(const minigpt::Tokenizer& tok, const minigpt::CheckpointMeta& meta, const std::string& path);
+
+// Loads a checkpoint and its vocabulary (its hash checked by check_vocab_hash). With `expected` set, the checkpoint's vocabulary must be
 // the corpus's (same hash), or an mq::Error says what differs and what to do.
 LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* expected = nullptr);
 

@@ -1,8 +1,17 @@
 // Runs a lab's blocks and prints the report (see grade.h).
 #include "labs/grade.h"
 
+#include "labs/twins.h"
+#include "minigpt/safetensors.h"
+#include "miniquant/util/sysinfo.h"
+
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <future>
+#include <thread>
 #include <utility>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +34,19 @@ std::string num(double v, int digits) {
   return fmt::format("{:.{}g}", v, digits);
 }
 
+void within_seconds(double seconds, const std::string& what, const std::function<void()>& f) {
+  std::packaged_task<void()> task(f);
+  std::future<void> done = task.get_future();
+  std::thread t(std::move(task));
+  if (done.wait_for(std::chrono::duration<double>(seconds)) == std::future_status::timeout) {
+    fmt::print("      FAILED  {}: still running after {:g} s; the grader stops here\n", what, seconds);
+    std::fflush(stdout);
+    std::_Exit(1);  // the learner's thread cannot be stopped; nothing else is left to report
+  }
+  t.join();
+  done.get();
+}
+
 std::string pct(double fraction, int digits) { return fmt::format("{:+.{}f}%", 100.0 * fraction, digits); }
 
 namespace {
@@ -38,13 +60,13 @@ void print_check(const Check& c) {
 
 }  // namespace
 
-int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv) {
+int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object) {
   LabOptions o;
   o.root = MQ_SOURCE_DIR;
   CLI::App app{"grades one lab of the course (run it as `miniquant lab check NN`)"};
   app.add_option("--root", o.root, "the repository (data/, experiments/)");
-  app.add_option("--sweep-dir", o.sweep_dir, "lab 02: the folder `miniquant sweep --out` wrote");
-  app.add_option("--answers", o.answers, "lab 02: the file with your answers to the four questions");
+  app.add_option("--run-dir,--sweep-dir", o.run_dir, "labs 02, 04, 05: the folder `miniquant sweep / energy / mixed --out` wrote");
+  app.add_option("--answers", o.answers, "labs 02, 04, 05: the file with your answers to the lab's questions");
   app.add_option("--ppl-tokens", o.ppl_tokens, "perplexity checks score this many test-split tokens")
       ->check(CLI::Range(int64_t{1024}, int64_t{200000}));
   try {
@@ -60,6 +82,13 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
   fmt::print("lab {} {}: your file is {}\n", lab.number, lab.title, lab.file);
   int passed = 0;
   std::vector<Check> bars;
+  std::vector<std::string> calls;  // what the learner's file calls, read once
+  std::string calls_error;
+  if (!learner_object.empty()) try {
+      calls = undefined_symbols(learner_object);
+    } catch (const std::exception& e) {
+      calls_error = e.what();
+    }
   for (const Block& b : lab.blocks) {
     Checks checks;
     std::string error;
@@ -67,6 +96,14 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
       b.run(checks);
     } catch (const std::exception& e) {
       error = e.what();
+    }
+    if (!learner_object.empty() && !b.twins.empty()) {
+      std::string names;
+      for (const std::string& t : b.twins) names += (names.empty() ? "" : ", ") + t;
+      const std::string hit = calls_error.empty() ? references_twin(calls, b.twins) : "";
+      checks.expect(calls_error.empty() && hit.empty(), "your own code, not the library's twin",
+                    "no call of " + names + " in " + lab.file,
+                    !calls_error.empty() ? calls_error : hit.empty() ? "none called" : "calls " + hit);
     }
     bool ok = error.empty();
     for (const Check& c : checks.all()) ok = ok && c.passed;
@@ -91,6 +128,11 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
   fmt::print("lab {}: {} of {} blocks passed{}\n", lab.number, passed, n,
              passed == n ? "" : "; see the handout's TODO blocks and pitfalls");
   return passed == n ? 0 : 1;
+}
+
+bool is_shipped_checkpoint(const std::string& sha256, const std::string& root) {
+  const std::string path = root + "/data/minigpt.safetensors";
+  return !sha256.empty() && (sha256 == mq::sha256_file(path) || sha256 == minigpt::content_sha256(path));
 }
 
 }  // namespace mqlab

@@ -33,13 +33,16 @@ struct Block {
   std::string title;  // "symmetric_grid: the fp16 scale of a group"
   std::function<void(Checks&)> run;
   std::vector<std::string> bars;  // its numeric bars, listed as not measured when the block stops early
+  // The library functions this block is graded against ("mq::gptq_quantize", or a class: "mq::Hessian"):
+  // the learner's compiled file must not call them (twins.h), or the block would compare the library with itself.
+  std::vector<std::string> twins;
 };
 
 // Where the lab binary finds its inputs (set from the command line).
 struct LabOptions {
   std::string root;          // the repository (data/, experiments/)
-  std::string sweep_dir;     // lab 02: the learner's `miniquant sweep --out` folder
-  std::string answers;       // lab 02: the learner's answers to the four questions
+  std::string run_dir;       // labs 02, 04, 05: the learner's `miniquant sweep / energy / mixed --out` folder
+  std::string answers;       // labs 02, 04, 05: the learner's answers to the lab's questions
   int64_t ppl_tokens = 8192; // perplexity checks score the test split's first tokens only
 };
 
@@ -52,7 +55,23 @@ struct Lab {
 
 // Parses the options, runs every block (an exception ends its block: failed, with its message),
 // prints the report and returns 0 when every block passed, 1 otherwise (2 for bad options).
-int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv);
+// `learner_object`: the learner's compiled file, whose calls the blocks' twin checks read; "" (the
+// reference grader) skips them.
+int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object);
+
+// CMake defines MQ_LEARNER_OBJECT (the path of the learner's object file) for the learner's grader only.
+#ifndef MQ_LEARNER_OBJECT
+#define MQ_LEARNER_OBJECT ""
+#endif
+
+// Runs f; when it has not returned after `seconds`, prints that `what` is still running as a failure and ends
+// the grader with exit 1 (a learner's exhaustive search must not hang the course's tests). Exceptions pass through.
+void within_seconds(double seconds, const std::string& what, const std::function<void()>& f);
+
+// Whether a manifest's checkpoint SHA-256 names the shipped data/minigpt.safetensors under `root`: its file's
+// SHA-256, or its content's (minigpt::content_sha256: the file without the per-tensor checksums issue 37 added,
+// the identity the mixed study keys its units by), so a run on the same weights before the checksums counts.
+bool is_shipped_checkpoint(const std::string& sha256, const std::string& root);
 
 // Number formatting for expected / got columns.
 std::string num(double v, int digits = 6);

@@ -117,6 +117,12 @@ void block_b(Checks& c) {
   const mq::Grid g = mq::symmetric_grid(0.7f, s4);
   const int got = static_cast<int>(lab::encode(-0.7f, g, s4)) - g.zero;
   c.expect(got == -7, "int4: w = -absmax", "code -7 (field 1): the grid is [-7, 7], not [-8, 7]", fmt::format("code {}", got));
+  // An all-zero group's grid has scale 0: 0 / 0 is NaN, and a NaN cast to an integer is any field at all.
+  for (const Scheme& s : {Scheme::parse("int8-per-channel"), s4}) {
+    const mq::Grid z = mq::symmetric_grid(0.0f, s);
+    const int f = lab::encode(0.0f, z, s);
+    c.expect(f == z.zero, s.name() + ": w = 0 in an all-zero group (scale 0)", fmt::format("the zero field {}", z.zero), fmt::format("field {}", f));
+  }
 }
 
 void block_c(Checks& c) {
@@ -266,14 +272,15 @@ void block_f(Checks& c, const LabOptions& o) {
 Lab make(const LabOptions& o) {
   Lab lab{"00", "quantizers", "labs/00-quantizers/quantizers.cpp", {}};
   lab.blocks = {
-      {"A", "symmetric_grid: the fp16 scale of a group", block_a, {}},
-      {"B", "encode: round, clamp to [-qmax, qmax], offset", block_b, {}},
-      {"C", "pack_fields: int8 bytes, int4 nibbles", block_c, {}},
-      {"D", "storage_of: bytes with scales and zero-points", block_d, {"int4-g64 bytes of a 768x256 Linear"}},
+      {"A", "symmetric_grid: the fp16 scale of a group", block_a, {}, {"mq::symmetric_grid", "mq::detail::grid_from", "mq::detail::grid_for"}},
+      {"B", "encode: round, clamp to [-qmax, qmax], offset", block_b, {}, {"mq::encode"}},
+      {"C", "pack_fields: int8 bytes, int4 nibbles", block_c, {}, {"mq::pack_fields"}},
+      {"D", "storage_of: bytes with scales and zero-points", block_d, {"int4-g64 bytes of a 768x256 Linear"}, {"mq::storage_of"}},
       {"E", "quantize_ref: per-tensor, per-channel, per-group, inside MiniGPT", [o](Checks& c) { block_e(c, o); },
-       {"MiniGPT int4-g64 PPL within +-0.5% of the library's", "its gap to fp32 within +-1%"}},
+       {"MiniGPT int4-g64 PPL within +-0.5% of the library's", "its gap to fp32 within +-1%"},
+       {"mq::quantize_ref", "mq::quantize"}},
       {"F", "measure_scheme: round-trip error and SQNR", [o](Checks& c) { block_f(c, o); },
-       {"round trip of h.0.attn.c_attn in the six schemes"}},
+       {"round trip of h.0.attn.c_attn in the six schemes"}, {"mq::measure_scheme"}},
   };
   return lab;
 }
@@ -281,4 +288,4 @@ Lab make(const LabOptions& o) {
 }  // namespace
 }  // namespace mqlab
 
-int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv); }
+int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv, MQ_LEARNER_OBJECT); }

@@ -1,11 +1,13 @@
 // Grader of lab 01 (GPTQ): the learner's Hessian against the library's on random batches and on real
 // MiniGPT activations, the output error, and the learner's GPTQ against the library's on a random
-// correlated problem, with blocks of 32 and 128 (lazy updates change nothing but speed), on a dead
-// column, and on a real Linear of the shipped MiniGPT with a Hessian from real calibration windows.
+// correlated problem (also with H scaled by 1e-3: damping is relative; and its proxy loss), with blocks of
+// 32 and 128 (lazy updates change nothing but speed), on a dead column, on an H that needs the damping
+// retry, and on a real Linear of the shipped MiniGPT with a Hessian from real calibration windows.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include <Eigen/Eigenvalues>
 #include <fmt/core.h>
 
 #include "lab01.h"
@@ -130,6 +132,43 @@ void block_c(Checks& c, const LabOptions& o) {
              fmt::format("output error within 1% of mq::gptq_quantize's {:.6g}, >= 99% of codes equal", el),
              fmt::format("{:.6g} ({}), {:.2f}% of codes equal", em, pct(em / el - 1.0), 100.0 * agree));
   }
+  {  // The damping is a fraction of H's mean diagonal, so GPTQ does not depend on the inputs' scale: the same
+     // problem with H / 1000 (mean diagonal ~1e-3) must give the library's codes. An absolute damping of
+     // 0.01 would be ten times H's diagonal here and turn GPTQ into round-to-nearest.
+    const Scheme s = Scheme::parse("int4-g32");
+    const Eigen::MatrixXd hs = h * 1e-3;
+    const mq::GptqResult lib = mq::gptq_quantize(w.data(), rows, cols, hs, s), mine = lab::gptq_quantize(w.data(), rows, cols, hs, s);
+    const double el = mq::output_error(w.data(), lib.q, hs), em = mq::output_error(w.data(), mine.q, hs);
+    const double agree = agreement(mine.q, lib.q);
+    c.expect(std::fabs(em / el - 1.0) <= 0.01 && agree >= 0.99, "int4-g32 with H scaled by 1e-3 (mean diagonal ~0.001)",
+             "the library's result: damping is percdamp x mean diag(H), not an absolute amount",
+             fmt::format("output error {} against the library's, {:.2f}% of codes equal", pct(em / el - 1.0), 100.0 * agree));
+    // The solver's own objective, sum (w - q)^2 / (2 U_jj^2), with U the upper Cholesky factor of H^-1.
+    const mq::GptqResult lib1 = mq::gptq_quantize(w.data(), rows, cols, h, s), mine1 = lab::gptq_quantize(w.data(), rows, cols, h, s);
+    c.expect(std::fabs(mine1.proxy_loss / lib1.proxy_loss - 1.0) <= 0.01, "proxy_loss of int4-g32 on the 64x256 weight",
+             fmt::format("{:.6g} (the library's, within 1%): sum of (w - q)^2 / (2 U_jj^2)", lib1.proxy_loss),
+             fmt::format("{:.6g}", mine1.proxy_loss));
+  }
+  {  // An H whose 1% damping is not enough (not positive definite: an H summed in float from rank-deficient
+     // inputs can be): the first Cholesky fails, damping x10 succeeds.
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(h, Eigen::EigenvaluesOnly);
+    Eigen::MatrixXd hb = h;
+    hb.diagonal().array() -= eig.eigenvalues().minCoeff() + 0.05 * h.diagonal().mean();  // smallest eigenvalue -5% of the mean
+    const Scheme s = Scheme::parse("int4-g32");
+    const mq::GptqResult lib = mq::gptq_quantize(w.data(), rows, cols, hb, s);
+    std::string got;
+    bool ok = false;
+    try {
+      const mq::GptqResult mine = lab::gptq_quantize(w.data(), rows, cols, hb, s);
+      const double el = mq::output_error(w.data(), lib.q, hb), em = mq::output_error(w.data(), mine.q, hb);
+      ok = mine.percdamp_used == lib.percdamp_used && std::isfinite(em) && std::fabs(em / el - 1.0) <= 0.01;
+      got = fmt::format("percdamp_used {:g}, output error {} against the library's", mine.percdamp_used, pct(em / el - 1.0));
+    } catch (const std::exception& e) {
+      got = std::string("threw: ") + e.what();
+    }
+    c.expect(ok, "an H that 1% damping leaves indefinite",
+             fmt::format("Cholesky retried with damping x10: percdamp_used {:g} as the library's, the same result", lib.percdamp_used), got);
+  }
   {  // Lazy updates are exact algebra: the block size may change rounding noise, not the result.
     const Scheme s = Scheme::parse("int4-g32");
     mq::GptqOptions small;
@@ -169,7 +208,8 @@ void block_c(Checks& c, const LabOptions& o) {
   const Scheme s = Scheme::parse("int4-g64");
   const mq::QTensor rtn = mq::quantize(li->weight, li->out, li->in, s);
   const double e_rtn = mq::output_error(li->weight, rtn, hr);
-  const double e_lib = mq::output_error(li->weight, mq::gptq_quantize(li->weight, li->out, li->in, hr, s).q, hr);
+  const mq::GptqResult libr = mq::gptq_quantize(li->weight, li->out, li->in, hr, s);
+  const double e_lib = mq::output_error(li->weight, libr.q, hr);
   const mq::GptqResult mine = lab::gptq_quantize(li->weight, li->out, li->in, hr, s);
   const double e_mine = mq::output_error(li->weight, mine.q, hr);
   const double ratio = e_mine / e_rtn, ratio_lib = e_lib / e_rtn;
@@ -177,17 +217,19 @@ void block_c(Checks& c, const LabOptions& o) {
         fmt::format("{} int4-g64, H from {} real windows: output error GPTQ / RTN", name, windows.size()),
         fmt::format("below 1 and within +-10% of the library's {:.4f}", ratio_lib),
         fmt::format("{:.4f} ({:.6g} / RTN {:.6g})", ratio, e_mine, e_rtn));
-  c.bar(mine.proxy_loss > 0.0 && std::isfinite(mine.proxy_loss), "proxy loss reported", "finite and > 0",
-        fmt::format("{:.6g}", mine.proxy_loss));
+  const double proxy_lib = libr.proxy_loss;
+  c.bar(std::isfinite(mine.proxy_loss) && std::fabs(mine.proxy_loss / proxy_lib - 1.0) <= 0.01, "proxy loss as the library's",
+        fmt::format("within 1% of {:.6g}", proxy_lib), fmt::format("{:.6g}", mine.proxy_loss));
 }
 
 Lab make(const LabOptions& o) {
   Lab lab{"01", "GPTQ", "labs/01-gptq/gptq.cpp", {}};
   lab.blocks = {
-      {"A", "Hessian: H = X X^T / n from batches of real activations", [o](Checks& c) { block_a(c, o); }, {}},
-      {"B", "output_error: tr((W-Q) H (W-Q)^T)", block_b, {}},
+      {"A", "Hessian: H = X X^T / n from batches of real activations", [o](Checks& c) { block_a(c, o); }, {}, {"mq::Hessian"}},
+      {"B", "output_error: tr((W-Q) H (W-Q)^T)", block_b, {}, {"mq::output_error"}},
       {"C", "gptq_quantize: damping, Cholesky of H^-1, column loop, lazy blocks", [o](Checks& c) { block_c(c, o); },
-       {"h.3.mlp.c_proj int4-g64 output error GPTQ / RTN below 1 and within +-10% of the library's", "proxy loss reported"}},
+       {"h.3.mlp.c_proj int4-g64 output error GPTQ / RTN below 1 and within +-10% of the library's", "proxy loss as the library's"},
+       {"mq::gptq_quantize"}},
   };
   return lab;
 }
@@ -195,4 +237,4 @@ Lab make(const LabOptions& o) {
 }  // namespace
 }  // namespace mqlab
 
-int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv); }
+int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv, MQ_LEARNER_OBJECT); }

@@ -1,11 +1,11 @@
 // Grader of lab 02 (the Pareto curve): the learner's frontier and decode traffic against the
 // library's, then the learner's sweep output folder (seven schemes on one eval split, the bars of the
-// handout, the three figures) and the answers to the four questions.
+// handout, the three figures, its manifest) and the answers to the four questions, whose numbers are looked
+// up in the learner's own results.json.
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,11 +15,13 @@
 #include "experiments/pareto.h"
 #include "experiments/results.h"
 #include "lab02.h"
+#include "labs/answers.h"
 #include "labs/grade.h"
 #include "labs/workbench.h"
 #include "miniquant/error.h"
 #include "miniquant/random.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
 
@@ -45,6 +47,7 @@ void block_a(Checks& c, const mqexp::SweepResults* committed) {
       {{1, 3}, {2, 2}, {3, 1}, {2, 3}},  // (2,3) dominated by (1,3) and (2,2)
       {{1, 1}, {1, 2}, {2, 1}},          // ties on one axis: strictly worse on the other
       {{nan, 1}, {1, nan}, {5, 5}, {inf, 0}},  // failed schemes never dominate
+      {{-inf, -inf}, {1, 1}, {2, 0.5}},        // not even one that would be better on both axes
   };
   for (int k = 0; k < 50; ++k) {
     std::vector<std::pair<double, double>> s;
@@ -61,7 +64,7 @@ void block_a(Checks& c, const mqexp::SweepResults* committed) {
       first = fmt::format("points {}: {} (library {})", pts, flags(got), flags(want));
     }
   }
-  c.expect(first.empty(), fmt::format("{} point sets: duplicates, ties, NaN / Inf, random grids", sets.size()),
+  c.expect(first.empty(), fmt::format("{} point sets: duplicates, ties, NaN / +-Inf, random grids", sets.size()),
            "flags equal to mqexp::pareto_frontier", first.empty() ? "all equal" : first);
   if (committed) {
     std::vector<std::pair<double, double>> xy;
@@ -100,12 +103,12 @@ void block_b(Checks& c, const LabOptions& o) {
   }
 }
 
-void block_c(Checks& c, const std::string& dir) {
+void block_c(Checks& c, const std::string& dir, const std::string& root) {
   const std::string path = dir + "/results.json";
   if (!std::filesystem::exists(path))
     throw std::runtime_error(fmt::format("lab 02 block C: not implemented yet: no sweep output at {} (run `miniquant sweep "
                                          "--out {}`)", path, dir));
-  const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(path));
+  const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(path), path);
   std::string missing;
   long long tokens = -1;
   bool same_split = true, fp16_embedding = true;
@@ -162,58 +165,151 @@ void block_c(Checks& c, const std::string& dir) {
     const bool png = head == std::string("\x89PNG\r\n\x1a\n", 8);
     c.expect(png, std::string("figure ") + fig, "a PNG drawn by experiments/plot/", png ? "present" : "missing or not a PNG");
   }
+  // The manifest says how the results were made: by `miniquant sweep`, on the shipped checkpoint, seed 42, the
+  // same schemes the results hold.
+  nlohmann::json man;
+  std::string bad;
+  try {
+    man = mqexp::read_json(dir + "/manifest.json");
+  } catch (const mq::Error& e) {
+    bad = e.what();
+  }
+  if (bad.empty()) {
+    std::vector<std::string> rows;
+    for (const auto& r : res.schemes) rows.push_back(r.scheme);
+    if (man.value("command", std::string()).rfind("miniquant sweep", 0) != 0) bad = "its command is not `miniquant sweep`";
+    else if (!man.contains("checkpoint") || !is_shipped_checkpoint(man["checkpoint"].value("sha256", std::string()), root))
+      bad = "its checkpoint is not data/minigpt.safetensors (SHA-256 differs)";
+    else if (man.value("seed", 0) != 42) bad = "its seed is not 42";
+    else if (!man.contains("schemes") || man["schemes"].get<std::vector<std::string>>() != rows)
+      bad = "its scheme list is not the rows of results.json (the two files come from different runs)";
+  }
+  c.expect(bad.empty(), "manifest.json", "written by `miniquant sweep` with results.json: shipped checkpoint, seed 42, the same schemes",
+           bad.empty() ? "consistent" : bad);
 }
 
-// The text under "## N." headings, N = 1..4.
-std::map<int, std::string> answers_of(const std::string& text) {
-  std::map<int, std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  int current = 0;
-  while (std::getline(in, line)) {
-    if (line.rfind("#", 0) == 0) {
-      current = 0;
-      if (line.size() > 4 && line.rfind("## ", 0) == 0 && line[3] >= '1' && line[3] <= '4' && line[4] == '.') current = line[3] - '0';
-      continue;
+// The quantities the four questions ask for, derived from the learner's sweep (each answer's numbers must be in
+// results.json or among its question's quantities, rounded as printed): sizes, quality, speed.
+struct Derived {
+  std::vector<Fact> size, quality, speed;                           // what each question may cite beyond the JSON
+  std::vector<Fact> frontier_rows, gptq, closed, predicted, measured, rows;  // what a question must cite
+};
+
+void ratios(Derived& d, const std::vector<mqexp::SchemeRow>& rows, const std::string& model) {
+  const mqexp::SchemeRow* f = nullptr;
+  for (const auto& r : rows)
+    if (r.ok && r.scheme == "fp32") f = &r;
+  if (!f) return;
+  for (const auto& r : rows) {
+    if (!r.ok) continue;
+    const std::string n = model + r.scheme;
+    const bool int4 = r.scheme.rfind("int4", 0) == 0;
+    if (r.footprint.bytes > 0) {
+      const Fact x{n + " fp32 / its bytes", static_cast<double>(f->footprint.bytes) / static_cast<double>(r.footprint.bytes)};
+      d.size.push_back(x);
+      d.rows.push_back(x);
     }
-    if (current) out[current] += line + "\n";
+    const double ir = f->footprint.decode.intensity > 0 ? r.footprint.decode.intensity / f->footprint.decode.intensity : NAN;
+    const double br = r.footprint.decode.total > 0 ? f->footprint.decode.total / r.footprint.decode.total : NAN;
+    d.speed.push_back({n + " decode intensity / fp32's", ir});
+    d.speed.push_back({n + " fp32 decode bytes / its", br});
+    if (int4) d.predicted.push_back({n + " decode intensity / fp32's", ir}), d.predicted.push_back({n + " fp32 decode bytes / its", br});
+    if (r.speed && f->speed && f->speed->decode_tokens_per_s.median > 0) {
+      const double sp = r.speed->decode_tokens_per_s.median / f->speed->decode_tokens_per_s.median;
+      const double pp = f->speed->prefill_tokens_per_s.median > 0 ? r.speed->prefill_tokens_per_s.median / f->speed->prefill_tokens_per_s.median : NAN;
+      d.speed.push_back({n + " decode speed-up", sp});
+      d.speed.push_back({n + " prefill speed-up", pp});
+      d.speed.push_back({n + " decode speed-up / intensity ratio", sp / ir});
+      d.speed.push_back({n + " decode speed-up / bytes ratio", sp / br});
+      d.rows.push_back({n + " decode speed-up", sp});
+      if (int4) {
+        d.measured.push_back({n + " decode speed-up", sp});
+        d.measured.push_back({n + " decode tokens/s", r.speed->decode_tokens_per_s.median});
+        d.measured.push_back({"fp32 decode tokens/s", f->speed->decode_tokens_per_s.median});
+      }
+    }
+    if (r.quality && f->quality) {
+      const double gap = r.quality->ppl / f->quality->ppl - 1.0;
+      d.quality.push_back({n + " perplexity gap to fp32", gap});
+      d.quality.push_back({n + " perplexity minus fp32's", r.quality->ppl - f->quality->ppl});
+      d.rows.push_back({n + " perplexity", r.quality->ppl});
+      d.rows.push_back({n + " bytes", static_cast<double>(r.footprint.bytes)});
+      if (r.on_pareto_frontier) {
+        d.frontier_rows.push_back({n + " bytes", static_cast<double>(r.footprint.bytes)});
+        d.frontier_rows.push_back({n + " perplexity", r.quality->ppl});
+      }
+      if (r.scheme == "int4-g64-gptq") {
+        d.gptq = {{"int4-g64-gptq perplexity", r.quality->ppl}, {"its gap to fp32", gap}, {"its perplexity minus fp32's", r.quality->ppl - f->quality->ppl}};
+        for (const auto& t : rows)
+          if (t.ok && t.scheme == "int4-g64" && t.quality) {
+            const double rtn = t.quality->ppl - f->quality->ppl, gq = r.quality->ppl - f->quality->ppl;
+            d.closed = {{"the share of RTN's gap GPTQ closes", rtn != 0 ? 1.0 - gq / rtn : NAN},
+                        {"int4-g64 (RTN) perplexity", t.quality->ppl},
+                        {"its gap to fp32", t.quality->ppl / f->quality->ppl - 1.0}};
+          }
+      }
+    }
   }
-  return out;
 }
 
-void block_d(Checks& c, const std::string& path) {
-  const std::map<int, std::string> a = answers_of(mq::read_file(path));
-  for (int q = 1; q <= 4; ++q) {
-    const std::string t = a.count(q) ? a.at(q) : "";
-    if (t.find("TODO") != std::string::npos)
+std::vector<Fact> join(std::initializer_list<const std::vector<Fact>*> parts) {
+  std::vector<Fact> v;
+  for (const auto* p : parts) v.insert(v.end(), p->begin(), p->end());
+  return v;
+}
+
+void block_d(Checks& c, const std::string& path, const std::string& dir) {
+  const std::map<int, std::string> a = answer_sections(mq::read_file(path), 4);
+  for (int q = 1; q <= 4; ++q)
+    if (a.at(q).find("TODO") != std::string::npos)
       throw std::runtime_error(fmt::format("lab 02 block D: not implemented yet: answer {} in {} still says TODO", q, path));
-    std::istringstream words(t);
-    std::string w;
-    int n = 0;
-    while (words >> w) ++n;
-    const bool digit = t.find_first_of("0123456789") != std::string::npos;
-    c.expect(n >= 25 && digit, fmt::format("answer {}", q), "at least 25 words, with the numbers you measured",
-             fmt::format("{} words{}", n, digit ? ", numbers cited" : ", no number"));
+  nlohmann::json j;
+  try {
+    j = mqexp::read_json(dir + "/results.json");
+  } catch (const mq::Error& e) {
+    throw std::runtime_error(fmt::format("the answers are checked against your sweep's results.json: {}", e.what()));
   }
+  const mqexp::SweepResults res = mqexp::sweep_results_from_json(j);
+  std::vector<double> leaves;
+  json_numbers(j, leaves);
+  Derived d;
+  ratios(d, res.schemes, "");
+  ratios(d, res.gpt2_schemes, "GPT-2-shaped ");
+  std::vector<std::string> frontier, all;
+  for (const auto& r : res.schemes) {
+    if (r.ok) all.push_back(r.scheme);
+    if (r.on_pareto_frontier) frontier.push_back(r.scheme);
+  }
+  const std::string lb = "lab 02 block D";
+  // Each answer may cite its question's quantities beyond the JSON's numbers: 1 sizes and quality, 2 quality,
+  // 3 speed and the roofline's ratios, 4 any of them.
+  check_answer(c, lb, 1, a.at(1), {&leaves, join({&d.size, &d.quality}), {{"the bytes or perplexity of a frontier scheme", d.frontier_rows}},
+                                   frontier, {}, "schemes your results flag on the frontier"});
+  check_answer(c, lb, 2, a.at(2), {&leaves, d.quality, {{"INT4 g64 + GPTQ's perplexity or its gap to FP32", d.gptq},
+                                                        {"how much of round-to-nearest's gap it closes (or RTN's perplexity)", d.closed}}, {}, {}, ""});
+  check_answer(c, lb, 3, a.at(3), {&leaves, d.speed, {{"the roofline's predicted INT4 speed-up (intensity or bytes ratio)", d.predicted},
+                                                      {"the measured INT4 decode speed-up (or its tokens/s)", d.measured}}, {}, {}, ""});
+  check_answer(c, lb, 4, a.at(4), {&leaves, join({&d.size, &d.quality, &d.speed}), {{"a number of your sweep backing the choice", d.rows}}, {}, all,
+                                   "schemes of your sweep"});
 }
 
 Lab make(const LabOptions& o) {
-  const std::string sweep = o.sweep_dir.empty() ? o.root + "/labs/02-pareto-curve/sweep" : o.sweep_dir;
+  const std::string sweep = o.run_dir.empty() ? o.root + "/labs/02-pareto-curve/sweep" : o.run_dir;
   const std::string answers = o.answers.empty() ? o.root + "/labs/02-pareto-curve/answers.md" : o.answers;
   const std::string committed = o.root + "/experiments/26-quant-curve/results.json";
   Lab lab{"02", "the quantization Pareto curve", "labs/02-pareto-curve/pareto.cpp (+ your sweep, answers.md)", {}};
   lab.blocks = {
       {"A", "pareto_frontier: the lower-left frontier",
        [committed](Checks& c) {
-         const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(committed));
+         const mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(committed), committed);
          block_a(c, &res);
        },
-       {}},
-      {"B", "decode_traffic: one decode step, term by term", [o](Checks& c) { block_b(c, o); }, {}},
-      {"C", "the sweep: " + sweep, [sweep](Checks& c) { block_c(c, sweep); },
+       {}, {"mqexp::pareto_frontier"}},
+      {"B", "decode_traffic: one decode step, term by term", [o](Checks& c) { block_b(c, o); }, {}, {"minigpt::decode_traffic"}},
+      {"C", "the sweep: " + sweep, [sweep, o](Checks& c) { block_c(c, sweep, o.root); },
        {"INT4 g64 + GPTQ perplexity gap to FP32 under 15%", "INT4 g64 bits per Linear weight 4.25",
-        "Pareto frontier present", "roofline overlay: INT4 g64 decode intensity 2x-8x FP32's"}},
-      {"D", "the four questions: " + answers, [answers](Checks& c) { block_d(c, answers); }, {}},
+        "Pareto frontier present", "roofline overlay: INT4 g64 decode intensity 2x-8x FP32's"}, {}},
+      {"D", "the four questions: " + answers, [answers, sweep](Checks& c) { block_d(c, answers, sweep); }, {}, {}},
   };
   return lab;
 }
@@ -221,4 +317,4 @@ Lab make(const LabOptions& o) {
 }  // namespace
 }  // namespace mqlab
 
-int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv); }
+int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv, MQ_LEARNER_OBJECT); }

@@ -120,11 +120,11 @@ Lab make(const LabOptions& o) {
   lab.blocks = {
       {"A", "Q8_0 blocks from int8 storage",
        [o](Checks& c) { conversions(c, {"int8-per-channel", "int8-g32", "int8-g64", "int8-g128"}, o, "int8-per-channel", false); },
-       {"MiniGPT int8-per-channel Linears bit-exact"}},
+       {"MiniGPT int8-per-channel Linears bit-exact"}, {"mq::gguf::from_qtensor"}},
       {"B", "Q4_0 blocks from int4 storage (ggml's nibble order)",
        [o](Checks& c) { conversions(c, {"int4-per-channel", "int4-g32", "int4-g64", "int4-g128"}, o, "int4-g64", true); },
-       {"MiniGPT int4-g64 Linears bit-exact", "GGUF round trip exact"}},
-      {"C", "dequantize: what ggml computes from Q8_0 / Q4_0", block_c, {}},
+       {"MiniGPT int4-g64 Linears bit-exact", "GGUF round trip exact"}, {"mq::gguf::from_qtensor"}},
+      {"C", "dequantize: what ggml computes from Q8_0 / Q4_0", block_c, {}, {"mq::gguf::dequantize"}},
   };
   return lab;
 }
@@ -132,4 +132,4 @@ Lab make(const LabOptions& o) {
 }  // namespace
 }  // namespace mqlab
 
-int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv); }
+int main(int argc, char** argv) { return mqlab::run_lab(mqlab::make, argc, argv, MQ_LEARNER_OBJECT); }

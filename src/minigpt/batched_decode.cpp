@@ -109,6 +109,15 @@ void decode_batch(const Model& m, const std::vector<KVCache*>& caches, const int
   for (auto* kc : caches) ++kc->length;
   ops::layernorm_forward(x.data(), B, d, p + lay.lnf_w, p + lay.lnf_b, h.data(), mean.data(), rstd.data());
   m.embedding().logits(h.data(), B, logits);
+  // As Model::forward: a non-finite logit is an error, located by one checked single-sequence pass.
+  if (ops::all_finite(logits, static_cast<size_t>(B) * V)) return;
+  for (size_t k = 0; k < static_cast<size_t>(B) * V; ++k)
+    if (!std::isfinite(logits[k])) {
+      const int b = static_cast<int>(k / static_cast<size_t>(V));
+      KVCache before = *caches[b];
+      --before.length;
+      m.throw_non_finite(before, tokens + b, 1, 0, Outputs::all);
+    }
 }
 
 }  // namespace minigpt

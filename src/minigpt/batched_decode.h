@@ -16,7 +16,8 @@ KVCache make_cache(const Model& m, int capacity);
 
 // One decode step: sequence b feeds tokens[b] after the caches[b]->length positions it holds and
 // its cache grows by one; logits (B, vocab) row-major, B = caches.size(). mq::UsageError when a
-// token is out of range, a cache is full, or a cache does not match the model.
+// token is out of range, a cache is full, or a cache does not match the model; mq::Error for a
+// non-finite logit (as Model::forward).
 void decode_batch(const Model& m, const std::vector<KVCache*>& caches, const int32_t* tokens, float* logits);
 
 }  // namespace minigpt

@@ -70,8 +70,15 @@ ModelConfig model_config_from_json(const nlohmann::json& j, bool relax_widths) {
       throw mq::Error(fmt::format("model config: unknown field \"{}\"", mq::clip_text(it.key())));
   auto get = [&](const char* name) {
     if (!j.contains(name)) throw mq::Error(fmt::format("model config: missing field \"{}\"", name));
-    // Range-checked: a value outside int must fail, not wrap into a different model.
-    return static_cast<int>(mq::json_int(j.at(name), fmt::format("model config: field \"{}\"", name), INT32_MIN, INT32_MAX));
+    // Range-checked: a value outside int must fail, not wrap into a different model. A bad value in a
+    // valid config is a usage error (exit 2) whether it is beyond 32 bits or beyond a limit below them.
+    try {
+      return static_cast<int>(mq::json_int(j.at(name), fmt::format("model config: field \"{}\"", name), INT32_MIN, INT32_MAX));
+    } catch (const mq::UsageError&) {
+      throw;
+    } catch (const mq::Error& e) {
+      throw mq::UsageError(e.what());
+    }
   };
   ModelConfig c;
   c.vocab_size = get("vocab_size");

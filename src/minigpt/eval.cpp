@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/first_error.h"
 #include "minigpt/ops.h"
 
 namespace minigpt {
@@ -43,22 +44,33 @@ PerplexityResult perplexity(const Model& m, const std::vector<int32_t>& stream, 
   std::vector<double> logp(windows.size());
   std::vector<int64_t> hits(windows.size());
   const int V = m.config().vocab_size;
+  mq::FirstError error;
 #pragma omp parallel for schedule(dynamic, 4)
   for (size_t i = 0; i < windows.size(); ++i) {
-    const ScoreWindow& w = windows[i];
-    // What Model::score sums, from the same logits, which also give the most likely next token.
-    const std::vector<int32_t> prefix(s.begin() + w.begin, s.begin() + w.end - 1);
-    const std::vector<float> lg = m.logits(prefix);  // (end - begin - 1, V): position t - 1 predicts t
-    double lp = 0;
-    int64_t h = 0;
-    for (int64_t t = w.first; t < w.end; ++t) {
-      const float* row = lg.data() + static_cast<size_t>(t - 1 - w.begin) * V;
-      lp += ops::log_prob(row, V, s[static_cast<size_t>(t)]);
-      h += std::max_element(row, row + V) - row == s[static_cast<size_t>(t)];
-    }
-    logp[i] = lp;
-    hits[i] = h;
+    error.run(i, [&] {
+      const ScoreWindow& w = windows[i];
+      // What Model::score sums, from the same logits, which also give the most likely next token.
+      const std::vector<int32_t> prefix(s.begin() + w.begin, s.begin() + w.end - 1);
+      std::vector<float> lg;  // (end - begin - 1, V): position t - 1 predicts t
+      try {
+        lg = m.logits(prefix);
+      } catch (const mq::UsageError&) {
+        throw;
+      } catch (const mq::Error& e) {  // a non-finite logit: say which window of the split
+        throw mq::Error(fmt::format("perplexity window {} (split tokens {}..{}): {}", i, w.begin, w.end, e.what()));
+      }
+      double lp = 0;
+      int64_t h = 0;
+      for (int64_t t = w.first; t < w.end; ++t) {
+        const float* row = lg.data() + static_cast<size_t>(t - 1 - w.begin) * V;
+        lp += ops::log_prob(row, V, s[static_cast<size_t>(t)]);
+        h += std::max_element(row, row + V) - row == s[static_cast<size_t>(t)];
+      }
+      logp[i] = lp;
+      hits[i] = h;
+    });
   }
+  error.rethrow();
   double total = 0.0;
   for (double v : logp) total += v;
 
@@ -152,8 +164,9 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
   std::vector<int> outcome(static_cast<size_t>(n_items));
   std::vector<double> margin(static_cast<size_t>(n_items), std::nan(""));
   std::vector<Construction> kind(static_cast<size_t>(n_items));
+  mq::FirstError error;
 #pragma omp parallel for schedule(dynamic, 4)
-  for (size_t i = 0; i < tasks.size(); ++i) {
+  for (size_t i = 0; i < tasks.size(); ++i) error.run(i, [&] {
     const Task& task = tasks[i];
     const Story& st = *task.story;
     // <sep> + the story up to the end of the last slot's sentence, cropped on the left to fit n_ctx.
@@ -182,7 +195,7 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
         where.push_back(at);
       }
     }
-    if (spans.empty()) continue;
+    if (spans.empty()) return;
     const auto scores = slot_scores(m, ids, spans);
     for (size_t k = 0; k < spans.size(); ++k) {
       const auto& sc = scores[k];
@@ -191,7 +204,8 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
       const size_t t = static_cast<size_t>(spans[k].truth);
       margin[static_cast<size_t>(where[k])] = sc[t] - std::max(sc[(t + 1) % 3], sc[(t + 2) % 3]);
     }
-  }
+  });
+  error.rethrow();
   for (int64_t i = 0; i < n_items; ++i) {
     const int o = outcome[static_cast<size_t>(i)];
     if (o == -1) {

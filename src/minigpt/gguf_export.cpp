@@ -7,6 +7,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/gguf/convert.h"
+#include "miniquant/gguf/io.h"
 #include "minigpt/ops.h"
 #include "minigpt/embedding.h"
 #include "minigpt/quantize_model.h"
@@ -127,6 +128,8 @@ mq::gguf::File to_gguf(const Model& m, const Tokenizer& tok, const GgufExportOpt
       f.tensors.push_back(mq::gguf::from_floats(data, rows, cols, TensorType::F32, std::move(name)));
     }
   }
+  // Last, over the final tensor data: a loader of ours verifies each tensor; llama.cpp ignores the keys.
+  mq::gguf::add_tensor_checksums(f);
   return f;
 }
 

@@ -156,6 +156,46 @@ double Model::score(const std::vector<int32_t>& tokens, int a, int b) const {
 }
 
 void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits, Outputs outputs) const {
+  const int p0 = cache.length;
+  forward_impl(cache, tokens, n, logits, outputs, nullptr);
+  if (!logits) return;
+  // One vectorized pass over (rows, vocab) floats, ~1/d of the LM head's work: cheap enough for every call.
+  const size_t count = static_cast<size_t>(outputs == Outputs::last ? 1 : n) * c_.vocab_size;
+  if (ops::all_finite(logits, count)) return;
+  for (size_t k = 0; k < count; ++k)
+    if (!std::isfinite(logits[k])) {
+      KVCache before = cache;  // the positions before this pass are unchanged; the trace refills the rest
+      before.length = p0;
+      throw_non_finite(before, tokens, n, static_cast<int>(k / c_.vocab_size), outputs);
+    }
+}
+
+void Model::throw_non_finite(const KVCache& cache, const int32_t* tokens, int n, int row, Outputs outputs) const {
+  const int p0 = cache.length;
+  const int position = p0 + (outputs == Outputs::last ? n - 1 : row);
+  std::string where;
+  // The row of a step's output names the position where the value arose, which can differ from the
+  // logit's: the attention multiplies masked (later) positions' values by 0, and 0 x NaN is NaN.
+  const int first_row = outputs == Outputs::last ? n - 1 : 0;
+  const StageHook trace = [&](int layer, const char* stage, const float* v, int rows, int width) {
+    if (!where.empty()) return;
+    for (size_t i = 0; i < static_cast<size_t>(rows) * width; ++i)
+      if (!std::isfinite(v[i])) {
+        const int at = p0 + (rows == 1 ? first_row : static_cast<int>(i / width));
+        where = layer < 0 ? fmt::format("in {} at position {}", stage, at) : fmt::format("in layer {} ({}) at position {}", layer, stage, at);
+        return;
+      }
+  };
+  KVCache copy = cache;
+  std::vector<float> lg(static_cast<size_t>(outputs == Outputs::last ? 1 : n) * c_.vocab_size);
+  forward_impl(copy, tokens, n, lg.data(), outputs, &trace);
+  if (where.empty()) where = "nowhere when the pass ran again checked (the values depend on how it ran)";
+  throw mq::Error(fmt::format("non-finite logit at position {} (token id {}): the first non-finite value arose {}; the weights are "
+                              "corrupt or overflow float range, so there is no result to report",
+                              position, tokens[outputs == Outputs::last ? n - 1 : row], where));
+}
+
+void Model::forward_impl(KVCache& cache, const int32_t* tokens, int n, float* logits, Outputs outputs, const StageHook* trace) const {
   const int d = c_.d_model, f = c_.d_ff, V = c_.vocab_size, H = c_.n_head, hd = c_.head_dim();
   const int p0 = cache.length;
   if (n <= 0) throw mq::UsageError("forward: need at least one token");
@@ -194,6 +234,11 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits,
     const float* pe = p + layout_.wpe + static_cast<size_t>(p0 + i) * d;
     for (int j = 0; j < d; ++j) xi[j] += pe[j];
   }
+  // A traced pass reports each step's output (rows x width values).
+  const auto step = [&](int layer, const char* stage, const float* v, int rows, int width) {
+    if (trace) (*trace)(layer, stage, v, rows, width);
+  };
+  step(-1, "the token and position embeddings", x.data(), n, d);
   // `rows` input rows: n, or 1 in the last layer's MLP under Outputs::last.
   auto project = [&](int idx, const float* in, int rows, int in_w, const float* bias, float* out) {
     if (hook_) hook_(linear_names_[idx], in, rows, in_w);
@@ -210,7 +255,9 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits,
   for (int l = 0; l < c_.n_layer; ++l) {
     const auto& L = layout_.layers[l];
     ops::layernorm_forward(x.data(), n, d, p + L.ln1_w, p + L.ln1_b, h.data(), mean.data(), rstd.data());
+    step(l, "ln_1", h.data(), n, d);
     project(kLinearsPerLayer * l + 0, h.data(), n, d, p + L.attn_b, wide.data());
+    step(l, "attn.c_attn: q, k, v", wide.data(), n, 3 * d);
     float* K = cache.k[l].data();
     float* Vc = cache.v[l].data();
     for (int i = 0; i < n; ++i) {
@@ -238,8 +285,11 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits,
       }
       Strided(att.data() + hh * hd, n, hd, Eigen::OuterStride<>(d)).noalias() = S * Vh;
     }
+    step(l, "attention", att.data(), n, d);
     project(kLinearsPerLayer * l + 1, att.data(), n, d, p + L.aproj_b, y.data());
+    step(l, "attn.c_proj", y.data(), n, d);
     for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+    step(l, "the residual after attention", x.data(), n, d);
     // Outputs::last: from here the last layer needs only the last position (the residual stream
     // of the others feeds nothing after it), so it moves to row 0 and the rest runs on one row.
     int m = n;
@@ -249,16 +299,23 @@ void Model::forward(KVCache& cache, const int32_t* tokens, int n, float* logits,
     }
     const size_t md = static_cast<size_t>(m) * d;
     ops::layernorm_forward(x.data(), m, d, p + L.ln2_w, p + L.ln2_b, h.data(), mean.data(), rstd.data());
+    step(l, "ln_2", h.data(), m, d);
     project(kLinearsPerLayer * l + 2, h.data(), m, d, p + L.fc_b, wide.data());
+    step(l, "mlp.c_fc", wide.data(), m, f);
     ops::gelu_forward(wide.data(), static_cast<long>(m) * f, act.data());
+    step(l, "GELU", act.data(), m, f);
     project(kLinearsPerLayer * l + 3, act.data(), m, f, p + L.mproj_b, y.data());
+    step(l, "mlp.c_proj", y.data(), m, d);
     for (size_t i = 0; i < md; ++i) x[i] += y[i];
+    step(l, "the residual after the MLP", x.data(), m, d);
   }
   cache.length = total;
   if (!logits) return;
   const int rows = last_only ? 1 : n;
   ops::layernorm_forward(x.data(), rows, d, p + layout_.lnf_w, p + layout_.lnf_b, h.data(), mean.data(), rstd.data());
+  step(-1, "ln_f", h.data(), rows, d);
   embedding_->logits(h.data(), rows, logits);
+  step(-1, "the LM head (tied embedding)", logits, rows, c_.vocab_size);
 }
 
 }  // namespace minigpt

@@ -130,9 +130,19 @@ class Model {
   KVCache make_cache() const;
   // Feeds n tokens after the cache's positions; writes logits (n, vocab) if `logits` not null
   // (Outputs::last: (1, vocab), the last position's; see Outputs for the work that skips).
+  // A logit that is not finite is an error, not a result: mq::Error naming its position and the first
+  // place of the pass (layer, step and position) that produced a non-finite value, found by running the
+  // pass again with every step checked (only then: the normal pass checks the logits alone).
   void forward(KVCache& cache, const int32_t* tokens, int n, float* logits, Outputs outputs = Outputs::all) const;
+  // What forward() says about row `row` of its logits being non-finite, for callers that run the
+  // model's layers by other paths (batched decode): re-runs one token after `cache` (not changed) with
+  // every step checked and throws mq::Error naming where the first non-finite value arose.
+  [[noreturn]] void throw_non_finite(const KVCache& cache, const int32_t* tokens, int n, int row, Outputs outputs) const;
 
  private:
+  // Called after each step of a traced pass with its output (layer -1: before the blocks or after them).
+  using StageHook = std::function<void(int layer, const char* stage, const float* values, int rows, int width)>;  // (rows, width)
+  void forward_impl(KVCache& cache, const int32_t* tokens, int n, float* logits, Outputs outputs, const StageHook* trace) const;
   int linear_index(const std::string& name) const;  // -1 if unknown
   ModelConfig c_;
   ParamLayout layout_;

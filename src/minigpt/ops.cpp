@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include <Eigen/Core>
@@ -215,6 +216,17 @@ void attention_backward(const S* dout, const S* qkv, const S* probs, int B, int 
       dQ.noalias() += dS * K;
       dK.noalias() += dS.transpose() * Q;
     }
+}
+
+bool all_finite(const float* v, size_t n) {
+  constexpr uint32_t kExp = 0x7f800000u;  // all exponent bits set: Inf or NaN
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, v + i, 4);
+    bad |= static_cast<uint32_t>((bits & kExp) == kExp);
+  }
+  return bad == 0;
 }
 
 double log_prob(const float* row, int V, int32_t target) {

@@ -6,6 +6,7 @@
 // Results are deterministic for a fixed thread count: static OpenMP schedules, every output
 // element written by one thread, reductions over rows done in a fixed order.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace minigpt::ops {
@@ -49,6 +50,11 @@ void attention_backward(const S* dout, const S* qkv, const S* probs, int B, int 
 // log softmax(row)[target] for one row of V logits, summed in double: the per-token term of
 // Model::score, perplexity and the verb-tense scorer.
 double log_prob(const float* row, int V, int32_t target);
+
+// Whether all n floats are finite: a test of the exponent bits OR-ed over the array, which vectorizes
+// (no early exit, no float reduction), so every forward pass can check its logits for ~1/d of the
+// LM head's work.
+bool all_finite(const float* v, size_t n);
 
 // Mean over N rows of -log softmax(logits)[target]. If dlogits is not null it is WRITTEN (not
 // added) with d(mean loss)/d(logits) = (softmax - onehot) / N.

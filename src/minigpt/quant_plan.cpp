@@ -13,6 +13,7 @@
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "minigpt/kquant_mixes.h"
+#include "miniquant/util/path_name.h"
 
 namespace minigpt {
 
@@ -329,6 +330,8 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
   only_keys(j, {"config_id", "default", "layer_groups", "tensors", "embedding", "gptq", "phases"}, where);
   QuantPlan p;
   p.id = field<std::string>(j, "config_id", where);
+  // The id names result rows, files and trial folders (sweep, energy, mixed): it must be a safe file name.
+  mq::check_path_name(p.id, where + ": config_id");
   p.base = recipe_named(field<std::string>(j, "default", where), where + " default");
   std::set<int> grouped;
   if (j.contains("layer_groups")) {
@@ -409,11 +412,8 @@ QuantPlan QuantPlan::from_json(const nlohmann::json& j, const std::string& where
 }
 
 QuantPlan read_quant_map(const std::string& path, const std::string& where) {
-  mq::check_input_file(path);
-  const std::string text = mq::read_file(path);
-  if (text.size() > kMaxQuantMapBytes)
-    throw mq::UsageError(fmt::format("{}: {} bytes is not a quant map (at most {})", where, text.size(), kMaxQuantMapBytes));
-  return QuantPlan::from_json(mq::parse_json_checked(text, where), where);
+  // The one JSON file reader: size refused before reading, depth, duplicates, memory; errors name the path.
+  return QuantPlan::from_json(mq::read_json_file(path, kMaxQuantMapBytes), where);
 }
 
 }  // namespace minigpt

@@ -114,7 +114,8 @@ struct QuantPlan {
   // {"config_id", "default", "layer_groups": [{"layers", "quant"}], "tensors": [{"match", "quant"}],
   //  "embedding", "gptq": {...}}: the quant-map format, with the embedding and GPTQ settings.
   nlohmann::json to_json() const;
-  // mq::UsageError (prefixed with `where`) for unknown keys, kinds, schemes or malformed entries.
+  // mq::UsageError (prefixed with `where`) for unknown keys, kinds, schemes or malformed entries, and
+  // for a config_id that could not name a file (util/path_name.h: it names result files and folders).
   static QuantPlan from_json(const nlohmann::json& j, const std::string& where = "plan");
 };
 

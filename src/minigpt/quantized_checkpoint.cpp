@@ -86,7 +86,11 @@ void save_quantized_model(const std::string& path, const Model& m, const QuantPl
 }
 
 Model load_any_model(const std::string& path, const std::string& expected_vocab_hash, CheckpointMeta* meta, QuantPlan* plan) {
-  return load_any_model_from(read_safetensors(path), path, expected_vocab_hash, meta, plan);
+  TensorFile f = read_safetensors(path);
+  const Checksums sums = f.checksums;
+  Model m = load_any_model_from(std::move(f), path, expected_vocab_hash, meta, plan);
+  note_if_unverified(path, sums);
+  return m;
 }
 
 Model load_any_model_from(TensorFile f, const std::string& path, const std::string& expected_vocab_hash, CheckpointMeta* meta,

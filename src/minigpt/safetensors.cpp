@@ -14,8 +14,10 @@
 
 #include "miniquant/util/checked.h"
 #include "miniquant/error.h"
+#include "miniquant/util/integrity.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
 
 namespace minigpt {
 
@@ -30,7 +32,9 @@ constexpr struct {
                {DType::I64, "I64", 8}, {DType::I32, "I32", 4}, {DType::I16, "I16", 2}, {DType::I8, "I8", 1},
                {DType::U8, "U8", 1},   {DType::BOOL, "BOOL", 1}};
 // A header larger than this is corrupt, not a real checkpoint; refuse before allocating it.
-constexpr uint64_t kMaxHeader = 100u << 20;
+constexpr uint64_t kMaxHeader = kMaxSafetensorsHeader;
+// JSON values of a header may take this many bytes per byte of it (json_checked.h: ours take ~10).
+constexpr size_t kHeaderBytesPerByte = 16;
 }  // namespace
 
 size_t dtype_size(DType t) {
@@ -65,8 +69,12 @@ void TensorFile::add_f32(const std::string& name, std::vector<int64_t> shape, co
 }
 
 
-void write_safetensors(const std::string& path, const TensorFile& f) {
+namespace {
+
+// The header text (padded to 8 bytes) of `f`, with the checksums of its tensors when `checksums`.
+std::string header_text(const TensorFile& f, const std::string& path, bool checksums) {
   nlohmann::json header = nlohmann::json::object();
+  nlohmann::json sums = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto& t : f.tensors) {
     const size_t n = static_cast<size_t>(mq::checked_product(t.shape, t.name));
@@ -77,20 +85,48 @@ void write_safetensors(const std::string& path, const TensorFile& f) {
       throw mq::Error(fmt::format("checkpoint {}: duplicate or reserved tensor name {}", path, t.name));
     header[t.name] = {{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
     offset += t.bytes.size();
+    if (checksums) sums[t.name] = mq::sha256_hex(t.bytes.data(), t.bytes.size());
   }
-  if (!f.metadata.empty()) header["__metadata__"] = f.metadata;
+  std::map<std::string, std::string> meta = f.metadata;
+  meta.erase(kMetaChecksums);
+  if (checksums) meta[kMetaChecksums] = sums.dump();
+  if (!meta.empty()) header["__metadata__"] = meta;
   std::string h = header.dump();
   h.append((8 - h.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned, as the spec suggests
-  const uint64_t hlen = h.size();
+  return h;
+}
 
-  std::vector<std::string_view> parts{
-      std::string_view(reinterpret_cast<const char*>(&hlen), 8), h};
+// The parts of the file: length, header, each tensor's bytes.
+std::vector<std::string_view> file_parts(const TensorFile& f, const std::string& h, const uint64_t& hlen) {
+  std::vector<std::string_view> parts{std::string_view(reinterpret_cast<const char*>(&hlen), 8), h};
   for (const auto& t : f.tensors) parts.emplace_back(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+  return parts;
+}
+
+}  // namespace
+
+void write_safetensors(const std::string& path, const TensorFile& f) {
+  const std::string h = header_text(f, path, true);
+  const uint64_t hlen = h.size();
   try {
-    mq::write_file_atomic(path, parts);
+    mq::write_file_atomic(path, file_parts(f, h, hlen));
   } catch (const mq::Error& e) {
     throw mq::Error(fmt::format("checkpoint {}: {}", path, e.what()));
   }
+}
+
+void note_if_unverified(const std::string& path, Checksums c) {
+  if (c == Checksums::absent)
+    mq::note_once(path, fmt::format("{} records no tensor checksums (written by another tool or an older miniquant): loaded "
+                                    "unverified; saving it again with miniquant adds them",
+                                    path));
+}
+
+std::string content_sha256(const std::string& path) {
+  const TensorFile f = read_safetensors(path);
+  const std::string h = header_text(f, path, false);
+  const uint64_t hlen = h.size();
+  return mq::sha256_hex(file_parts(f, h, hlen));
 }
 
 namespace {
@@ -106,7 +142,7 @@ std::pair<TensorFile, std::vector<Range>> parse_header(const std::string& h, uin
   auto fail = [&](const std::string& what) { return mq::Error(fmt::format("checkpoint {}: {}", path, what)); };
   nlohmann::json header;
   try {
-    header = mq::parse_json_checked(h, "header");
+    header = mq::parse_json_checked(h, "header", mq::kMaxJsonDepth, kHeaderBytesPerByte * h.size() + (size_t{64} << 10));
   } catch (const mq::Error& e) {
     throw fail(fmt::format("{}; the file is corrupt, re-save it", e.what()));
   }
@@ -206,6 +242,41 @@ uint64_t header_length(const char* first8, uint64_t size, const std::string& pat
   return hlen;
 }
 
+// Checks the recorded checksums (when there are any) against the tensors read, in file order, and
+// removes them from the metadata the caller sees.
+void check_checksums(TensorFile& f, const std::string& path) {
+  auto fail = [&](const std::string& what) { return mq::Error(fmt::format("checkpoint {}: {}", path, what)); };
+  const auto it = f.metadata.find(kMetaChecksums);
+  if (it == f.metadata.end()) {
+    f.checksums = Checksums::absent;
+    return;
+  }
+  const nlohmann::json sums = mq::parse_json_checked(it->second, fmt::format("checkpoint {}: {} metadata", path, kMetaChecksums));
+  if (!sums.is_object()) throw fail(fmt::format("{} metadata is not a JSON object; the file is corrupt", kMetaChecksums));
+  for (auto s = sums.begin(); s != sums.end(); ++s) {
+    if (!s.value().is_string() || !mq::is_sha256_hex(s.value().get_ref<const std::string&>()))
+      throw fail(fmt::format("{} of \"{}\" is not 64 hex digits; the file is corrupt", kMetaChecksums, mq::clip_text(s.key())));
+    if (!f.find(s.key()))
+      throw fail(fmt::format("{} names tensor \"{}\", which the file does not hold; the file is corrupt", kMetaChecksums,
+                             mq::clip_text(s.key())));
+  }
+  for (const NamedTensor& t : f.tensors)
+    if (!sums.contains(t.name))
+      throw fail(fmt::format("tensor \"{}\" has no {} entry while the others do; the file is corrupt", mq::clip_text(t.name),
+                             kMetaChecksums));
+  f.metadata.erase(it);
+  if (!mq::verify_checksums()) {
+    f.checksums = Checksums::not_checked;
+    return;
+  }
+  for (const NamedTensor& t : f.tensors) {
+    const std::string& want = sums[t.name].get_ref<const std::string&>();
+    const std::string got = mq::sha256_hex(t.bytes.data(), t.bytes.size());
+    if (got != want) throw fail(mq::checksum_mismatch(t.name, want, got));
+  }
+  f.checksums = Checksums::verified;
+}
+
 }  // namespace
 
 TensorFile read_safetensors(const std::string& path) {
@@ -235,6 +306,7 @@ TensorFile read_safetensors(const std::string& path) {
     in.read(reinterpret_cast<char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
     if (!in) throw fail(fmt::format("read of tensor \"{}\" failed", t.name));
   }
+  check_checksums(out, path);
   return out;
 }
 
@@ -245,6 +317,7 @@ TensorFile read_safetensors_buffer(std::string_view bytes, const std::string& na
   const char* data = bytes.data() + 8 + hlen;
   for (size_t i = 0; i < out.tensors.size(); ++i)
     out.tensors[i].bytes.assign(data + ranges[i].begin, data + ranges[i].end);
+  check_checksums(out, name);
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "minigpt/train.h"
 #include "miniquant/util/timer.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
 #include "minigpt/tensor_checks.h"
 
 namespace minigpt {
@@ -131,6 +133,39 @@ void Trainer::save(const std::string& path, const CheckpointMeta& meta) const {
   write_safetensors(path, f);
 }
 
+namespace {
+
+struct ResumeState {
+  int step = 0;
+  std::mt19937_64 rng;
+};
+
+// The step and sampler state a training checkpoint resumes from, checked.
+ResumeState resume_state(const TensorFile& f, const std::string& path) {
+  auto fail = [&](const std::string& what) { return mq::Error(fmt::format("training checkpoint {}: {}", path, what)); };
+  auto meta = [&](const char* k) {
+    auto it = f.metadata.find(k);
+    if (it == f.metadata.end())
+      throw fail(fmt::format("no \"{}\" metadata: a model-only checkpoint cannot resume training", k));
+    return it->second;
+  };
+  ResumeState s;
+  // Exactly a decimal number in [0, INT_MAX]: stoi read "12abc" as 12, and a negative step is no state of ours.
+  const std::string text = meta(kMetaStep);
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s.step);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || s.step < 0)
+    throw fail(fmt::format("train_step metadata \"{}\" is not a step number (a non-negative integer); the checkpoint is corrupt",
+                           mq::clip_text(text)));
+  std::istringstream rs(meta(kMetaRng));
+  rs >> s.rng;
+  if (!rs) throw fail("train_rng metadata is not a valid generator state");
+  return s;
+}
+
+}  // namespace
+
+void check_resume_checkpoint(const std::string& path) { (void)resume_state(read_safetensors(path), path); }
+
 void Trainer::load(const std::string& path) {
   const TensorFile f = read_safetensors(path);
   auto fail = [&](const std::string& what) { return mq::Error(fmt::format("training checkpoint {}: {}", path, what)); };
@@ -138,22 +173,9 @@ void Trainer::load(const std::string& path) {
   if (!(loaded.config() == m_.config()))
     throw fail(fmt::format("model config {} differs from the model being trained {}", to_json(loaded.config()).dump(),
                            to_json(m_.config()).dump()));
-  auto meta = [&](const char* k) {
-    auto it = f.metadata.find(k);
-    if (it == f.metadata.end())
-      throw fail(fmt::format("no \"{}\" metadata: a model-only checkpoint cannot resume training", k));
-    return it->second;
-  };
-  int step = 0;
-  try {
-    step = std::stoi(meta(kMetaStep));
-  } catch (const std::logic_error&) {
-    throw fail("train_step metadata is not an integer");
-  }
-  std::mt19937_64 rng;
-  std::istringstream rs(meta(kMetaRng));
-  rs >> rng;
-  if (!rs) throw fail("train_rng metadata is not a valid generator state");
+  const ResumeState state = resume_state(f, path);
+  const int step = state.step;
+  const std::mt19937_64 rng = state.rng;
   AlignedVector<float> m1(m1_.size()), m2(m2_.size());
   for (const auto& t : m_.layout().tensors()) {
     for (auto [prefix, dst] : {std::pair{"adam.m.", &m1}, std::pair{"adam.v.", &m2}}) {
@@ -165,6 +187,7 @@ void Trainer::load(const std::string& path) {
     }
   }
   std::memcpy(m_.params(), loaded.params(), m_.num_params() * sizeof(float));
+  note_if_unverified(path, f.checksums);
   m1_ = std::move(m1);
   m2_ = std::move(m2);
   rng_ = rng;

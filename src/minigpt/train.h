@@ -28,6 +28,11 @@ struct StepReport {
 };
 using TrainCallback = std::function<void(const StepReport&)>;
 
+// Reads a training checkpoint and checks the state it resumes from (step number, sampler state), so a
+// bad --resume fails before the corpus is generated: mq::Error naming the file. Trainer::load checks
+// the same and the rest.
+void check_resume_checkpoint(const std::string& path);
+
 class Trainer {
  public:
   // Keeps a reference to `model`, which it updates in place.

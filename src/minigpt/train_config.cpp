@@ -59,14 +59,25 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     if (!defaults.contains(it.key())) throw mq::Error(fmt::format("train config: unknown field \"{}\"", mq::clip_text(it.key())));
   // Typed, range-checked reads: an out-of-range integer fails naming its key instead of wrapping.
   auto what = [](const char* k) { return fmt::format("train config: field \"{}\"", k); };
+  // A bad value in a valid config is a usage error (exit 2), as validate()'s limits are: a step count
+  // beyond 32 bits and one beyond a limit below them are the same mistake.
+  const auto value = [](auto read) {
+    try {
+      return read();
+    } catch (const mq::UsageError&) {
+      throw;
+    } catch (const mq::Error& e) {
+      throw mq::UsageError(e.what());
+    }
+  };
   auto get_int = [&](const char* k, int& field) {
-    if (j.contains(k)) field = static_cast<int>(mq::json_int(j.at(k), what(k), INT32_MIN, INT32_MAX));
+    if (j.contains(k)) field = value([&] { return static_cast<int>(mq::json_int(j.at(k), what(k), INT32_MIN, INT32_MAX)); });
   };
   auto get_double = [&](const char* k, double& field) {
-    if (j.contains(k)) field = mq::json_finite(j.at(k), what(k));
+    if (j.contains(k)) field = value([&] { return mq::json_finite(j.at(k), what(k)); });
   };
   auto get_string = [&](const char* k, std::string& field) {
-    if (j.contains(k)) field = mq::json_string(j.at(k), what(k));
+    if (j.contains(k)) field = value([&] { return mq::json_string(j.at(k), what(k)); });
   };
   get_int("steps", c.steps);
   get_int("batch", c.batch);
@@ -78,7 +89,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
   get_double("beta2", c.beta2);
   get_double("eps", c.eps);
   get_double("clip", c.clip);
-  if (j.contains("seed")) c.seed = mq::json_uint64(j.at("seed"), what("seed"));
+  if (j.contains("seed")) c.seed = value([&] { return mq::json_uint64(j.at("seed"), what("seed")); });
   get_int("eval_interval", c.eval_interval);
   get_int("eval_batches", c.eval_batches);
   get_int("checkpoint_interval", c.checkpoint_interval);

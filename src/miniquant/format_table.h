@@ -1,13 +1,16 @@
 // The format traits table: one entry per storage family (fp32, fp16, bf16, int8, int4, int3, int2, and the
 // K-quant families q2_k .. q6_k), in the spirit of ggml's type_traits. It is the one place that says, for a family, which fast kernel
 // runs it, which scalar reference that kernel is tested against, how its fields are decoded, and whether
-// it has the int8-activation (VNNI block) path. gemm() dispatches through it; tests and benchmarks loop
-// over it. The schemes themselves (grouping, symmetry, bytes) are format.h's Scheme.
+// it has the int8-activation (VNNI block) path, and whether QuantizedLinear keeps it in the 16-row block
+// layout (runs_blocked). gemm() and QuantizedLinear dispatch through it; tests and benchmarks loop over it.
+// The schemes themselves (grouping, symmetry, bytes) are format.h's Scheme; docs/ARCHITECTURE.md's kernel
+// map lists every (family, activation mode, ISA) and the kernel, twin and test behind it.
 #pragma once
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "miniquant/kernels/kernels.h"
 #include "miniquant/quantize.h"
 
 namespace mq {
@@ -27,6 +30,10 @@ struct FormatTraits {
   GemmKernel kernel;         // the fast weight-only kernel (activations stay fp32)
   GemmKernel reference;      // its scalar twin: the obvious loops (kernels/ref.h)
   bool dynamic_int8 = false;  // has the +a8 path: int8 activations, VNNI on the 16-row block layout
+  // Weight-only and +bf16 run on the 16-row block layout (gemm_blocked_bf16) in QuantizedLinear, where the
+  // build has the family's AVX-512 BF16 tile (blocked_tile_built): there it is faster than the row-major
+  // kernel (bench/README.md). gemm() on a QTensor keeps the row-major kernel either way.
+  bool blocked_bf16 = false;
   // K-quant families: the block layout and ranges (kquant/family.h), through which the generic K code
   // (kquant/kquant.h: grids, dequantization, search, GPTQ, kernels, GGUF) reaches the family; null otherwise.
   const KFamily* kquant = nullptr;
@@ -38,5 +45,10 @@ struct FormatTraits {
 const std::vector<FormatTraits>& format_table();
 // The family of a scheme (every valid Scheme has one).
 const FormatTraits& traits_of(const Scheme& s);
+
+// True when QuantizedLinear keeps w in the 16-row block layout for act, read from the table: the dynamic
+// modes where the family has them (dynamic_int8), weight-only and +bf16 where it has blocked_bf16 and the
+// build has the tile; either way only where the tensor has a layout (blockable).
+bool runs_blocked(const QTensor& w, ActMode act);
 
 }  // namespace mq

@@ -30,7 +30,9 @@ struct GptqResult {
   double percdamp_used = 0.0;         // the damping that factorised
   int damp_retries = 0;
   std::vector<int64_t> dead_columns;  // diag(H) == 0: weights there are set to 0 (their input never fires)
-  double proxy_loss = 0.0;            // sum over entries of (w - q)^2 / (2 [H^-1]_jj^2), the solver's own objective
+  // The solver's own objective: sum over entries of (w - q)^2 / (2 U_jj^2), U the upper Cholesky factor of
+  // H^-1 (H^-1 = U^T U; U_jj^2 is [H_F^-1]_jj, H restricted to the columns not yet quantized when j is).
+  double proxy_loss = 0.0;
   double seconds = 0.0;
   std::vector<std::string> notes;     // what the solver had to do (extra damping, ...)
 };

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/quantize.h"
@@ -33,9 +34,9 @@ class QuantizedLinear {
   const uint8_t* row_codes(int64_t r) const;
   // Exact bytes of the format: codes + fp16 scales + packed zero-points.
   Storage storage() const { return w_.storage(); }
-  // Bytes held in memory: in block mode (runs_blocked: the dynamic modes, and int4 weight-only / +bf16 on
-  // AVX-512 BF16) the kernels' 16-row block layout (blocked.h: the same codes and scales permuted, rows padded
-  // to a multiple of 16, one byte per zero-point) replaces the row-major tensor; otherwise storage().total().
+  // Bytes held in memory: in block mode (format_table.h runs_blocked: the dynamic modes, and int8 / int4 / int3 /
+  // int2 weight-only / +bf16 on AVX-512 BF16) the kernels' 16-row block layout (blocked.h: the same codes and
+  // scales permuted, rows padded to a multiple of 16, one byte per zero-point) replaces the row-major tensor; otherwise storage().total().
   int64_t resident_bytes() const { return blocked_ ? blocked_->bytes() : w_.storage().total(); }
 
   // x: (n, in) row-major;  y: (n, out) row-major. n = 1 is one decode token.

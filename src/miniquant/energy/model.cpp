@@ -9,6 +9,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/json_checked.h"
 
 namespace mq::energy {
 namespace {
@@ -34,12 +35,12 @@ std::array<double, kCols> row_of(const CalibrationSample& s) {
 }  // namespace
 
 Coefficients load_coefficients(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(mq::read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw mq::Error(fmt::format("{}: not valid JSON ({})", path, e.what()));
-  }
+  // The checked reader (util/json_checked.h): a coefficients file is ~2 KB, so 1 MiB is a wrong file;
+  // nesting, duplicate keys and memory are bounded (a 40 KB file nested 20,000 deep once took 1.36 GB).
+  return coefficients_from_json(mq::read_json_file(path, kMaxCoefficientsBytes), path);
+}
+
+Coefficients coefficients_from_json(const nlohmann::json& j, const std::string& path) {
   Coefficients c;
   c.file = path;
   if (!j.contains("coefficients") || !j["coefficients"].is_object())
@@ -56,6 +57,8 @@ Coefficients load_coefficients(const std::string& path) {
     *field(c, i) = v;
     c.sources[kNames[i]] = e.value("source", nlohmann::json("(no source given)"));
   }
+  if (j.contains("calibrated") && !j["calibrated"].is_boolean())
+    throw mq::Error(fmt::format("{}: \"calibrated\" must be true or false, got {}", path, mq::json_summary(j["calibrated"])));
   c.calibrated = j.value("calibrated", false);
   return c;
 }

@@ -28,6 +28,9 @@ struct Coefficients {
 // Loads and checks a coefficients file (mq::Error naming the file and field: missing, negative,
 // not a number). Format: {"coefficients": {"static_watts": {"value": .., "source": ..}, ...}}.
 Coefficients load_coefficients(const std::string& path);
+inline constexpr size_t kMaxCoefficientsBytes = size_t{1} << 20;  // the shipped file is ~3 KB
+// The same checks on JSON already parsed (`path` names it in messages); the fuzzer's entry point.
+Coefficients coefficients_from_json(const nlohmann::json& j, const std::string& path);
 nlohmann::json coefficients_json(const Coefficients& c);  // the same format, for a calibrated file
 
 // Modelled energy by term: "static", "compute", "L1", "L2", "L3", "DRAM".

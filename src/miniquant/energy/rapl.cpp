@@ -21,13 +21,10 @@ namespace {
 // "intel-rapl:0" and "intel-rapl:0:1" (a zone inside zone 0); not "intel-rapl" (the control type).
 bool is_zone_dir(const std::string& n) { return n.rfind("intel-rapl:", 0) == 0; }
 
-struct Scan {
-  std::vector<RaplZone> zones;
-  Probe probe;
-};
+}  // namespace
 
-Scan scan(const std::string& root) {
-  Scan s;
+RaplScan scan_rapl(const std::string& root) {
+  RaplScan s;
   s.probe.meter = "rapl";
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
@@ -81,35 +78,34 @@ Scan scan(const std::string& root) {
   return s;
 }
 
-}  // namespace
-
 uint64_t counter_delta(uint64_t before, uint64_t after, uint64_t max_range) {
   if (after >= before) return after - before;
   // Wrapped once: up to the top of the range, then from 0.
   return (max_range - before) + after;
 }
 
-Probe probe_rapl(const std::string& root) { return scan(root).probe; }
+Probe probe_rapl(const std::string& root) { return scan_rapl(root).probe; }
 
 RaplMeter::RaplMeter(const std::string& root) : root_(root) {
-  Scan s = scan(root);
+  RaplScan s = scan_rapl(root);
   probe_ = s.probe;
   if (!probe_.available) throw mq::Error("rapl: " + probe_.reason);
   zones_ = std::move(s.zones);
   t0_ = now_seconds();
 }
 
-std::string RaplMeter::source() const {
+std::string rapl_source(const std::vector<RaplZone>& zones) {
   bool dram = false;
-  for (const auto& z : zones_) dram = dram || (z.name == "dram" && z.in_total);
+  for (const auto& z : zones) dram = dram || (z.name == "dram" && z.in_total);
   return dram ? "rapl:package+dram" : "rapl:package";
 }
 
-Reading RaplMeter::read() {
+std::string RaplMeter::source() const { return rapl_source(zones_); }
+
+Reading read_rapl(const std::string& root, std::vector<RaplZone>& zones) {
   Reading r;
-  r.seconds = now_seconds() - t0_;
-  for (auto& z : zones_) {
-    const std::string path = root_ + "/" + z.dir + "/energy_uj";
+  for (auto& z : zones) {
+    const std::string path = root + "/" + z.dir + "/energy_uj";
     const SysfsValue v = read_sysfs(path);
     if (!v.ok) throw mq::Error(fmt::format("rapl: {} became unreadable mid-run: {}", path, v.error));
     const uint64_t now = parse_u64(v.text, path);
@@ -117,9 +113,15 @@ Reading RaplMeter::read() {
       throw mq::Error(fmt::format("rapl: {} reads {} uJ, above its max_energy_range_uj {}", path, now, z.max_range_uj));
     z.joules += static_cast<double>(counter_delta(z.last_uj, now, z.max_range_uj)) * 1e-6;
     z.last_uj = now;
-    r.joules[z.name] = z.joules;
+    r.joules[z.name] += z.joules;  // two sockets each have a "dram" sub-zone: the name's figure is their sum
     if (z.in_total) r.total += z.joules;
   }
+  return r;
+}
+
+Reading RaplMeter::read() {
+  Reading r = read_rapl(root_, zones_);
+  r.seconds = now_seconds() - t0_;
   return r;
 }
 

@@ -25,6 +25,19 @@ struct RaplZone {
 // The zones under `root` and which could not be read (found in probe().skipped with the reason).
 Probe probe_rapl(const std::string& root = kPowercapRoot);
 
+// The readable zones under `root` (sorted by folder, each with its first raw reading) and the probe.
+struct RaplScan {
+  std::vector<RaplZone> zones;
+  Probe probe;
+};
+RaplScan scan_rapl(const std::string& root);
+// Reads every zone's counter once and adds its unwrapped advance since the zone's last reading: joules per
+// zone since the scan and their total (`seconds` left 0: the caller's clock). mq::Error naming the file
+// when a counter became unreadable, is not a number or is above its max_energy_range_uj.
+Reading read_rapl(const std::string& root, std::vector<RaplZone>& zones);
+// "rapl:package+dram" when a dram zone counts in the total, else "rapl:package".
+std::string rapl_source(const std::vector<RaplZone>& zones);
+
 // Unwrapped difference of a counter that counts up to max_range and starts again at 0.
 uint64_t counter_delta(uint64_t before, uint64_t after, uint64_t max_range);
 

@@ -9,7 +9,10 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/integrity.h"
+#include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
 
 namespace mq::gguf {
 namespace {
@@ -187,6 +190,38 @@ std::string serialize(const File& f) {
 
 void write(const std::string& path, const File& f) { write_file_atomic(path, serialize(f)); }
 
+void add_tensor_checksums(File& f) {
+  for (const Tensor& t : f.tensors) f.set(kChecksumPrefix + t.name, Value::string(sha256_hex(t.data.data(), t.data.size())));
+}
+
+namespace {
+
+// The checksum keys of a parsed file against its tensors: every key names a tensor and holds 64 hex
+// digits; when any tensor has one, every tensor must; the data must hash to it.
+void check_checksums(const File& f, In& in) {
+  const size_t prefix = std::string_view(kChecksumPrefix).size();
+  size_t keys = 0;
+  for (const auto& [key, v] : f.kv) {
+    if (key.compare(0, prefix, kChecksumPrefix) != 0) continue;
+    ++keys;
+    const std::string name = key.substr(prefix);
+    if (v.type != ValueType::string || !is_sha256_hex(v.as_string()))
+      in.fail(fmt::format("checksum key \"{}\" is not a string of 64 hex digits", clip_text(key)));
+    if (!f.tensor(name)) in.fail(fmt::format("checksum key \"{}\" names no tensor of the file", clip_text(key)));
+  }
+  if (keys == 0) return;
+  if (keys != f.tensors.size())
+    in.fail(fmt::format("{} of {} tensors carry a checksum: the file was altered after it was written", keys, f.tensors.size()));
+  if (!verify_checksums()) return;
+  for (const Tensor& t : f.tensors) {
+    const std::string& want = f.at(kChecksumPrefix + t.name).as_string();
+    const std::string got = sha256_hex(t.data.data(), t.data.size());
+    if (got != want) in.fail(checksum_mismatch(t.name, want, got));
+  }
+}
+
+}  // namespace
+
 File parse(std::span<const uint8_t> bytes) {
   In in(bytes);
   in.need(4, "magic");
@@ -275,6 +310,7 @@ File parse(std::span<const uint8_t> bytes) {
     in.seek(at, "tensor data");
     in.bytes(infos[i].size, f.tensors[i].data, "tensor data");
   }
+  check_checksums(f, in);
   return f;
 }
 

@@ -143,10 +143,9 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                        ActMode act = ActMode::weight_only);
 
-// True when QuantizedLinear keeps w in the block layout for act: the dynamic modes wherever the tensor has a
-// layout (supports_dynamic, blockable); weight-only and +bf16 for int8, int4 and int2 on AVX-512 BF16 builds, and
-// int3 where they also have VBMI (Bf16Dot::kInt3), where gemm_blocked_bf16 is faster than the row-major kernels
-// (bench/README.md).
-bool runs_blocked(const QTensor& w, ActMode act);
+// True when this build has gemm_blocked_bf16's AVX-512 BF16 tile for the field width: int8, int4 and int2 on
+// AVX-512 BF16 builds, int3 where they also have VBMI (Bf16Dot::kInt3). The format table's runs_blocked reads
+// it: where the tile is built, the block layout is faster than the row-major kernels (bench/README.md).
+bool blocked_tile_built(int bits);
 
 }  // namespace mq

@@ -1,5 +1,5 @@
 // Weight-only int8, int4, int3 and int2 products on the 16-row block layout (blocked.h) with AVX-512 BF16 dot products: what
-// QuantizedLinear runs for int8 / int4 / int3 / int2 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (runs_blocked).
+// QuantizedLinear runs for int8 / int4 / int3 / int2 in weight-only and +bf16 mode where the CPU has AVX-512 BF16 (format_table.h runs_blocked).
 //
 // Why a second layout for weight-only: on the row-major codes (word_kernel.h bf16_tile) every output row is a
 // horizontal sum, and its partial sums must be scaled and reset every 128 columns (a block of one row holds two
@@ -474,10 +474,7 @@ namespace {
 constexpr bool isa_tile_built(int bits) { return kdetail::Bf16Dot::kAvailable && (bits != 3 || kdetail::Bf16Dot::kInt3); }
 }  // namespace
 
-bool runs_blocked(const QTensor& w, ActMode act) {
-  if (is_dynamic(act)) return supports_dynamic(w.scheme) && blockable(w);
-  return w.scheme.is_integer() && isa_tile_built(w.scheme.bits) && blockable(w);  // int8 / int4 / int3 / int2
-}
+bool blocked_tile_built(int bits) { return (bits == 8 || bits == 4 || bits == 3 || bits == 2) && isa_tile_built(bits); }
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");

@@ -28,6 +28,8 @@ std::string errno_reason(int err) {
     case EISDIR: return "it is a folder";
     case EROFS: return "read-only file system";
     case ENOSPC: return "no space left on the device";
+    // With SIGXFSZ ignored (tools/miniquant.cpp), a write past `ulimit -f` fails with EFBIG.
+    case EFBIG: return "file too large (beyond the file-size limit, ulimit -f, or the file system's)";
     default: {
       std::string s = std::strerror(err);
       if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
@@ -61,6 +63,40 @@ void check_writable_output(const std::string& path) {
   if (fd < 0) throw Error(fmt::format("cannot write '{}': folder '{}': {}", path, dir.string(), errno_reason(errno)));
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+void check_not_an_input(const FlagPath& out, const std::vector<FlagPath>& inputs) {
+  struct stat o {};
+  const bool out_exists = ::stat(out.path.c_str(), &o) == 0;
+  for (const FlagPath& in : inputs) {
+    if (in.path.empty()) continue;
+    struct stat i {};
+    const bool in_exists = ::stat(in.path.c_str(), &i) == 0;
+    bool same = false;
+    if (out_exists && in_exists) {
+      same = o.st_dev == i.st_dev && o.st_ino == i.st_ino;
+    } else if (!out_exists && !in_exists) {
+      // Two files still to be written (an output listed among the others): the same path, spelled any way.
+      std::error_code e1, e2;
+      const auto a = std::filesystem::weakly_canonical(out.path, e1), b = std::filesystem::weakly_canonical(in.path, e2);
+      same = !e1 && !e2 && a == b;
+    }
+    if (same)
+      throw UsageError(fmt::format("{} '{}' is the same file as {} '{}': writing it would replace {}; give another path", out.flag,
+                                   out.path, in.flag, in.path, in_exists ? "an input" : "another output"));
+  }
+}
+
+void check_folder_outputs(const std::string& flag, const std::string& dir, const std::vector<std::string>& names,
+                          const std::vector<FlagPath>& inputs) {
+  if (dir.empty()) throw UsageError(fmt::format("{} is empty: give the output folder", flag));
+  for (const std::string& n : names) check_not_an_input({flag, (std::filesystem::path(dir) / n).string()}, inputs);
+}
+
+void check_output_file(const FlagPath& out, const std::vector<FlagPath>& inputs) {
+  if (out.path.empty()) throw UsageError(fmt::format("{} is empty: give the file to write", out.flag));
+  check_not_an_input(out, inputs);
+  check_writable_output(out.path);
 }
 
 void check_writable_dir(const std::string& dir) {

@@ -204,6 +204,17 @@ std::string sha256_hex(const void* data, size_t n) {
   return hex(md.data(), len);
 }
 
+std::string sha256_hex(std::span<const std::string_view> parts) {
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw Error("sha256: OpenSSL init failed");
+  for (std::string_view p : parts)
+    if (EVP_DigestUpdate(ctx.get(), p.data(), p.size()) != 1) throw Error("sha256: OpenSSL digest failed");
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md;
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx.get(), md.data(), &len) != 1) throw Error("sha256: OpenSSL digest failed");
+  return hex(md.data(), len);
+}
+
 std::string sha256_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(fmt::format("sha256: cannot read {}", path));

@@ -1,7 +1,9 @@
 // Facts about this machine, this build and files on disk, for manifests: what ran, where, on what.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mq {
@@ -77,6 +79,8 @@ CommandOutput run_command(const std::string& cmd);
 // Lower-case hex SHA-256 of a file (mq::Error when unreadable) or of bytes.
 std::string sha256_file(const std::string& path);
 std::string sha256_hex(const void* data, size_t n);
+// Of the parts one after another, as if they were one buffer.
+std::string sha256_hex(std::span<const std::string_view> parts);
 
 // Current UTC time as ISO 8601 ("2026-11-21T08:12:00Z").
 std::string utc_now_iso8601();

@@ -1,0 +1,57 @@
+// The pairs the benchmark compares: a ggml type against the miniquant scheme and activation mode that stores
+// the same bits per weight. One row per pair, so the K types (q2_k..q6_k against our K schemes) join as rows.
+// The ggml facts in a row (name, block, bytes, the activation type its CPU dot product quantizes to) are
+// checked against the loaded library before anything runs (abi_check.h); they also feed the correctness bound.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ggml.h"
+#include "miniquant/kernels/kernels.h"
+
+namespace vsggml {
+
+// How ggml quantizes the fp32 activations inside GGML_OP_MUL_MAT for a weight type (its vec_dot_type): blocks
+// of `block` values, codes round(x * codes_max / absmax), one scale per block. verify.h reproduces it with the
+// type's own reference quantizer.
+struct ActQuant {
+  std::string_view name;  // "q8_0", "q8_K"
+  ggml_type type;
+  int64_t block = 0;
+  int codes_max = 127;
+};
+inline constexpr ActQuant kQ8_0{"q8_0", GGML_TYPE_Q8_0, 32, 127};
+// The K types' activation type (q2_k..q6_k rows): 256 values per block, round(-127 x / max) with max the signed
+// value of largest magnitude (quantize_row_q8_K_ref, which the x86 CPU backend runs as it is).
+inline constexpr ActQuant kQ8_K{"q8_K", GGML_TYPE_Q8_K, 256, 127};
+
+struct Pair {
+  std::string_view ggml_name;  // ggml_type_name's answer
+  ggml_type type;
+  int64_t block_elems = 0;  // ggml_blck_size
+  size_t block_bytes = 0;   // ggml_type_size
+  ActQuant act;             // the activation type its dot product quantizes to (ggml-cpu type_traits vec_dot_type)
+  std::string_view scheme;  // ours: a scheme of mq::scheme_table()
+  mq::ActMode mode;         // weight-only or +a8 (dynamic_int8)
+  std::string label() const;  // "q4_0 / int4-g64+a8"
+};
+
+// q4_0: 32 weights, an fp16 scale and 16 bytes of nibbles (4.5 bits per weight), against int4-g64 (4.25);
+// q8_0: 32 weights, an fp16 scale and 32 bytes (8.5 bits), against int8-per-channel (8 bits + one scale a row).
+inline const std::vector<Pair>& pair_table() {
+  static const std::vector<Pair> t = {
+      {"q4_0", GGML_TYPE_Q4_0, 32, 18, kQ8_0, "int4-g64", mq::ActMode::weight_only},
+      {"q4_0", GGML_TYPE_Q4_0, 32, 18, kQ8_0, "int4-g64", mq::ActMode::dynamic_int8},
+      {"q8_0", GGML_TYPE_Q8_0, 32, 34, kQ8_0, "int8-per-channel", mq::ActMode::weight_only},
+      {"q8_0", GGML_TYPE_Q8_0, 32, 34, kQ8_0, "int8-per-channel", mq::ActMode::dynamic_int8},
+  };
+  return t;
+}
+
+inline std::string Pair::label() const {
+  return std::string(ggml_name) + " / " + std::string(scheme) + (mode == mq::ActMode::dynamic_int8 ? "+a8" : "");
+}
+
+}  // namespace vsggml

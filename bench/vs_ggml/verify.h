@@ -1,0 +1,41 @@
+// Correctness of either side before it is timed: its output against a reference computed in double from its own
+// dequantized weights (ggml's to_float, our mq::dequantize) and the activations its kernel multiplies (RefActs),
+// within a bound derived from what is left:
+//
+//   |y - sum_j w_j x'_j| <= 1.01 (sum_j |w_j| e_j + (in + 8) 2^-24 sum_j |w_j| (|x'_j| + e_j))
+//
+// x' is the kernel's activation as far as it is known exactly, e_j what it may still differ by: our +a8 codes
+// come from the library's own quantize_activations (e = 0); weight-only keeps x (e = 2^-16 |x|, the bf16 split);
+// ggml's come from its reference quantizer for the dot product's activation type (from_float_ref, then
+// to_float), and its SIMD quantizer may round a value that sits on a half-step tie the other way (e = one step
+// there, 0 elsewhere). The second term is the first-order bound of any summation order of `in` products, each
+// with a few roundings. A kernel bug of a few percent in one output already exceeds it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ggml.h"
+#include "pairs.h"
+
+namespace vsggml {
+
+struct RefActs {
+  std::vector<float> x;       // (n, in): the activations the reference multiplies
+  std::vector<double> slack;  // (n, in): e_j, what the kernel's activation may still differ by
+};
+
+// Weight-only: x itself; the bf16 kernels multiply hi + lo of split_bf16 (within 2^-16 |x|).
+RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in);
+// Our +a8: per token s * a with a = mq::quantize_activations(x), the codes the kernels use.
+RefActs int8_token_acts(const std::vector<float>& x, int64_t n, int64_t in);
+// ggml's: each token through `traits` (the activation type's from_float_ref, then to_float); a value whose
+// x * codes_max / absmax lies within 1e-3 of a half-step gets one step of slack.
+RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml_type_traits& traits, const ActQuant& q);
+
+// Compares y: (n, out) with deq: (out, in) times a.x on every 17th row and the last, every token: "" when every
+// output is within the bound, else the first miss in one line.
+std::string check_output(const std::vector<float>& deq, int64_t out, int64_t in, const RefActs& a, int64_t n,
+                         const std::vector<float>& y);
+
+}  // namespace vsggml
