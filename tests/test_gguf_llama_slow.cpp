@@ -431,10 +431,11 @@ TEST_CASE("llama.cpp runs every K-type export and agrees with miniquant, one Nod
   REQUIRE(ans["models"].size() == std::size(cases));
   for (size_t i = 0; i < std::size(cases); ++i) {
     const Case& c = cases[i];
-    CAPTURE(c.scheme);
+    const std::string scheme = c.scheme;  // a std::string: doctest prints a const char* as its address
+    CAPTURE(scheme);
     check_header(ans["models"][i]["header"], files[i]);
     const Agreement a = compare(ans["models"][i]["logits"], ours[i], V);
-    MESSAGE(c.scheme, " vs miniquant: max |logit diff| ", a.max_abs, " (max |logit| ", a.max_logit, "), mean KLD ", a.kld,
+    MESSAGE(scheme, " vs miniquant: max |logit diff| ", a.max_abs, " (max |logit| ", a.max_logit, "), mean KLD ", a.kld,
             ", top-1 agreement ", a.top1);
     CHECK(a.max_abs <= c.max_abs_hi);
     CHECK(a.kld >= c.kld_lo);

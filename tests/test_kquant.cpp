@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "miniquant/error.h"
@@ -329,7 +330,8 @@ TEST_CASE("intN shrink-grid search: never worse than the plain grid in its norm;
   Rng rng(4);
   for (const char* name : {"int2-g64", "int3-g64", "int4-g32-asym", "int2-g64-asym", "int4-per-channel", "int8-per-tensor"}) {
     const Scheme s = Scheme::parse(name);
-    CAPTURE(name);
+    const std::string sname = name;  // doctest prints a const char* as its address
+    CAPTURE(sname);
     const int64_t rows = 6, cols = 256;
     const std::vector<float> w = gaussian_matrix(rows, cols, 31);
     std::vector<float> imp(static_cast<size_t>(cols));
@@ -381,7 +383,8 @@ TEST_CASE("intN search's code -(qmax + 1): every kernel, QuantizedLinear and the
     return static_cast<double>(k) * u / (1.0 - static_cast<double>(k) * u);
   };
   for (const char* name : {"int8-per-channel", "int8-g32", "int4-g64", "int4-g32", "int3-g64", "int2-g64"}) {
-    CAPTURE(name);
+    const std::string sname = name;  // a std::string: doctest prints a const char* as its address
+    CAPTURE(sname);
     const Scheme s = Scheme::parse(name);
     const bool dynamic = s.bits >= 4;  // int3 / int2: weight-only kernels, no +a8 and no GGUF type
     const int64_t rows = 37, cols = 256, n = 3;  // 37: two full 16-row blocks and a partial one
@@ -392,7 +395,7 @@ TEST_CASE("intN search's code -(qmax + 1): every kernel, QuantizedLinear and the
     int64_t low = 0;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cols; ++k) low += q.field_at(r, k) == 0;
-    MESSAGE(name, ": ", low, " fields at -(qmax + 1)");
+    MESSAGE(sname << ": " << low << " fields at -(qmax + 1)");
     REQUIRE(low > 0);
     const std::vector<float> x = gaussian_matrix(n, cols, 5);
     const std::vector<float> d = dequantize(q);
