@@ -23,11 +23,7 @@ using namespace mq;
 
 namespace {
 
-// gamma_k = k u / (1 - k u), u = 2^-24.
-double gamma(int64_t k) {
-  const double u = std::ldexp(1.0, -24);
-  return static_cast<double>(k) * u / (1.0 - static_cast<double>(k) * u);
-}
+using actcodes::gamma;
 
 std::vector<Scheme> blocked_schemes() {
   return {Scheme::integer(8, kPerTensor), Scheme::integer(8, kPerChannel), Scheme::integer(8, kPerChannel, false),
@@ -135,27 +131,15 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
         const std::vector<float> w = gaussian_matrix(rows, c, 17 + static_cast<uint64_t>(rows));
         const QTensor q = quantize(w.data(), rows, c, s);
         const BlockedCodes b = pack_blocked(q);
-        const int64_t gpr = s.groups_per_row(c);
         // With 16-bit activations the kernel runs each token as two int8 rows, so n = 1, 2, 4, ... reach
         // its 2-row decode tile (half the single-token tile's blocks), the 4-token tiles and remainders.
         for (int64_t n : token_counts) {
           const std::vector<float> x = gaussian_matrix(n, c, 5 + static_cast<uint64_t>(n));
           std::vector<float> yref(static_cast<size_t>(n * rows));
           gemm_dynamic_ref(q, x.data(), n, yref.data(), act);
-          // Bound per output: the exact int32 group dot meets one int -> float rounding, one fma per
-          // group and the token scale: gamma(2 gpr + 2) of sum_i s |u_i - z| |a_i| * s_x. 16-bit: each
-          // half (h with scale 256 s_x, l with s_x) meets that, then their sum one more rounding:
-          // gamma(2 gpr + 3) of sum_i s |u_i - z| (256 |h_i| + |l_i|) * s_x.
-          std::vector<double> bound(static_cast<size_t>(n * rows));
-          std::vector<double> mag;
-          for (int64_t t = 0; t < n; ++t) {
-            const double sx = actcodes::quantize_magnitudes(x.data() + t * c, c, act, mag);
-            for (int64_t r = 0; r < rows; ++r) {
-              double m = 0.0;
-              for (int64_t k = 0; k < c; ++k) m += q.scale_at(r, k) * std::abs(q.field_at(r, k) - q.zero_at(r, k)) * mag[k];
-              bound[t * rows + r] = gamma(2 * gpr + (wide ? 3 : 2)) * sx * m + 1e-30;
-            }
-          }
+          // Bound per output: actcodes::dynamic_bounds (exact int32 group dots, then gamma(2 gpr + 2 or 3) of
+          // sum_i s |u_i - z| |a_i| * s_x).
+          const std::vector<double> bound = actcodes::dynamic_bounds(q, x.data(), n, act);
           // The ISA path (VNNI or AVX2) and the portable twin do the same exact integer dots and the same
           // float steps in the same order: their outputs are identical, not merely within the bound.
           std::vector<float> y_isa[3];

@@ -20,11 +20,7 @@ using namespace mq;
 
 namespace {
 
-// gamma_k = k u / (1 - k u), u = 2^-24: the relative bound of k chained float roundings.
-double gamma(int64_t k) {
-  const double u = std::ldexp(1.0, -24);
-  return static_cast<double>(k) * u / (1.0 - static_cast<double>(k) * u);
-}
+using actcodes::gamma;  // the relative bound of k chained float roundings
 
 // Widths worth testing for a scheme: one group, several groups, widths that are not a multiple of
 // any SIMD block (the kernels' scalar tails), and odd widths where the scheme allows them.
