@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include <fmt/core.h>
+
 #include "experiments/allocate.h"
 #include "miniquant/error.h"
 
@@ -44,10 +46,10 @@ TEST_CASE("the frontier agrees with brute force on random instances, at every bu
     std::vector<AllocItem> items;
     const int n = 2 + static_cast<int>(rng() % 5);  // 2..6 items
     for (int i = 0; i < n; ++i) {
-      AllocItem it{"L" + std::to_string(i), {}};
+      AllocItem it{fmt::format("L{}", i), {}};  // fmt, not "L" + to_string: gcc 12 -O3 warns -Wrestrict (false positive)
       const int k = 1 + static_cast<int>(rng() % 4);  // 1..4 options
       for (int o = 0; o < k; ++o)  // small integer bytes and costs so that ties happen too
-        it.options.push_back({"r" + std::to_string(o), static_cast<long long>(1 + rng() % 20), static_cast<double>(rng() % 10)});
+        it.options.push_back({fmt::format("r{}", o), static_cast<long long>(1 + rng() % 20), static_cast<double>(rng() % 10)});
       items.push_back(it);
     }
     const auto f = mqexp::allocation_frontier(items);

@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "experiments/energy_phases.h"  // argmax
 #include "experiments/intervals.h"
 #include "miniquant/error.h"
 #include "miniquant/util/first_error.h"
@@ -30,10 +31,6 @@ double kl_divergence(const double* lp, const double* lq, int V) {
   for (int j = 0; j < V; ++j) kl += std::exp(lp[j]) * (lp[j] - lq[j]);
   return kl;
 }
-
-namespace {
-int argmax(const float* row, int V) { return static_cast<int>(std::max_element(row, row + V) - row); }
-}  // namespace
 
 std::vector<DivergencePass> divergence_pass(const minigpt::Model& reference, const std::vector<const minigpt::Model*>& models,
                                             const std::vector<int32_t>& stream, int window, int stride) {

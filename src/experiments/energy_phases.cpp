@@ -7,11 +7,10 @@
 
 namespace mqexp {
 
-using mq::energy::Interval;
 using mq::energy::Reading;
 using mq::energy::Work;
 
-void PhaseStats::add(const Interval& iv, const Work& w) {
+void PhaseStats::add(const mq::energy::Interval& iv, const Work& w) {
   joules += iv.joules;
   seconds += iv.seconds;
   for (const auto& [z, j] : iv.zones) zones[z] += j;

@@ -6,7 +6,8 @@
 #include "miniquant/kquant/family.h"
 
 namespace mq {
-namespace {
+// Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
+namespace q2k {
 
 struct BlockQ2K {
   uint8_t scales[16];  // sub-block b: sc_b in bits 0-3, m_b in bits 4-7
@@ -14,7 +15,7 @@ struct BlockQ2K {
   uint16_t d;          // fp16
   uint16_t dmin;       // fp16
 };
-static_assert(sizeof(BlockQ2K) == 84, "ggml block_q2_K is 84 bytes");
+static_assert(sizeof(q2k::BlockQ2K) == 84, "ggml block_q2_K is 84 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ2K b{};
@@ -41,11 +42,11 @@ void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
   kbits::unpack_quarters(b.qs + 32, codes + 128);
 }
 
-}  // namespace
+}  // namespace q2k
 
 const KFamily& q2_k_family() {
-  static const KFamily f{.name = "q2_k", .bits = 2, .sub = 16, .block_bytes = sizeof(BlockQ2K), .has_min = true,
-                         .sc_lo = 0, .sc_hi = 15, .m_hi = 15, .zero = 0, .ggml_type = 10, .pack = pack, .unpack = unpack};
+  static const KFamily f{.name = "q2_k", .bits = 2, .sub = 16, .block_bytes = sizeof(q2k::BlockQ2K), .has_min = true,
+                         .sc_lo = 0, .sc_hi = 15, .m_hi = 15, .zero = 0, .ggml_type = 10, .pack = q2k::pack, .unpack = q2k::unpack};
   return f;
 }
 

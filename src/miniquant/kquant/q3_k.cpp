@@ -6,7 +6,8 @@
 #include "miniquant/kquant/family.h"
 
 namespace mq {
-namespace {
+// Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
+namespace q3k {
 
 struct BlockQ3K {
   uint8_t hmask[32];   // high code bit of weight j: bit j / 32 of hmask[j % 32]
@@ -15,7 +16,7 @@ struct BlockQ3K {
                        // scales[b - 8]; top two bits in bits 2 (b / 4)..+1 of scales[8 + b % 4]
   uint16_t d;          // fp16
 };
-static_assert(sizeof(BlockQ3K) == 110, "ggml block_q3_K is 110 bytes");
+static_assert(sizeof(q3k::BlockQ3K) == 110, "ggml block_q3_K is 110 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ3K b{};
@@ -52,11 +53,11 @@ void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
     for (int l = 0; l < 32; ++l) codes[32 * k + l] = static_cast<uint8_t>(codes[32 * k + l] | ((b.hmask[l] >> k) & 1) << 2);
 }
 
-}  // namespace
+}  // namespace q3k
 
 const KFamily& q3_k_family() {
-  static const KFamily f{.name = "q3_k", .bits = 3, .sub = 16, .block_bytes = sizeof(BlockQ3K), .has_min = false,
-                         .sc_lo = -32, .sc_hi = 31, .m_hi = 0, .zero = 4, .ggml_type = 11, .pack = pack, .unpack = unpack};
+  static const KFamily f{.name = "q3_k", .bits = 3, .sub = 16, .block_bytes = sizeof(q3k::BlockQ3K), .has_min = false,
+                         .sc_lo = -32, .sc_hi = 31, .m_hi = 0, .zero = 4, .ggml_type = 11, .pack = q3k::pack, .unpack = q3k::unpack};
   return f;
 }
 

@@ -6,7 +6,8 @@
 #include "miniquant/kquant/family.h"
 
 namespace mq {
-namespace {
+// Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
+namespace q4k {
 
 struct BlockQ4K {
   uint16_t d;          // fp16
@@ -14,7 +15,7 @@ struct BlockQ4K {
   uint8_t scales[12];  // kbits::pack_scales_mins6
   uint8_t qs[128];     // weights 64 c .. 64 c + 63 in qs[32 c .. 32 c + 31], as kbits::pack_halves
 };
-static_assert(sizeof(BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
+static_assert(sizeof(q4k::BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ4K b{};
@@ -36,11 +37,11 @@ void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
   for (int c = 0; c < 4; ++c) kbits::unpack_halves(b.qs + 32 * c, codes + 64 * c);
 }
 
-}  // namespace
+}  // namespace q4k
 
 const KFamily& q4_k_family() {
-  static const KFamily f{.name = "q4_k", .bits = 4, .sub = 32, .block_bytes = sizeof(BlockQ4K), .has_min = true,
-                         .sc_lo = 0, .sc_hi = 63, .m_hi = 63, .zero = 0, .ggml_type = 12, .pack = pack, .unpack = unpack};
+  static const KFamily f{.name = "q4_k", .bits = 4, .sub = 32, .block_bytes = sizeof(q4k::BlockQ4K), .has_min = true,
+                         .sc_lo = 0, .sc_hi = 63, .m_hi = 63, .zero = 0, .ggml_type = 12, .pack = q4k::pack, .unpack = q4k::unpack};
   return f;
 }
 

@@ -6,7 +6,8 @@
 #include "miniquant/kquant/family.h"
 
 namespace mq {
-namespace {
+// Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
+namespace q5k {
 
 struct BlockQ5K {
   uint16_t d;          // fp16
@@ -15,7 +16,7 @@ struct BlockQ5K {
   uint8_t qh[32];      // fifth code bit: weight 64 c + l in bit 2c of qh[l], weight 64 c + 32 + l in bit 2c + 1 (l < 32)
   uint8_t qs[128];     // four low code bits, as q4_k's codes
 };
-static_assert(sizeof(BlockQ5K) == 176, "ggml block_q5_K is 176 bytes");
+static_assert(sizeof(q5k::BlockQ5K) == 176, "ggml block_q5_K is 176 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ5K b{};
@@ -45,11 +46,11 @@ void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
     for (int l = 0; l < 32; ++l) codes[32 * k + l] = static_cast<uint8_t>(codes[32 * k + l] | ((b.qh[l] >> k) & 1) << 4);
 }
 
-}  // namespace
+}  // namespace q5k
 
 const KFamily& q5_k_family() {
-  static const KFamily f{.name = "q5_k", .bits = 5, .sub = 32, .block_bytes = sizeof(BlockQ5K), .has_min = true,
-                         .sc_lo = 0, .sc_hi = 63, .m_hi = 63, .zero = 0, .ggml_type = 13, .pack = pack, .unpack = unpack};
+  static const KFamily f{.name = "q5_k", .bits = 5, .sub = 32, .block_bytes = sizeof(q5k::BlockQ5K), .has_min = true,
+                         .sc_lo = 0, .sc_hi = 63, .m_hi = 63, .zero = 0, .ggml_type = 13, .pack = q5k::pack, .unpack = q5k::unpack};
   return f;
 }
 

@@ -5,7 +5,8 @@
 #include "miniquant/kquant/family.h"
 
 namespace mq {
-namespace {
+// Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
+namespace q6k {
 
 struct BlockQ6K {
   // In each half h < 2 (weights 128 h .. 128 h + 127), for l < 32: low nibbles of weights 128 h + l and
@@ -16,7 +17,7 @@ struct BlockQ6K {
   int8_t scales[16];  // sc_b
   uint16_t d;         // fp16
 };
-static_assert(sizeof(BlockQ6K) == 210, "ggml block_q6_K is 210 bytes");
+static_assert(sizeof(q6k::BlockQ6K) == 210, "ggml block_q6_K is 210 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ6K b{};
@@ -53,11 +54,11 @@ void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
   }
 }
 
-}  // namespace
+}  // namespace q6k
 
 const KFamily& q6_k_family() {
-  static const KFamily f{.name = "q6_k", .bits = 6, .sub = 16, .block_bytes = sizeof(BlockQ6K), .has_min = false,
-                         .sc_lo = -128, .sc_hi = 127, .m_hi = 0, .zero = 32, .ggml_type = 14, .pack = pack, .unpack = unpack};
+  static const KFamily f{.name = "q6_k", .bits = 6, .sub = 16, .block_bytes = sizeof(q6k::BlockQ6K), .has_min = false,
+                         .sc_lo = -128, .sc_hi = 127, .m_hi = 0, .zero = 32, .ggml_type = 14, .pack = q6k::pack, .unpack = q6k::unpack};
   return f;
 }
 
