@@ -36,7 +36,7 @@ fast=$(ctest --test-dir build/release -N -LE 'slow|lab' 2>/dev/null | grep -o 't
 # shellcheck disable=SC2086  # the target list is meant to split
 stage "sanitize: configure and build (clang, ASan + UBSan, fuzz targets)" \
   bash -c "bash scripts/configure.sh sanitize && cmake --build --preset sanitize -j ${jobs} --target miniquant_cli fuzz_all ${fast}"
-stage "sanitize: ctest (skips the tests labelled slow; the release run has them)" ctest --preset sanitize -j "${jobs}"
+stage "sanitize: ctest (skips the tests labelled slow or isa; the release run has them)" ctest --preset sanitize -j "${jobs}"
 stage "fuzz: smoke run of every loader's fuzzer" env FUZZ_PRESET=sanitize bash scripts/fuzz_smoke.sh
 # --- aarch64 stage: the ops and their kernel tests cross-built for a Raspberry Pi's Cortex-A72, run under qemu-user
 # (scripts/test_aarch64.sh; "skipped: ..." where the cross toolchain cannot be installed, never on CI)
