@@ -13,7 +13,9 @@
 
 namespace mqexp {
 
-namespace {
+// Named, not anonymous: GgmlQuant::Api holds these types, and in the unity build (CMakeLists.txt) this file is
+// an included one, where gcc warns about a member whose type has internal linkage.
+namespace ggml_abi {
 
 // ggml.h: struct ggml_type_traits, as the pinned release lays it out (checked below through its fields).
 struct TypeTraits {
@@ -32,6 +34,10 @@ using TypeSize = size_t (*)(int type);
 using BlckSize = int64_t (*)(int type);
 using GetTypeTraits = const TypeTraits* (*)(int type);
 
+}  // namespace ggml_abi
+
+namespace {
+
 const mq::KFamily& family(const mq::Scheme& s) {
   const mq::KFamily* f = s.is_kquant() ? mq::traits_of(s).kquant : nullptr;
   if (!f) throw mq::UsageError(fmt::format("ggml quantizer: {} is not a K family", s.name()));
@@ -42,8 +48,8 @@ const mq::KFamily& family(const mq::Scheme& s) {
 
 struct GgmlQuant::Api {
   void* handle = nullptr;
-  QuantizeChunk quantize_chunk = nullptr;
-  GetTypeTraits traits = nullptr;
+  ggml_abi::QuantizeChunk quantize_chunk = nullptr;
+  ggml_abi::GetTypeTraits traits = nullptr;
   ~Api() {
     if (handle) dlclose(handle);
   }
@@ -66,15 +72,15 @@ std::optional<GgmlQuant> GgmlQuant::load(const std::string& path, std::string& w
     if (!p) throw mq::Error(fmt::format("ggml quantizer: {} has no symbol {}", path, name));
     return p;
   };
-  api->quantize_chunk = reinterpret_cast<QuantizeChunk>(sym("ggml_quantize_chunk"));
-  api->traits = reinterpret_cast<GetTypeTraits>(sym("ggml_get_type_traits"));
-  const auto type_size = reinterpret_cast<TypeSize>(sym("ggml_type_size"));
-  const auto blck_size = reinterpret_cast<BlckSize>(sym("ggml_blck_size"));
+  api->quantize_chunk = reinterpret_cast<ggml_abi::QuantizeChunk>(sym("ggml_quantize_chunk"));
+  api->traits = reinterpret_cast<ggml_abi::GetTypeTraits>(sym("ggml_get_type_traits"));
+  const auto type_size = reinterpret_cast<ggml_abi::TypeSize>(sym("ggml_type_size"));
+  const auto blck_size = reinterpret_cast<ggml_abi::BlckSize>(sym("ggml_blck_size"));
   for (const mq::FormatTraits& ft : mq::format_table()) {
     if (!ft.kquant) continue;
     const mq::KFamily& f = *ft.kquant;
     const int t = static_cast<int>(f.ggml_type);
-    const TypeTraits* tr = api->traits(t);
+    const ggml_abi::TypeTraits* tr = api->traits(t);
     std::string expect_name(f.name);
     expect_name.back() = 'K';  // ggml names them "q4_K"
     if (type_size(t) != static_cast<size_t>(f.block_bytes) || blck_size(t) != mq::kSuperBlock || !tr ||

@@ -1,13 +1,20 @@
-// The portable weight-only kernel of the K-quant families (q2_k .. q6_k): for each super-block, the family's
-// unpack gives the sub-block steps D and offsets M and the 256 codes once; the block is decoded to its 256
-// weights w = D (q - zero) - M (ggml's float operations: exactly what dequantize() gives), and every token of the
-// call takes their dot with its activations in kLanes partial sums that run across the whole row and are added
-// once at its end. Plain fixed-width loops the compiler vectorises; fast SIMD kernels per family are later work.
+// The weight-only kernel of the K-quant families (q2_k .. q6_k), one for all five on xsimd (AVX-512, AVX2, NEON).
+// A block's weight j of sub-block b is w_j = D_b (q_j - zero) - M_b, so a sub-block's share of a dot is
+//   sum_j w_j x_j = D_b sum_j q_j x_j - C_b sum_j x_j,   C_b = D_b zero + M_b,
+// and the sums of x over every sub-block are the same for every row: they are taken once per call (xsum).
+// Per weight only its code (from the family's unpack, converted to float once per block and reused by every
+// token) and one multiply-add remain; a sub-block's lane sums are scaled by D_b once. Four rows per pass: four
+// independent chains, one activation load for four rows. A q4_k decoder writing floats straight from the nibbles was
+// measured 4-5% slower than unpack + conversion (gcc's 256-bit code); intrinsics decoders and `+a8` are issue 40.
 // Twin: gemm_ref (kernels/ref.cpp), the dequantized weights times x one by one. Error against the exact product
-// of the stored weights: at most gamma(cols / kLanes + 4) sum_i |w_i x_i| (each lane sums cols / kLanes products,
-// then a four-level tree), which tests/test_kernels.cpp checks with its larger gamma(cols + 17).
+// of the stored weights: each product meets at most cols / sub + sub / W + 8 roundings (the sub-block's lane
+// sum, its D_b scaling and the chain across sub-blocks, the C_b term and its sum of x, the final lane sum),
+// relative to sum_j (|D_b| (q_j + zero) + |M_b|) |x_j| (kmagnitude_at), which tests/test_kernels.cpp checks with
+// its larger gamma(cols + 17).
 #include <algorithm>
 #include <vector>
+
+#include <xsimd/xsimd.hpp>
 
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
@@ -16,53 +23,78 @@
 namespace mq {
 namespace {
 
-constexpr int kLanes = 16;  // partial sums per dot: one AVX-512 vector, two AVX2 ones
-
-// One block decoded: (kSuperBlock) weights.
-inline void decode_block(const KFamily& f, const uint8_t* block, float* w) {
-  KParams p;
-  uint8_t codes[kSuperBlock];
-  f.unpack(block, p, codes);
-  const KGrid g = kgrid(f, p);
-  const float zero = static_cast<float>(f.zero);
-  for (int j = 0; j < f.nsub(); ++j) {
-    const float D = g.D[j], M = g.M[j];
-    const uint8_t* q = codes + j * f.sub;
-    float* out = w + j * f.sub;
-    for (int i = 0; i < f.sub; ++i) out[i] = D * (static_cast<float>(q[i]) - zero) - M;
-  }
+// sum of x over every sub-block of every token.  x: (n, cols);  out: (n, cols / sub).
+void subblock_sums(const float* x, int64_t n, int64_t cols, int sub, std::vector<float>& out) {
+  const int64_t per_row = cols / sub;
+  out.assign(static_cast<size_t>(n * per_row), 0.0f);
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t s = 0; s < per_row; ++s) {
+      const float* xs = x + t * cols + s * sub;
+      float a = 0.0f;
+      for (int i = 0; i < sub; ++i) a += xs[i];
+      out[static_cast<size_t>(t * per_row + s)] = a;
+    }
 }
 
 }  // namespace
 
 void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool /*use_isa: one path*/) {
+  using B = xsimd::batch<float>;  // W lanes: 16 on AVX-512, 8 on AVX2, 4 on NEON; every sub (16, 32) is a multiple
+  constexpr int W = static_cast<int>(B::size);
+  // Rows per pass: R independent multiply-add chains hide the FMA latency, and each activation load serves R
+  // rows. A last pass with fewer rows repeats its first row in the spare slots and stores only the real ones.
+  constexpr int R = 4;
   if (empty_product(w.rows, w.cols, n, y, "gemm_kquant")) return;
   const KFamily& f = kfamily_of(w.scheme);
-  const int64_t cols = w.cols, rows = w.rows, nb = cols / kSuperBlock;
+  const int64_t cols = w.cols, rows = w.rows, nb = cols / kSuperBlock, per_row = cols / f.sub;
+  const int nsub = f.nsub(), sub = f.sub;
+  std::vector<float> xsum;  // (n, cols / sub)
+  subblock_sums(x, n, cols, sub, xsum);
+  const int64_t passes = (rows + R - 1) / R;
   const int nt = kdetail::effective_threads(threads, rows * cols * n);
 #pragma omp parallel num_threads(nt)
   {
-    std::vector<float> acc(static_cast<size_t>(n * kLanes));  // (n, kLanes) one row's partial sums
-    alignas(64) float wd[kSuperBlock];                         // one decoded block
+    std::vector<B> acc(static_cast<size_t>(n * R));     // (n, R) the pass's D-scaled lane sums
+    std::vector<float> off(static_cast<size_t>(n * R));  // (n, R) the pass's sums of C_b xsum_b
+    alignas(64) uint8_t codes[kSuperBlock];              // one block's codes
+    alignas(64) float qf[R][kSuperBlock];                // (R, kSuperBlock) the pass's blocks' codes as floats
+    KGrid g[R];
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      std::fill(acc.begin(), acc.end(), 0.0f);
-      const uint8_t* row = w.row_codes(r);
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      const int64_t r0 = pass * R;
+      const int nr = static_cast<int>(std::min<int64_t>(R, rows - r0));
+      std::fill(acc.begin(), acc.end(), B(0.0f));
+      std::fill(off.begin(), off.end(), 0.0f);
       for (int64_t b = 0; b < nb; ++b) {
-        decode_block(f, row + b * f.block_bytes, wd);
-        for (int64_t t = 0; t < n; ++t) {
-          const float* xb = x + t * cols + b * kSuperBlock;
-          float* a = acc.data() + t * kLanes;
-          for (int i = 0; i < kSuperBlock; i += kLanes)
-            for (int l = 0; l < kLanes; ++l) a[l] += wd[i + l] * xb[i + l];
+        for (int k = 0; k < R; ++k) {
+          KParams p;
+          f.unpack(w.row_codes(r0 + (k < nr ? k : 0)) + b * f.block_bytes, p, codes);
+          g[k] = kgrid(f, p);
+          for (int i = 0; i < kSuperBlock; ++i) qf[k][i] = static_cast<float>(codes[i]);
+        }
+        for (int j = 0; j < nsub; ++j) {
+          const int64_t s = b * nsub + j;  // the sub-block's index in the row
+          for (int64_t t = 0; t < n; ++t) {
+            const float* xs = x + t * cols + s * sub;
+            B part[R];
+            const B x0 = B::load_unaligned(xs);
+            for (int k = 0; k < R; ++k) part[k] = B::load_aligned(qf[k] + j * sub) * x0;
+            for (int i = W; i < sub; i += W) {
+              const B xv = B::load_unaligned(xs + i);
+              for (int k = 0; k < R; ++k) part[k] = xsimd::fma(B::load_aligned(qf[k] + j * sub + i), xv, part[k]);
+            }
+            const float xsb = xsum[static_cast<size_t>(t * per_row + s)];
+            for (int k = 0; k < R; ++k) {
+              B& a = acc[static_cast<size_t>(t * R + k)];
+              a = xsimd::fma(B(g[k].D[j]), part[k], a);
+              off[static_cast<size_t>(t * R + k)] += (g[k].D[j] * static_cast<float>(f.zero) + g[k].M[j]) * xsb;
+            }
+          }
         }
       }
-      for (int64_t t = 0; t < n; ++t) {
-        float* a = acc.data() + t * kLanes;
-        for (int half = kLanes / 2; half > 0; half /= 2)
-          for (int l = 0; l < half; ++l) a[l] += a[l + half];
-        y[t * rows + r] = a[0];
-      }
+      for (int64_t t = 0; t < n; ++t)
+        for (int k = 0; k < nr; ++k)
+          y[t * rows + r0 + k] = xsimd::hadd(acc[static_cast<size_t>(t * R + k)]) - off[static_cast<size_t>(t * R + k)];
     }
   }
 }
