@@ -1,6 +1,7 @@
 // Bit layouts that several K families share (ggml's), so each is written once: 2-bit codes in four
 // quarters of 32 bytes (q2_k, q3_k's low bits), 4-bit codes in two nibble halves of 32 bytes (q4_k, q5_k's
-// low bits), and the 12-byte table of eight 6-bit scales and eight 6-bit mins (q4_k, q5_k).
+// low bits), and the 12-byte table of eight 6-bit scales and eight 6-bit mins with the fp16 factors before
+// it (q4_k, q5_k).
 #pragma once
 #include <cstdint>
 
@@ -47,6 +48,22 @@ inline void unpack_scales_mins6(const uint8_t* s, KParams& p) {
     p.sc[j + 4] = (s[j + 8] & 15) | (s[j] >> 6) << 4;
     p.m[j + 4] = (s[j + 8] >> 4) | (s[j + 4] >> 6) << 4;
   }
+}
+
+// The head q4_k and q5_k share: fp16 d and dmin, then the 12-byte table of 6-bit scales and mins (fields d,
+// dmin, scales of Block).
+template <class Block>
+void pack_head6(const KParams& p, Block& b) {
+  b.d = p.d;
+  b.dmin = p.dmin;
+  pack_scales_mins6(p, b.scales);
+}
+template <class Block>
+void unpack_head6(const Block& b, KParams& p) {
+  p = {};
+  p.d = b.d;
+  p.dmin = b.dmin;
+  unpack_scales_mins6(b.scales, p);
 }
 
 }  // namespace mq::kbits

@@ -19,9 +19,7 @@ static_assert(sizeof(q4k::BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ4K b{};
-  b.d = p.d;
-  b.dmin = p.dmin;
-  kbits::pack_scales_mins6(p, b.scales);
+  kbits::pack_head6(p, b);
   for (int c = 0; c < 4; ++c) kbits::pack_halves(codes + 64 * c, b.qs + 32 * c);
   std::memcpy(out, &b, sizeof b);
 }
@@ -29,10 +27,7 @@ void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
 void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
   BlockQ4K b;
   std::memcpy(&b, in, sizeof b);
-  p = {};
-  p.d = b.d;
-  p.dmin = b.dmin;
-  kbits::unpack_scales_mins6(b.scales, p);
+  kbits::unpack_head6(b, p);
   if (!codes) return;
   for (int c = 0; c < 4; ++c) kbits::unpack_halves(b.qs + 32 * c, codes + 64 * c);
 }

@@ -20,9 +20,7 @@ static_assert(sizeof(q5k::BlockQ5K) == 176, "ggml block_q5_K is 176 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ5K b{};
-  b.d = p.d;
-  b.dmin = p.dmin;
-  kbits::pack_scales_mins6(p, b.scales);
+  kbits::pack_head6(p, b);
   uint8_t low[256];
   for (int j = 0; j < 256; ++j) {
     low[j] = codes[j] & 15;
@@ -36,10 +34,7 @@ void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
 void unpack(const uint8_t* in, KParams& p, uint8_t* codes) {
   BlockQ5K b;
   std::memcpy(&b, in, sizeof b);
-  p = {};
-  p.d = b.d;
-  p.dmin = b.dmin;
-  kbits::unpack_scales_mins6(b.scales, p);
+  kbits::unpack_head6(b, p);
   if (!codes) return;
   for (int c = 0; c < 4; ++c) kbits::unpack_halves(b.qs + 32 * c, codes + 64 * c);
   for (int k = 0; k < 8; ++k)  // weight 32 k + l (k = 2 c + half): bit k of qh[l]
