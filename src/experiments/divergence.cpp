@@ -142,6 +142,7 @@ Divergence summarize_divergence(const DivergencePass& p, const std::string& refe
   d.tokens = static_cast<long long>(p.kl.size());
   d.windows = static_cast<long long>(p.window_tokens.size());
   d.seconds = p.seconds;
+  d.window_kl = p.window_kl;
   if (d.tokens == 0) return d;
   const MeanInterval kl = clustered_mean(p.window_kl, p.window_tokens);
   d.kl_mean = kl.mean;

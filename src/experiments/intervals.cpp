@@ -50,6 +50,33 @@ MeanInterval clustered_mean(const std::vector<double>& sum, const std::vector<lo
   return r;
 }
 
+MeanInterval clustered_ratio(const std::vector<double>& a, const std::vector<double>& b, double z) {
+  if (a.size() != b.size()) throw mq::UsageError(fmt::format("clustered_ratio: {} numerators but {} denominators", a.size(), b.size()));
+  if (a.empty()) throw mq::UsageError("clustered_ratio of no groups");
+  double sa = 0, sb = 0;
+  for (size_t g = 0; g < a.size(); ++g) {
+    if (!std::isfinite(a[g]) || !std::isfinite(b[g])) throw mq::UsageError(fmt::format("clustered_ratio: group {} is not finite", g));
+    sa += a[g];
+    sb += b[g];
+  }
+  if (!(sb > 0)) throw mq::UsageError(fmt::format("clustered_ratio: the denominators sum to {}", sb));
+  MeanInterval r;
+  r.n = r.groups = static_cast<long long>(a.size());
+  r.mean = sa / sb;
+  if (r.groups > 1) {
+    double ss = 0;
+    for (size_t g = 0; g < a.size(); ++g) {
+      const double e = a[g] - r.mean * b[g];
+      ss += e * e;
+    }
+    const double G = static_cast<double>(r.groups);
+    r.se = std::sqrt(G / (G - 1) * ss) / sb;
+  }
+  r.low = r.mean - z * r.se;
+  r.high = r.mean + z * r.se;
+  return r;
+}
+
 MeanInterval mean_interval(const std::vector<double>& values, double z) {
   return clustered_mean(values, std::vector<long long>(values.size(), 1), z);
 }

@@ -33,6 +33,14 @@ struct MeanInterval {
 // independent. With one item per group it is the usual s^2 / n. Groups with count 0 are ignored.
 MeanInterval clustered_mean(const std::vector<double>& sum, const std::vector<long long>& count, double z = kZ95);
 
+// Ratio of two sums over the same groups, R = sum(a) / sum(b): e.g. the mean KL of model A over model B's,
+// both measured on the same test windows (a[g], b[g]: window g's KL sums, equal token counts), so the ratio is
+// paired and the windows' shared difficulty cancels. Interval from the cluster-robust delta-method variance
+//   var = G / (G - 1) * sum_g (a[g] - R b[g])^2 / (sum b)^2
+// (clustered_mean's formula with b in place of the counts). `n` and `groups`: the groups. mq::UsageError when
+// the sizes differ, there are none, a value is not finite, or sum(b) is not positive.
+MeanInterval clustered_ratio(const std::vector<double>& a, const std::vector<double>& b, double z = kZ95);
+
 // Mean of independent values (one item per group).
 MeanInterval mean_interval(const std::vector<double>& values, double z = kZ95);
 

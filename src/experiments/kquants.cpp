@@ -154,9 +154,26 @@ KquantsResults run_kquants(const KquantsOptions& o, const KquantsProgress& progr
     evaluate_divergence(ref.model, "fp32", ref_margins, ev, c.tok, c.corpus.test, limits);
     for (size_t i = first; i < res.rows.size(); ++i)
       if (res.rows[i].ok) res.reference_ppl = res.rows[i].quality->divergence->ppl_reference;
+    // The goals' ratios, paired by test window: both rows of a pair come from the same pass over the same windows.
+    auto row_of = [&](const std::string& q) -> const KquantRow* {
+      for (size_t i = first; i < res.rows.size(); ++i)
+        if (res.rows[i].quantizer == q && res.rows[i].ok) return &res.rows[i];
+      return nullptr;
+    };
+    for (const auto& [num, den] : kquant_ratio_pairs()) {
+      const KquantRow* a = row_of(num);
+      const KquantRow* b = row_of(den);
+      if (a && b) res.ratios.push_back({type, num, den, clustered_ratio(a->quality->divergence->window_kl, b->quality->divergence->window_kl)});
+    }
   }
   progress(total, total, "done");
   return res;
+}
+
+const std::vector<std::pair<std::string, std::string>>& kquant_ratio_pairs() {
+  static const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"ours", "llama.cpp"}, {"ours+imatrix", "llama.cpp+imatrix"}, {"ours-gptq", "llama.cpp+imatrix"}, {"ours-gptq", "llama.cpp"}};
+  return pairs;
 }
 
 nlohmann::json to_json(const KquantsResults& r) {
@@ -170,6 +187,10 @@ nlohmann::json to_json(const KquantsResults& r) {
     if (k.quality && k.quality->divergence) j.update(quality_json(*k.quality));
     rows.push_back(j);
   }
+  nlohmann::json ratios = nlohmann::json::array();
+  for (const KquantRatio& q : r.ratios)
+    ratios.push_back({{"type", q.type}, {"numerator", q.numerator}, {"denominator", q.denominator}, {"ratio", q.ratio.mean},
+                      {"low", q.ratio.low}, {"high", q.ratio.high}, {"windows", q.ratio.groups}});
   return {{"experiment", "29-kquants"},
           {"seed", r.seed},
           {"calibration_windows", r.calibration_windows},
@@ -181,7 +202,8 @@ nlohmann::json to_json(const KquantsResults& r) {
                     {"dequantized_tensors_checked", r.dequant_tensors_checked},
                     {"dequantizer_mismatches", r.dequant_mismatches}}},
           {"quantizers", kquant_quantizers()},
-          {"rows", rows}};
+          {"rows", rows},
+          {"kld_ratios", ratios}};
 }
 
 }  // namespace mqexp

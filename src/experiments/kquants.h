@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/intervals.h"
 #include "experiments/results.h"
 
 namespace mqexp {
@@ -45,6 +46,16 @@ struct KquantRow {
   std::optional<Quality> quality;  // with its divergence against fp32
 };
 
+// One paired KLD ratio of a type: numerator's mean KL over the denominator's, both on the same test windows
+// (clustered_ratio), e.g. ours / llama.cpp.
+struct KquantRatio {
+  std::string type, numerator, denominator;  // quantizer names
+  MeanInterval ratio;
+};
+
+// The ratios the goals are about, per type: (numerator, denominator) quantizers.
+const std::vector<std::pair<std::string, std::string>>& kquant_ratio_pairs();
+
 struct KquantsResults {
   uint64_t seed = 42;
   int calibration_windows = 0;
@@ -52,6 +63,7 @@ struct KquantsResults {
   std::string ggml_library, ggml_sha256;
   long long dequant_tensors_checked = 0, dequant_mismatches = 0;  // ggml's blocks through both decoders
   std::vector<KquantRow> rows;
+  std::vector<KquantRatio> ratios;  // kquant_ratio_pairs() of every type whose two rows ran
 };
 
 // mq::Error with one line when the ggml library is absent (the command skips then) or refused.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -67,7 +68,20 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
                        row.at("quantizer").get<std::string>().starts_with("ours") ? fmt::format("`{}`", row.at("recipe").get<std::string>()) : "");
     }
 
+  // Paired intervals of the ratios (results of runs from before they were recorded have none: point values only).
+  std::map<std::tuple<std::string, std::string, std::string>, const nlohmann::json*> ratio_at;
+  if (r.contains("kld_ratios"))
+    for (const auto& q : r.at("kld_ratios"))
+      ratio_at[{q.at("type").get<std::string>(), q.at("numerator").get<std::string>(), q.at("denominator").get<std::string>()}] = &q;
+  auto ci = [&](const std::string& t, const std::string& num, const std::string& den) -> std::string {
+    const auto it = ratio_at.find({t, num, den});
+    return it == ratio_at.end() ? "" : fmt::format(" [{:.3f}, {:.3f}]", it->second->at("low").get<double>(), it->second->at("high").get<double>());
+  };
+
   s += "\n### The goals: KLD ratios (ours / llama.cpp's; below 1: ours is closer to fp32)\n\n";
+  if (!ratio_at.empty())
+    s += "Each ratio with its 95% interval, paired by test window (both rows scored on the same windows; cluster-robust "
+         "delta method).\n\n";
   s += "| type | ours / llama.cpp (no importance) | ours+imatrix / llama.cpp+imatrix | ours-gptq / llama.cpp+imatrix | "
        "ours-gptq / llama.cpp | lowest KLD |\n|---|---:|---:|---:|---:|---|\n";
   int search_met = 0, search_total = 0, gptq_met = 0, gptq_total = 0;
@@ -80,15 +94,16 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
     for (const std::string& q : kquant_quantizers())
       if (kld(t, q) < lo) lo = kld(t, q), best = q;
     const bool goal = gptq_goal_type(t);
-    s += fmt::format("| {} | {:.3f}{} | {:.3f}{} | {:.3f}{} | {:.3f} | {} |\n", t, plain, plain <= 1 ? "" : " (missed)", imp,
-                     imp <= 1 ? "" : " (missed)", gptq, goal ? (gptq <= kGptqGoal ? " (goal met)" : " (goal missed)") : "",
-                     gptq_plain, best);
+    s += fmt::format("| {} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{} | {} |\n", t, plain, ci(t, "ours", "llama.cpp"),
+                     plain <= 1 ? "" : " (missed)", imp, ci(t, "ours+imatrix", "llama.cpp+imatrix"), imp <= 1 ? "" : " (missed)",
+                     gptq, ci(t, "ours-gptq", "llama.cpp+imatrix"),
+                     goal ? (gptq <= kGptqGoal ? " (goal met)" : " (goal missed)") : "", gptq_plain, ci(t, "ours-gptq", "llama.cpp"), best);
     for (const double v : {plain, imp}) {
       ++search_total;
       search_met += v <= 1;
     }
-    if (plain > 1) misses += fmt::format(" {} without importance by {:.1f}%;", t, 100 * (plain - 1));
-    if (imp > 1) misses += fmt::format(" {} with importance by {:.1f}%;", t, 100 * (imp - 1));
+    if (plain > 1) misses += fmt::format(" {} without importance by {:.1f}%{};", t, 100 * (plain - 1), ci(t, "ours", "llama.cpp"));
+    if (imp > 1) misses += fmt::format(" {} with importance by {:.1f}%{};", t, 100 * (imp - 1), ci(t, "ours+imatrix", "llama.cpp+imatrix"));
     if (goal) {
       ++gptq_total;
       gptq_met += gptq <= kGptqGoal;

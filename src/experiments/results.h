@@ -53,6 +53,8 @@ struct Divergence {
   double dmargin_mean = 0, dmargin_low = 0, dmargin_high = 0;  // mean of margin(q) - margin(ref)
   long long flipped_to_wrong = 0, flipped_to_right = 0;        // slots whose correctness changed
   double seconds = 0;
+  std::vector<double> window_kl;  // (windows) KL summed per test window: for paired ratios between the models
+                                  // of one pass (clustered_ratio); not written to results.json
 };
 
 // Quality of one model on the test split: perplexity and verb-tense accuracy per construction.
