@@ -3,7 +3,7 @@
 // without AVX-512 VNNI (vpmaddubsw + vpmaddwd), the AVX-512 BF16 table decode and bf16 dot of the
 // weight-only int4 / int3 / int2 kernels (int3's pieces spread by VBMI vpermi2b), the shared lane sums of the
 // weight-only tiles' outputs, the byte-shuffle int8 field decode of the weight-only int8 kernel, the F16C
-// fp16 -> fp32 widening of the fp16 weight-only kernel and of group scales, and the AVX2 byte shuffle (AVX-512: VBMI vpermb) that spreads int3 weight bytes over 32-bit lanes.
+// fp16 -> fp32 widening of the fp16 weight-only kernel and of group scales, the K kernel's byte-code widening, and the AVX2 byte shuffle (AVX-512: VBMI vpermb) that spreads int3 weight bytes over 32-bit lanes.
 // Without the ISA, the markers say so and the portable twins run (they are always built and tested:
 // KernelOptions::use_isa = false).
 #pragma once
@@ -83,11 +83,24 @@ struct DecInt4Perm {
     return xsimd::batch<float>(_mm512_permutexvar_ps(v, table));
   }
 };
+
+// 16 one-byte codes as floats, straight from memory: vpmovzxbd + vcvtdq2ps (the K kernel's single-token path,
+// which then needs no float copy of a block's codes).
+struct CodesF32 {
+  static constexpr bool kAvailable = xsimd::batch<float>::size == 16;
+  static xsimd::batch<float> load(const uint8_t* p) {
+    return xsimd::batch<float>(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))));
+  }
+};
 }  // namespace mq::kdetail
 #else
 namespace mq::kdetail {
 struct DecF16Wide {
   static constexpr bool kAvailable = false;
+};
+struct CodesF32 {
+  static constexpr bool kAvailable = false;
+  static xsimd::batch<float> load(const uint8_t* p);  // declared only: named in discarded branches
 };
 struct DecInt4Perm {
   static constexpr bool kAvailable = false;

@@ -3,9 +3,10 @@
 //   sum_j w_j x_j = D_b sum_j q_j x_j - C_b sum_j x_j,   C_b = D_b zero + M_b,
 // and the sums of x over every sub-block are the same for every row: they are taken once per call (xsum).
 // Per weight only its code (from the family's unpack, converted to float once per block and reused by every
-// token) and one multiply-add remain; a sub-block's lane sums are scaled by D_b once. Four rows per pass: four
-// independent chains, one activation load for four rows. A q4_k decoder writing floats straight from the nibbles was
-// measured 4-5% slower than unpack + conversion (gcc's 256-bit code); intrinsics decoders and `+a8` are issue 40.
+// token, or widened in place for a single token on AVX-512) and one multiply-add remain; a sub-block's lane
+// sums are scaled by D_b once. Four rows per pass: four independent chains, one activation load for four rows.
+// A q4_k decoder writing floats straight from the nibbles was measured 4-5% slower than unpack + conversion
+// (gcc's 256-bit code); family decoders in intrinsics and `+a8` are issue 40's.
 // Twin: gemm_ref (kernels/ref.cpp), the dequantized weights times x one by one. Error against the exact product
 // of the stored weights: each product meets at most cols / sub + sub / W + 8 roundings (the sub-block's lane
 // sum, its D_b scaling and the chain across sub-blocks, the C_b term and its sum of x, the final lane sum),
@@ -16,6 +17,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
 #include "miniquant/kquant/kquant.h"
@@ -38,7 +40,7 @@ void subblock_sums(const float* x, int64_t n, int64_t cols, int sub, std::vector
 
 }  // namespace
 
-void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool /*use_isa: one path*/) {
+void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
   using B = xsimd::batch<float>;  // W lanes: 16 on AVX-512, 8 on AVX2, 4 on NEON; every sub (16, 32) is a multiple
   constexpr int W = static_cast<int>(B::size);
   // Rows per pass: R independent multiply-add chains hide the FMA latency, and each activation load serves R
@@ -51,13 +53,17 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
   std::vector<float> xsum;  // (n, cols / sub)
   subblock_sums(x, n, cols, sub, xsum);
   const int64_t passes = (rows + R - 1) / R;
+  // One token: the codes widened to float where they are used (AVX-512, isa_x86.h), no float copy (8% faster
+  // than the copy at 1024 x 1024, paired); several tokens: one float copy per block, which every token reuses.
+  // use_isa = false: always the copy (the portable path the tests compare).
+  const bool direct = kdetail::CodesF32::kAvailable && n == 1 && use_isa;
   const int nt = kdetail::effective_threads(threads, rows * cols * n);
 #pragma omp parallel num_threads(nt)
   {
     std::vector<B> acc(static_cast<size_t>(n * R));     // (n, R) the pass's D-scaled lane sums
     std::vector<float> off(static_cast<size_t>(n * R));  // (n, R) the pass's sums of C_b xsum_b
-    alignas(64) uint8_t codes[kSuperBlock];              // one block's codes
-    alignas(64) float qf[R][kSuperBlock];                // (R, kSuperBlock) the pass's blocks' codes as floats
+    alignas(64) uint8_t codes[R][kSuperBlock];           // (R, kSuperBlock) the pass's blocks' codes
+    alignas(64) float qf[R][kSuperBlock];                // (R, kSuperBlock) the same as floats (the path with a copy)
     KGrid g[R];
 #pragma omp for schedule(static)
     for (int64_t pass = 0; pass < passes; ++pass) {
@@ -65,23 +71,33 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
       const int nr = static_cast<int>(std::min<int64_t>(R, rows - r0));
       std::fill(acc.begin(), acc.end(), B(0.0f));
       std::fill(off.begin(), off.end(), 0.0f);
+      const uint8_t* row[R];  // row_codes looks the layout up in the format table: once per pass, not per block
+      for (int k = 0; k < R; ++k) row[k] = w.row_codes(r0 + (k < nr ? k : 0));
       for (int64_t b = 0; b < nb; ++b) {
         for (int k = 0; k < R; ++k) {
           KParams p;
-          f.unpack(w.row_codes(r0 + (k < nr ? k : 0)) + b * f.block_bytes, p, codes);
+          f.unpack(row[k] + b * f.block_bytes, p, codes[k]);
           g[k] = kgrid(f, p);
-          for (int i = 0; i < kSuperBlock; ++i) qf[k][i] = static_cast<float>(codes[i]);
+          if (!direct)
+            for (int i = 0; i < kSuperBlock; ++i) qf[k][i] = static_cast<float>(codes[k][i]);
         }
         for (int j = 0; j < nsub; ++j) {
           const int64_t s = b * nsub + j;  // the sub-block's index in the row
           for (int64_t t = 0; t < n; ++t) {
             const float* xs = x + t * cols + s * sub;
+            // The codes of lanes i .. i + W - 1 of row k's sub-block j, as floats.
+            auto qv = [&](int k, int i) {
+              if constexpr (kdetail::CodesF32::kAvailable) {
+                if (direct) return kdetail::CodesF32::load(codes[k] + j * sub + i);
+              }
+              return B::load_aligned(qf[k] + j * sub + i);
+            };
             B part[R];
             const B x0 = B::load_unaligned(xs);
-            for (int k = 0; k < R; ++k) part[k] = B::load_aligned(qf[k] + j * sub) * x0;
+            for (int k = 0; k < R; ++k) part[k] = qv(k, 0) * x0;
             for (int i = W; i < sub; i += W) {
               const B xv = B::load_unaligned(xs + i);
-              for (int k = 0; k < R; ++k) part[k] = xsimd::fma(B::load_aligned(qf[k] + j * sub + i), xv, part[k]);
+              for (int k = 0; k < R; ++k) part[k] = xsimd::fma(qv(k, i), xv, part[k]);
             }
             const float xsb = xsum[static_cast<size_t>(t * per_row + s)];
             for (int k = 0; k < R; ++k) {

@@ -21,16 +21,6 @@ const KFamily& kfamily_of(const Scheme& s) {
   return *f;
 }
 
-KGrid kgrid(const KFamily& f, const KParams& p) {
-  KGrid g{};
-  const float d = f16_to_f32(p.d), dmin = f16_to_f32(p.dmin);
-  for (int b = 0; b < f.nsub(); ++b) {
-    g.D[b] = d * static_cast<float>(p.sc[b]);
-    g.M[b] = f.has_min ? dmin * static_cast<float>(p.m[b]) : 0.0f;
-  }
-  return g;
-}
-
 void kdequantize_block(const KFamily& f, const uint8_t* block, float* out) {
   KParams p;
   uint8_t codes[kSuperBlock];

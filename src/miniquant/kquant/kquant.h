@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "miniquant/half.h"
 #include "miniquant/kquant/family.h"
 #include "miniquant/quantize.h"
 
@@ -23,7 +24,16 @@ struct KGrid {
   float D[kMaxSubBlocks];
   float M[kMaxSubBlocks];
 };
-KGrid kgrid(const KFamily& f, const KParams& p);
+// Inline: the kernel calls it once per block and row.
+inline KGrid kgrid(const KFamily& f, const KParams& p) {
+  KGrid g{};
+  const float d = f16_to_f32(p.d), dmin = f16_to_f32(p.dmin);
+  for (int b = 0; b < f.nsub(); ++b) {
+    g.D[b] = d * static_cast<float>(p.sc[b]);
+    g.M[b] = f.has_min ? dmin * static_cast<float>(p.m[b]) : 0.0f;
+  }
+  return g;
+}
 
 // The weight code q on sub-block grid (D, M): nearest (round half to even), clamped to [0, qmax]; a
 // sub-block with D == 0 decodes to -M whatever its codes, and gets the code `zero`.
