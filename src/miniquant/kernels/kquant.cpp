@@ -81,9 +81,17 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
           if (!direct)
             for (int i = 0; i < kSuperBlock; ++i) qf[k][i] = static_cast<float>(codes[k][i]);
         }
-        for (int j = 0; j < nsub; ++j) {
-          const int64_t s = b * nsub + j;  // the sub-block's index in the row
-          for (int64_t t = 0; t < n; ++t) {
+        float C[R][kMaxSubBlocks];  // (R, nsub) D zero + M of every sub-block of the pass's blocks
+        for (int k = 0; k < R; ++k)
+          for (int j = 0; j < nsub; ++j) C[k][j] = g[k].D[j] * static_cast<float>(f.zero) + g[k].M[j];
+        // Token-major: a token's R lane sums and offsets stay in registers over the block's sub-blocks (the
+        // same order of additions as sub-block-major, so the same results).
+        for (int64_t t = 0; t < n; ++t) {
+          B a[R];
+          float o[R];
+          for (int k = 0; k < R; ++k) a[k] = acc[static_cast<size_t>(t * R + k)], o[k] = off[static_cast<size_t>(t * R + k)];
+          for (int j = 0; j < nsub; ++j) {
+            const int64_t s = b * nsub + j;  // the sub-block's index in the row
             const float* xs = x + t * cols + s * sub;
             // The codes of lanes i .. i + W - 1 of row k's sub-block j, as floats.
             auto qv = [&](int k, int i) {
@@ -101,11 +109,11 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
             }
             const float xsb = xsum[static_cast<size_t>(t * per_row + s)];
             for (int k = 0; k < R; ++k) {
-              B& a = acc[static_cast<size_t>(t * R + k)];
-              a = xsimd::fma(B(g[k].D[j]), part[k], a);
-              off[static_cast<size_t>(t * R + k)] += (g[k].D[j] * static_cast<float>(f.zero) + g[k].M[j]) * xsb;
+              a[k] = xsimd::fma(B(g[k].D[j]), part[k], a[k]);
+              o[k] += C[k][j] * xsb;
             }
           }
+          for (int k = 0; k < R; ++k) acc[static_cast<size_t>(t * R + k)] = a[k], off[static_cast<size_t>(t * R + k)] = o[k];
         }
       }
       for (int64_t t = 0; t < n; ++t)
