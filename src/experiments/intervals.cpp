@@ -20,46 +20,16 @@ Interval wilson(long long k, long long n, double z) {
   return {k == 0 ? 0.0 : std::max(0.0, centre - half), k == n ? 1.0 : std::min(1.0, centre + half)};
 }
 
-MeanInterval clustered_mean(const std::vector<double>& sum, const std::vector<long long>& count, double z) {
-  if (sum.size() != count.size())
-    throw mq::UsageError(fmt::format("clustered_mean: {} sums but {} counts", sum.size(), count.size()));
-  MeanInterval r;
-  double total = 0;
-  for (size_t g = 0; g < sum.size(); ++g) {
-    if (count[g] < 0) throw mq::UsageError("clustered_mean: negative count");
-    if (count[g] == 0) continue;
-    total += sum[g];
-    r.n += count[g];
-    ++r.groups;
-  }
-  if (r.n == 0) return r;
-  const double n = static_cast<double>(r.n);
-  r.mean = total / n;
-  if (r.groups > 1) {
-    double ss = 0;
-    for (size_t g = 0; g < sum.size(); ++g) {
-      if (count[g] == 0) continue;
-      const double e = sum[g] - r.mean * static_cast<double>(count[g]);
-      ss += e * e;
-    }
-    const double G = static_cast<double>(r.groups);
-    r.se = std::sqrt(G / (G - 1) * ss) / n;
-  }
-  r.low = r.mean - z * r.se;
-  r.high = r.mean + z * r.se;
-  return r;
-}
+namespace {
 
-MeanInterval clustered_ratio(const std::vector<double>& a, const std::vector<double>& b, double z) {
-  if (a.size() != b.size()) throw mq::UsageError(fmt::format("clustered_ratio: {} numerators but {} denominators", a.size(), b.size()));
-  if (a.empty()) throw mq::UsageError("clustered_ratio of no groups");
+// sum(a) / sum(b) over the groups given, with the CR1 variance G / (G - 1) sum_g (a[g] - R b[g])^2 / (sum b)^2:
+// clustered_mean's and clustered_ratio's one formula. sum(b) > 0 (the callers check).
+MeanInterval cr1_ratio(const std::vector<double>& a, const std::vector<double>& b, double z) {
   double sa = 0, sb = 0;
   for (size_t g = 0; g < a.size(); ++g) {
-    if (!std::isfinite(a[g]) || !std::isfinite(b[g])) throw mq::UsageError(fmt::format("clustered_ratio: group {} is not finite", g));
     sa += a[g];
     sb += b[g];
   }
-  if (!(sb > 0)) throw mq::UsageError(fmt::format("clustered_ratio: the denominators sum to {}", sb));
   MeanInterval r;
   r.n = r.groups = static_cast<long long>(a.size());
   r.mean = sa / sb;
@@ -75,6 +45,38 @@ MeanInterval clustered_ratio(const std::vector<double>& a, const std::vector<dou
   r.low = r.mean - z * r.se;
   r.high = r.mean + z * r.se;
   return r;
+}
+
+}  // namespace
+
+MeanInterval clustered_mean(const std::vector<double>& sum, const std::vector<long long>& count, double z) {
+  if (sum.size() != count.size())
+    throw mq::UsageError(fmt::format("clustered_mean: {} sums but {} counts", sum.size(), count.size()));
+  std::vector<double> a, b;  // the groups with items
+  long long n = 0;
+  for (size_t g = 0; g < sum.size(); ++g) {
+    if (count[g] < 0) throw mq::UsageError("clustered_mean: negative count");
+    if (count[g] == 0) continue;
+    a.push_back(sum[g]);
+    b.push_back(static_cast<double>(count[g]));
+    n += count[g];
+  }
+  if (n == 0) return {};
+  MeanInterval r = cr1_ratio(a, b, z);
+  r.n = n;
+  return r;
+}
+
+MeanInterval clustered_ratio(const std::vector<double>& a, const std::vector<double>& b, double z) {
+  if (a.size() != b.size()) throw mq::UsageError(fmt::format("clustered_ratio: {} numerators but {} denominators", a.size(), b.size()));
+  if (a.empty()) throw mq::UsageError("clustered_ratio of no groups");
+  double sb = 0;
+  for (size_t g = 0; g < a.size(); ++g) {
+    if (!std::isfinite(a[g]) || !std::isfinite(b[g])) throw mq::UsageError(fmt::format("clustered_ratio: group {} is not finite", g));
+    sb += b[g];
+  }
+  if (!(sb > 0)) throw mq::UsageError(fmt::format("clustered_ratio: the denominators sum to {}", sb));
+  return cr1_ratio(a, b, z);
 }
 
 MeanInterval mean_interval(const std::vector<double>& values, double z) {
