@@ -15,7 +15,7 @@ struct BlockQ2K {
   uint16_t d;          // fp16
   uint16_t dmin;       // fp16
 };
-static_assert(sizeof(q2k::BlockQ2K) == 84, "ggml block_q2_K is 84 bytes");
+static_assert(sizeof(BlockQ2K) == 84, "ggml block_q2_K is 84 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ2K b{};

@@ -16,7 +16,7 @@ struct BlockQ3K {
                        // scales[b - 8]; top two bits in bits 2 (b / 4)..+1 of scales[8 + b % 4]
   uint16_t d;          // fp16
 };
-static_assert(sizeof(q3k::BlockQ3K) == 110, "ggml block_q3_K is 110 bytes");
+static_assert(sizeof(BlockQ3K) == 110, "ggml block_q3_K is 110 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ3K b{};

@@ -15,7 +15,7 @@ struct BlockQ4K {
   uint8_t scales[12];  // kbits::pack_scales_mins6
   uint8_t qs[128];     // weights 64 c .. 64 c + 63 in qs[32 c .. 32 c + 31], as kbits::pack_halves
 };
-static_assert(sizeof(q4k::BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
+static_assert(sizeof(BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ4K b{};

@@ -16,7 +16,7 @@ struct BlockQ5K {
   uint8_t qh[32];      // fifth code bit: weight 64 c + l in bit 2c of qh[l], weight 64 c + 32 + l in bit 2c + 1 (l < 32)
   uint8_t qs[128];     // four low code bits, as q4_k's codes
 };
-static_assert(sizeof(q5k::BlockQ5K) == 176, "ggml block_q5_K is 176 bytes");
+static_assert(sizeof(BlockQ5K) == 176, "ggml block_q5_K is 176 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ5K b{};

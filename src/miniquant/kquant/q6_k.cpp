@@ -17,7 +17,7 @@ struct BlockQ6K {
   int8_t scales[16];  // sc_b
   uint16_t d;         // fp16
 };
-static_assert(sizeof(q6k::BlockQ6K) == 210, "ggml block_q6_K is 210 bytes");
+static_assert(sizeof(BlockQ6K) == 210, "ggml block_q6_K is 210 bytes");
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ6K b{};
