@@ -145,6 +145,25 @@ TEST_CASE("option validation names the bad option") {
   CHECK_NOTHROW(validate(o));
   o.decode = 56;
   expect_usage(o, "exceed gpt2's context of 256");
+  // --formats: a subset of the table, by scheme; the K types are in it.
+  o = valid();
+  o.formats = {"q4_k", "int4-g64"};
+  CHECK_NOTHROW(validate(o));
+  o.formats = {"q4_0"};
+  expect_usage(o, "unknown format 'q4_0'");
+  o.formats = {"q6_k", "q6_k"};
+  expect_usage(o, "'q6_k' given twice");
+}
+
+TEST_CASE("the formats: F32, Q8_0, Q4_0 and every K type, in the table's order") {
+  const std::vector<std::pair<std::string, std::string>> want = {{"fp32", "F32"},  {"int8-per-channel", "Q8_0"}, {"int4-g64", "Q4_0"},
+                                                                  {"q2_k", "Q2_K"}, {"q3_k", "Q3_K"},             {"q4_k", "Q4_K"},
+                                                                  {"q5_k", "Q5_K"}, {"q6_k", "Q6_K"}};
+  REQUIRE(vs_llama_formats().size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(vs_llama_formats()[i].scheme == want[i].first);
+    CHECK(vs_llama_formats()[i].gguf_type == want[i].second);
+  }
 }
 
 TEST_CASE("miniquant vs-llama: bad options exit 2 with one line, before any work") {

@@ -49,7 +49,7 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
   fs::remove_all(dir);
   fs::create_directories(dir + "/tmp");
   const mq::CommandOutput r = mq::run_command("TMPDIR=" + dir + "/tmp " + MQ_CLI_PATH +
-                                              " vs-llama --rounds 1 --prompt 16 --decode 8 --models minigpt --out " + dir + "/out 2>&1");
+                                              " vs-llama --rounds 1 --prompt 16 --decode 8 --models minigpt --formats fp32,int8-per-channel,int4-g64,q4_k --out " + dir + "/out 2>&1");
   INFO(r.out);
   REQUIRE(r.code == 0);
 
@@ -62,9 +62,9 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
   REQUIRE(res["models"].size() == 1);
   const auto& m = res["models"][0];
   CHECK(m["name"].get<std::string>() == "minigpt");
-  REQUIRE(m["formats"].size() == 3);
-  const char* types[] = {"F32", "Q8_0", "Q4_0"};
-  for (size_t i = 0; i < 3; ++i) {
+  REQUIRE(m["formats"].size() == 4);
+  const char* types[] = {"F32", "Q8_0", "Q4_0", "Q4_K"};
+  for (size_t i = 0; i < 4; ++i) {
     const auto& f = m["formats"][i];
     CAPTURE(f["scheme"].get<std::string>());
     CHECK(f["gguf_type"].get<std::string>() == types[i]);
@@ -72,8 +72,8 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
     const auto& l = f["llama_cpp"];
     for (const char* k : {"decode_tokens_per_s", "prefill_tokens_per_s", "wall_decode_tokens_per_s", "wall_prefill_tokens_per_s"})
       check_rate(l[k]);
-    // fp32 runs weight-only only; Q8_0 / Q4_0 also with int8 activations.
-    REQUIRE(f["miniquant"].size() == (i == 0 ? 1u : 2u));
+    // fp32 and Q4_K run weight-only only (the K families have no +a8 path); Q8_0 / Q4_0 also with int8 activations.
+    REQUIRE(f["miniquant"].size() == (i == 0 || i == 3 ? 1u : 2u));
     for (const auto& o : f["miniquant"]) {
       check_rate(o["decode_tokens_per_s"]);
       check_rate(o["prefill_tokens_per_s"]);
@@ -88,6 +88,7 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
   // The table in the README block, machine facts and load in the manifest.
   const std::string readme = mq::read_file(dir + "/out/README.md");
   CHECK(readme.find("| MiniGPT | Q4_0 (int4-g64") != std::string::npos);
+  CHECK(readme.find("| MiniGPT | Q4_K (q4_k") != std::string::npos);
   CHECK(readme.find("miniquant +a8") != std::string::npos);
   const nlohmann::json man = mqexp::read_json(dir + "/out/manifest.json");
   CHECK(man["machine"]["cpu_family"].get<int>() >= 0);

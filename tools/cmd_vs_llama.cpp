@@ -23,13 +23,15 @@ namespace {
 
 struct VsLlamaCli {
   mqexp::VsLlamaOptions o;
-  std::vector<std::string> models;  // as typed: commas and/or spaces
+  std::vector<std::string> models;   // as typed: commas and/or spaces
+  std::vector<std::string> formats;  // as typed: commas and/or spaces
   std::string out = MQ_SOURCE_DIR "/bench/vs_llama";
 };
 
 void run(VsLlamaCli& cli) {
   mqexp::VsLlamaOptions& o = cli.o;
   if (!cli.models.empty()) o.models = split_names(cli.models);
+  if (!cli.formats.empty()) o.formats = split_names(cli.formats);
   mqexp::validate(o);
   mqexp::check_llama_installed(o.llama_dir);
   mq::check_folder_outputs("--out", cli.out, {"results.json", "manifest.json", "README.md"}, {{"--model", o.checkpoint}});
@@ -79,6 +81,7 @@ void register_vs_llama(CLI::App& app) {
   cmd->add_option("--prompt", o.prompt, "prompt (prefill) tokens")->capture_default_str();
   cmd->add_option("--decode", o.decode, "tokens decoded one at a time after the prompt")->capture_default_str();
   cmd->add_option("--models", cli->models, "minigpt, gpt2 (the GPT-2-small-shaped body, random weights); default both");
+  cmd->add_option("--formats", cli->formats, "fp32, int8-per-channel, int4-g64, q2_k, q3_k, q4_k, q5_k, q6_k (comma-separated); default all");
   cmd->add_option("--model", o.checkpoint, "the fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--seed", o.seed, "token ids and the GPT-2-shaped body's weights")->capture_default_str();
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();

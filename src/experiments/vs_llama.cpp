@@ -15,6 +15,7 @@
 #include "experiments/sweep.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/json_shape.h"
 #include "miniquant/gguf/io.h"
@@ -157,7 +158,11 @@ const std::vector<std::string>& vs_llama_model_names() {
 }
 
 const std::vector<VsLlamaFormat>& vs_llama_formats() {
-  static const std::vector<VsLlamaFormat> k = {{"fp32", "F32"}, {"int8-per-channel", "Q8_0"}, {"int4-g64", "Q4_0"}};
+  // The K types are ours quantized by our plain scale search (the sweep's `qN_k`), stored in ggml's layouts
+  // exactly, so both sides run the same blocks.
+  static const std::vector<VsLlamaFormat> k = {{"fp32", "F32"}, {"int8-per-channel", "Q8_0"}, {"int4-g64", "Q4_0"},
+                                               {"q2_k", "Q2_K"}, {"q3_k", "Q3_K"}, {"q4_k", "Q4_K"},
+                                               {"q5_k", "Q5_K"}, {"q6_k", "Q6_K"}};
   return k;
 }
 
@@ -168,6 +173,15 @@ void validate(const VsLlamaOptions& o) {
     throw mq::UsageError(fmt::format("--prompt {}: must be >= 2 (llama.cpp counts a one-token batch as decode)", o.prompt));
   if (o.decode < 1) throw mq::UsageError(fmt::format("--decode {}: must be >= 1", o.decode));
   if (o.models.empty()) throw mq::UsageError("--models: give at least one of minigpt, gpt2");
+  {
+    std::set<std::string> fseen;
+    for (const auto& f : o.formats) {
+      const auto& known = vs_llama_formats();
+      if (std::none_of(known.begin(), known.end(), [&](const VsLlamaFormat& k) { return k.scheme == f; }))
+        throw mq::UsageError(fmt::format("--formats: unknown format '{}' (known: fp32, int8-per-channel, int4-g64, q2_k .. q6_k)", f));
+      if (!fseen.insert(f).second) throw mq::UsageError(fmt::format("--formats: '{}' given twice", f));
+    }
+  }
   std::set<std::string> seen;
   for (const auto& m : o.models) {
     const auto& known = vs_llama_model_names();
@@ -239,6 +253,7 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
     so.seed = o.seed;
     const std::vector<int32_t> ids = minigpt::speed_tokens(cfg, so);
     for (const VsLlamaFormat& fmt_ : vs_llama_formats()) {
+      if (!o.formats.empty() && std::find(o.formats.begin(), o.formats.end(), fmt_.scheme) == o.formats.end()) continue;
       progress(fmt::format("{} {}: quantize and export to GGUF {}", name, fmt_.scheme, fmt_.gguf_type));
       Case c;
       c.model_name = name;
@@ -267,7 +282,7 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
       mq::gguf::write(c.gguf, f);
       c.file_bytes = static_cast<int64_t>(fs::file_size(c.gguf));
       c.ours.push_back(std::move(wo));
-      if (plan.base.scheme.kind != mq::Kind::fp32)
+      if (mq::traits_of(plan.base.scheme).dynamic_int8)  // the K families have no +a8 path yet
         c.ours.push_back({"+a8", fmt_.scheme + "+a8", configured(name, fmt_.scheme + "+a8", o, vocab), {}, {}});
       cases.push_back(std::move(c));
     }
@@ -322,6 +337,7 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
       {"date", mq::utc_now_iso8601()},
       {"seed", o.seed},
       {"options", {{"threads", o.threads}, {"rounds", o.rounds}, {"prompt", o.prompt}, {"decode", o.decode}, {"models", o.models},
+                   {"formats", o.formats.empty() ? nlohmann::json("all") : nlohmann::json(o.formats)},
                    {"kv_cache", o.kv_f32 ? "F32" : "F16"}}},
       {"llama_cpp", {{"release", llama_info.value("llama_cpp", nlohmann::json())},
                      {"node_llama_cpp", llama_info.value("node_llama_cpp", nlohmann::json())},

@@ -1,12 +1,12 @@
 // bench/vs_llama: miniquant's decode and prefill speed beside the real llama.cpp's on the same
-// exported GGUF file (fp32 -> F32, int8-per-channel -> Q8_0, int4-g64 -> Q4_0), for the shipped
+// exported GGUF file (fp32 -> F32, int8-per-channel -> Q8_0, int4-g64 -> Q4_0, q2_k .. q6_k -> Q2_K .. Q6_K), for the shipped
 // MiniGPT and the GPT-2-small-shaped body, same threads, same token ids, interleaved rounds.
 //
 // llama.cpp runs through tools/llama/speed.mjs (node-llama-cpp's prebuilt CPU build), which reads
 // llama.cpp's own counters of llama_decode (see its header for what is timed). miniquant runs
-// minigpt::measure_speed on the model the file was exported from, once weight-only and once with
-// int8 activations (+a8: llama.cpp also quantizes activations to 8 bits for Q8_0/Q4_0 dot
-// products), with prefill computing the last position's logits only, as llama.cpp does.
+// minigpt::measure_speed on the model the file was exported from, once weight-only and, where the family
+// has the path, once with int8 activations (+a8: llama.cpp also quantizes activations to 8 bits for its
+// Q8_0 / Q4_0 / K dot products), with prefill computing the last position's logits only, as llama.cpp does.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -23,6 +23,7 @@ struct VsLlamaOptions {
   int prompt = 64;     // prefill length (and the cache length decode starts from)
   int decode = 48;     // tokens decoded one at a time after the prompt (prompt + decode < n_ctx: see validate)
   std::vector<std::string> models = {"minigpt", "gpt2"};  // "minigpt": shipped; "gpt2": GPT-2-small shape, random
+  std::vector<std::string> formats;  // schemes of vs_llama_formats() to time, in the table's order; empty = all
   std::string checkpoint;  // the shipped MiniGPT (its vocabulary also serves the GPT-2-shaped body)
   uint64_t seed = 42;      // token ids, and the GPT-2-shaped body's random weights
   bool kv_f32 = true;      // llama.cpp's K/V cache in F32, as miniquant keeps it (llama.cpp's default: F16)
@@ -30,7 +31,7 @@ struct VsLlamaOptions {
   std::string tmp_dir;     // where the GGUF files are written (removed after); "" = the system's temp folder
 };
 
-// The model names --models accepts and the formats every model is timed in.
+// The model names --models accepts and the formats every model is timed in (--formats picks some).
 const std::vector<std::string>& vs_llama_model_names();
 struct VsLlamaFormat {
   std::string scheme;     // miniquant's scheme, as exported (weight-only)
@@ -41,7 +42,7 @@ const std::vector<VsLlamaFormat>& vs_llama_formats();
 // Throws mq::UsageError naming the bad option: threads, rounds >= 1; prompt >= 2 (llama.cpp counts a
 // one-token batch as decode); decode >= 1; prompt + decode <= n_ctx - 1 of every chosen model (node-llama-cpp
 // keeps one cache cell free and shifts the context at the last); known,
-// distinct, non-empty models.
+// distinct, non-empty models; known, distinct formats.
 void validate(const VsLlamaOptions& o);
 
 // Throws mq::Error when node or tools/llama's packages are missing (scripts/setup_node.sh).
