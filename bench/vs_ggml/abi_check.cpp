@@ -59,10 +59,12 @@ std::vector<AbiCheck> abi_checks(const Api& a, const std::string& header_version
     if (std::find(acts.begin(), acts.end(), p.act.type) != acts.end()) continue;
     acts.push_back(p.act.type);
     const ggml_type_traits* tr = a.ggml_get_type_traits(p.act.type);
-    c.push_back(same(std::string(p.act.name) + " (activations): name, block, from_float_ref and to_float set",
+    const Api::ActRows rows = a.act_rows(p.act.type);
+    c.push_back(same(std::string(p.act.name) +
+                         " (activations): name, block, reference quantizer and to_float (the traits', else the exported row functions)",
                      std::string(p.act.name) + " " + std::to_string(p.act.block) + " 1 1",
                      std::string(tr->type_name) + " " + std::to_string(tr->blck_size) + " " +
-                         std::to_string(tr->from_float_ref != nullptr) + " " + std::to_string(tr->to_float != nullptr)));
+                         std::to_string(rows.from_float_ref != nullptr) + " " + std::to_string(rows.to_float != nullptr)));
   }
   return c;
 }

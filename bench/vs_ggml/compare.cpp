@@ -91,7 +91,7 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   std::map<int64_t, RefActs> ggml_acts_n, ours_acts_n;
   const ggml_type_traits& act_traits = *be.api.ggml_get_type_traits(pair.act.type);
   for (int64_t n : o.batches) {
-    ggml_acts_n[n] = ggml_acts(xs[n], n, s.in, act_traits, pair.act);
+    ggml_acts_n[n] = ggml_acts(xs[n], n, s.in, act_traits, be.api.act_rows(pair.act.type), pair.act);
     ours_acts_n[n] = pair.mode == mq::ActMode::dynamic_int8 ? int8_token_acts(xs[n], n, s.in) : weight_only_acts(xs[n], n, s.in);
   }
 

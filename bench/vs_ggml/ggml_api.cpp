@@ -65,6 +65,13 @@ void quiet_log(ggml_log_level level, const char* text, void*) {
 
 }  // namespace
 
+Api::ActRows Api::act_rows(ggml_type t) const {
+  const ggml_type_traits* tr = ggml_get_type_traits(t);
+  if (tr->from_float_ref && tr->to_float) return {tr->from_float_ref, tr->to_float};
+  if (t == GGML_TYPE_Q8_K) return {quantize_row_q8_K_ref, dequantize_row_q8_K};
+  return {};
+}
+
 bool package_present(const std::string& bins_dir) { return fs::exists(fs::path(bins_dir) / "libggml-base.so"); }
 
 Api load_api(const std::string& bins_dir) {
@@ -75,6 +82,8 @@ Api load_api(const std::string& bins_dir) {
 #define VSGGML_RESOLVE(f) resolve(base, "libggml-base.so", #f, a.f);
   VSGGML_BASE_FUNCTIONS(VSGGML_RESOLVE)
 #undef VSGGML_RESOLVE
+  resolve(base, "libggml-base.so", "quantize_row_q8_K_ref", a.quantize_row_q8_K_ref);
+  resolve(base, "libggml-base.so", "dequantize_row_q8_K", a.dequantize_row_q8_K);
   a.ggml_log_set(quiet_log, nullptr);
 #define VSGGML_RESOLVE(f) resolve(registry, "libggml.v*.so", #f, a.f);
   VSGGML_REGISTRY_FUNCTIONS(VSGGML_RESOLVE)

@@ -62,6 +62,21 @@ struct Api {
   VSGGML_CPU_PROCS(VSGGML_PROC_MEMBER)
 #undef VSGGML_PROC_MEMBER
 
+  // q8_K, the K types' activation type, has neither a reference quantizer nor a to_float in ggml's type traits
+  // (the CPU backend quantizes to it with its own code); libggml-base.so exports its reference row functions
+  // (ggml-quants.h, not a public header), whose types are the traits' from_float / to_float types with
+  // block_q8_K * for void *. Resolved by name; verify.h quantizes ggml's reference activations with them.
+  ggml_from_float_t quantize_row_q8_K_ref = nullptr;
+  ggml_to_float_t dequantize_row_q8_K = nullptr;
+
+  // An activation type's reference row functions: its traits' where set (q8_0), else the exports above (q8_K);
+  // null where neither exists (the ABI check then fails).
+  struct ActRows {
+    ggml_from_float_t from_float_ref = nullptr;
+    ggml_to_float_t to_float = nullptr;
+  };
+  ActRows act_rows(ggml_type t) const;
+
   std::string bins_dir;
   std::vector<Variant> variants;  // every libggml-cpu-*.so in bins_dir, scored
   Variant chosen;  // the highest score, as ggml_backend_load_best picks

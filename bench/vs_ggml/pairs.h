@@ -39,13 +39,21 @@ struct Pair {
 };
 
 // q4_0: 32 weights, an fp16 scale and 16 bytes of nibbles (4.5 bits per weight), against int4-g64 (4.25);
-// q8_0: 32 weights, an fp16 scale and 32 bytes (8.5 bits), against int8-per-channel (8 bits + one scale a row).
+// q8_0: 32 weights, an fp16 scale and 32 bytes (8.5 bits), against int8-per-channel (8 bits + one scale a row);
+// q2_K .. q6_K against our q2_k .. q6_k: the same blocks, byte for byte.
 inline const std::vector<Pair>& pair_table() {
   static const std::vector<Pair> t = {
       {"q4_0", GGML_TYPE_Q4_0, 32, 18, kQ8_0, "int4-g64", mq::ActMode::weight_only},
       {"q4_0", GGML_TYPE_Q4_0, 32, 18, kQ8_0, "int4-g64", mq::ActMode::dynamic_int8},
       {"q8_0", GGML_TYPE_Q8_0, 32, 34, kQ8_0, "int8-per-channel", mq::ActMode::weight_only},
       {"q8_0", GGML_TYPE_Q8_0, 32, 34, kQ8_0, "int8-per-channel", mq::ActMode::dynamic_int8},
+      // The K types: the same super-block layouts on both sides (256 weights), ours weight-only only (the K
+      // families have no +a8 path yet); ggml's dot products quantize the activations to q8_K.
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "q2_k", mq::ActMode::weight_only},
+      {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "q3_k", mq::ActMode::weight_only},
+      {"q4_K", GGML_TYPE_Q4_K, 256, 144, kQ8_K, "q4_k", mq::ActMode::weight_only},
+      {"q5_K", GGML_TYPE_Q5_K, 256, 176, kQ8_K, "q5_k", mq::ActMode::weight_only},
+      {"q6_K", GGML_TYPE_Q6_K, 256, 210, kQ8_K, "q6_k", mq::ActMode::weight_only},
   };
   return t;
 }

@@ -24,13 +24,14 @@ RefActs int8_token_acts(const std::vector<float>& x, int64_t n, int64_t in) {
   return a;
 }
 
-RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml_type_traits& traits, const ActQuant& q) {
+RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml_type_traits& traits, const Api::ActRows& rows,
+                  const ActQuant& q) {
   RefActs a{std::vector<float>(x.size()), std::vector<double>(x.size(), 0.0)};
   std::vector<uint8_t> blocks(static_cast<size_t>(in / traits.blck_size) * traits.type_size);  // one token's blocks
   for (int64_t t = 0; t < n; ++t) {
     const float* xt = x.data() + t * in;
-    traits.from_float_ref(xt, blocks.data(), in);
-    traits.to_float(blocks.data(), a.x.data() + t * in, in);
+    rows.from_float_ref(xt, blocks.data(), in);
+    rows.to_float(blocks.data(), a.x.data() + t * in, in);
     for (int64_t j0 = 0; j0 < in; j0 += q.block) {
       double amax = 0;
       for (int64_t j = j0; j < j0 + q.block; ++j) amax = std::max(amax, static_cast<double>(std::fabs(xt[j])));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ggml.h"
+#include "ggml_api.h"
 #include "pairs.h"
 
 namespace vsggml {
@@ -29,9 +30,11 @@ struct RefActs {
 RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in);
 // Our +a8: per token s * a with a = mq::quantize_activations(x), the codes the kernels use.
 RefActs int8_token_acts(const std::vector<float>& x, int64_t n, int64_t in);
-// ggml's: each token through `traits` (the activation type's from_float_ref, then to_float); a value whose
-// x * codes_max / absmax lies within 1e-3 of a half-step gets one step of slack.
-RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml_type_traits& traits, const ActQuant& q);
+// ggml's: each token through the activation type's reference quantizer, then its to_float (rows: Api::act_rows;
+// traits: its block and bytes); a value whose x * codes_max / absmax lies within 1e-3 of a half-step gets one
+// step of slack.
+RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml_type_traits& traits, const Api::ActRows& rows,
+                  const ActQuant& q);
 
 // Compares y: (n, out) with deq: (out, in) times a.x on every 17th row and the last, every token: "" when every
 // output is within the bound, else the first miss in one line.
