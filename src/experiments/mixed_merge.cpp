@@ -66,8 +66,11 @@ json merge_mixed(const MixedOptions& o, const json& only_machine) {
     }
     cpus.insert(cpu_of((*j)["machine"]).dump());
     hosts.insert((*j)["machine"].value("host", ""));
+    // "uniform": one recipe everywhere, or a map the source study names uniform (its Q4_K_M / Q5_K_M maps are
+    // llama.cpp's uniform types, whose rules give qkv and mlp_down a higher K type: configs_k/uniform-*).
+    const bool uniform = u.plan.rules.empty() || u.id.rfind("uniform-", 0) == 0;
     json e = {{"config_id", u.id},
-              {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : u.plan.rules.empty() ? "uniform" : "mixed"},
+              {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : uniform ? "uniform" : "mixed"},
               {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"composite", (*j)["composite"]}, {"machine", (*j)["machine"]},
               {"seconds", (*j)["seconds"]}};
     json& mach = machines[(*j)["machine"].dump()];
