@@ -194,7 +194,8 @@ TEST_CASE("class checked JSON: one reader for every JSON file, within a memory b
   // Every JSON file the project commits reads under the default budget (16 bytes of values per byte).
   for (const char* rel : {"experiments/26-quant-curve/results.json", "experiments/27-mixed-epi/results.json",
                           "experiments/28-energy/summary.json", "experiments/01-roofline/ceilings.json", "data/energy_model.json",
-                          "data/minigpt.json", "data/train.json", "experiments/27-mixed-epi/allocation.json"}) {
+                          "data/minigpt.json", "data/train.json", "experiments/27-mixed-epi/allocation.json",
+                          "experiments/27-mixed-epi/k-types/results.json"}) {
     CAPTURE(rel);
     CHECK_NOTHROW((void)mq::read_json_file(std::string(MQ_SOURCE_DIR) + "/" + rel));
   }

@@ -91,7 +91,9 @@ const std::vector<std::string>& default_sweep_schemes() {
                                              // the breaking region: where perplexity, KLD and margins move
                                              // (one scale per row at 4 bits; act-order where GPTQ has most to fix)
                                              "int4-per-channel", "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq",
-                                             "int3-g64-gptq-act-order", "int2-g64", "int2-g64-gptq"};
+                                             "int3-g64-gptq-act-order", "int2-g64", "int2-g64-gptq",
+                                             // GPTQ on the importance-weighted shrink-grid search (issue 39's 2-bit goal)
+                                             "int2-g64-imatrix-gptq"};
   return k;
 }
 
