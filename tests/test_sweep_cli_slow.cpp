@@ -51,13 +51,13 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                               " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
-  CHECK(r.out.find("1 of 19 schemes failed") != std::string::npos);
+  CHECK(r.out.find("1 of 20 schemes failed") != std::string::npos);
 
   const nlohmann::json res = load(out + "/results.json");
   const std::vector<std::string> want = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128",
                                          "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-g64+bf16", "int4-per-channel",
                                          "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq", "int3-g64-gptq-act-order",
-                                         "int2-g64", "int2-g64-gptq", "int4-g64-asym", "int4-g256"};
+                                         "int2-g64", "int2-g64-gptq", "int2-g64-imatrix-gptq", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());
   // The rule baselines, on the same slots as the models (their totals match the fp32 row's plus skips).
   REQUIRE(res["baselines"].size() == 3);
@@ -152,6 +152,10 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   CHECK(at("int3-g64-gptq-act-order")["gptq"]["act_order"] == true);
   CHECK(at("int3-g64-gptq")["gptq"]["act_order"] == false);
   CHECK(at("int3-g64-gptq-act-order")["storage_scheme"] == "int3-g64");
+  // GPTQ on the importance-weighted search's grid stores what RTN stores.
+  CHECK(at("int2-g64-imatrix-gptq")["storage_scheme"] == "int2-g64");
+  CHECK(at("int2-g64-imatrix-gptq")["bytes_linear"] == at("int2-g64")["bytes_linear"]);
+  CHECK(at("int2-g64-imatrix-gptq")["method"] == "gptq");
   CHECK(at("int3-g64-gptq-act-order")["bytes_linear"] == at("int3-g64-gptq")["bytes_linear"]);
   CHECK(kl("int3-g64-gptq-act-order") != kl("int3-g64-gptq"));
 
