@@ -10,6 +10,7 @@
 #include <set>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "experiments/experiment_io.h"
 #include "experiments/sweep.h"
@@ -150,6 +151,17 @@ nlohmann::json shape_json(const minigpt::ModelConfig& c) {
           {"n_layer", c.n_layer},       {"n_head", c.n_head}, {"d_ff", c.d_ff}};
 }
 
+// Every name in `names` one of `known`, none twice; else a UsageError naming the option and the name.
+void check_known_distinct(const char* option, const char* noun, const std::vector<std::string>& names,
+                          const std::vector<std::string>& known) {
+  std::set<std::string> seen;
+  for (const auto& n : names) {
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      throw mq::UsageError(fmt::format("{}: unknown {} '{}' (known: {})", option, noun, n, fmt::join(known, ", ")));
+    if (!seen.insert(n).second) throw mq::UsageError(fmt::format("{}: '{}' given twice", option, n));
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& vs_llama_model_names() {
@@ -173,21 +185,11 @@ void validate(const VsLlamaOptions& o) {
     throw mq::UsageError(fmt::format("--prompt {}: must be >= 2 (llama.cpp counts a one-token batch as decode)", o.prompt));
   if (o.decode < 1) throw mq::UsageError(fmt::format("--decode {}: must be >= 1", o.decode));
   if (o.models.empty()) throw mq::UsageError("--models: give at least one of minigpt, gpt2");
-  {
-    std::set<std::string> fseen;
-    for (const auto& f : o.formats) {
-      const auto& known = vs_llama_formats();
-      if (std::none_of(known.begin(), known.end(), [&](const VsLlamaFormat& k) { return k.scheme == f; }))
-        throw mq::UsageError(fmt::format("--formats: unknown format '{}' (known: fp32, int8-per-channel, int4-g64, q2_k .. q6_k)", f));
-      if (!fseen.insert(f).second) throw mq::UsageError(fmt::format("--formats: '{}' given twice", f));
-    }
-  }
-  std::set<std::string> seen;
+  std::vector<std::string> format_names;
+  for (const VsLlamaFormat& f : vs_llama_formats()) format_names.push_back(f.scheme);
+  check_known_distinct("--formats", "format", o.formats, format_names);
+  check_known_distinct("--models", "model", o.models, vs_llama_model_names());
   for (const auto& m : o.models) {
-    const auto& known = vs_llama_model_names();
-    if (std::find(known.begin(), known.end(), m) == known.end())
-      throw mq::UsageError(fmt::format("--models: unknown model '{}' (known: minigpt, gpt2)", m));
-    if (!seen.insert(m).second) throw mq::UsageError(fmt::format("--models: '{}' given twice", m));
     // node-llama-cpp keeps one cache cell free: at n_ctx tokens it would shift the context
     // (evaluating again, which speed.mjs would catch as prompt work inside the decode).
     const long need = static_cast<long>(o.prompt) + o.decode;
