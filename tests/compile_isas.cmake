@@ -12,7 +12,7 @@ foreach(dir ${INCLUDES})
 endforeach()
 set(failed "")
 foreach(arch sapphirerapids cooperlake icelake-server skylake-avx512 haswell x86-64)
-  foreach(file weight_only.cpp dynamic.cpp blocked_bf16.cpp float.cpp kquant.cpp)
+  foreach(file weight_only.cpp dynamic.cpp blocked_bf16.cpp float.cpp kquant.cpp kquant_dynamic.cpp)
     execute_process(COMMAND ${CXX} ${flags} -march=${arch} ${SRC}/src/miniquant/kernels/${file}
                     RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
     if(NOT rc EQUAL 0)

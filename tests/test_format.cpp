@@ -102,7 +102,7 @@ TEST_CASE("format table: every scheme has one family, whose kernel equals its re
     CHECK(f.bits == s.bits);
     if (!s.is_integer() && !s.is_kquant()) CHECK(f.value_bytes * 8 == s.bits);
     CHECK((f.kquant != nullptr) == s.is_kquant());
-    CHECK(f.dynamic_int8 == (s.is_integer() && (s.bits == 8 || s.bits == 4)));
+    CHECK(f.dynamic_int8 == (s.is_kquant() || (s.is_integer() && (s.bits == 8 || s.bits == 4))));
     CHECK(f.blocked_bf16 == s.is_integer());
     // 3 tokens of a 16 x 256 matrix: the fast kernel against the scalar reference, same table entry.
     mq::Rng rng(5);

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
 #include "miniquant/kquant/kquant.h"
@@ -128,11 +131,12 @@ TEST_CASE("kernel paths of this build, per family") {
   piece(LaneSums::kAvailable, "lane-sum tree");
   MESSAGE("kernel paths: weight-only (fp32 / fp16 / bf16 / int8 / int4 / int3 / int2) and quantizer on xsimd " << simd
           << (x86.empty() ? std::string(", no x86 pieces") : ", x86 pieces: " + x86) << "; +a8 / +a16 (int8 / int4 blocks): "
-          << dynamic << "; bf16 dot weight path: " << (bf16.empty() ? std::string("none, block-layout weight-only runs its portable twin") : bf16));
+          << dynamic << "; K +a8: " << std::string(kquant_dynamic_kernel_name()) << "; bf16 dot weight path: " << (bf16.empty() ? std::string("none, block-layout weight-only runs its portable twin") : bf16));
 #if defined(__aarch64__)
   CHECK(simd == "arm64+neon");
   CHECK(x86.empty());
   CHECK(dynamic == "portable");  // no NEON dynamic kernel: Portable16's plain loops
+  CHECK(std::string(kquant_dynamic_kernel_name()) == "portable");
   CHECK(bf16.empty());
 #elif defined(__x86_64__)
   CHECK(simd != "arm64+neon");
@@ -325,7 +329,8 @@ TEST_CASE("int3 lane load: the ISA shuffle equals the portable byte-by-byte load
 
 TEST_CASE("batch 64 and many groups") {
   for (const Scheme& s : {Scheme::fp32(), Scheme::fp16(), Scheme::integer(4, 64), Scheme::integer(4, 32, false), Scheme::integer(8, kPerChannel),
-                          Scheme::integer(3, 64), Scheme::integer(2, 64, false)}) {
+                          Scheme::integer(3, 64), Scheme::integer(2, 64, false), Scheme::kquant(2), Scheme::kquant(3),
+                          Scheme::kquant(4), Scheme::kquant(5), Scheme::kquant(6)}) {
     const int64_t rows = 5, cols = 1024, n = 64;
     const Case c = make_case(s, rows, cols, 3);
     const std::vector<float> x = gaussian_matrix(n, cols, 4);
@@ -335,6 +340,75 @@ TEST_CASE("batch 64 and many groups") {
       CAPTURE(s.name());
       CAPTURE(threads);
       CHECK(worst_over_bound(c, bf16_path(s, true) ? split_activations(x) : x, n, y, cols / 32 + 16) <= 1.0);
+    }
+  }
+}
+
+// Any bytes at all (a loaded file's), with finite fp16 factors: every decoder gives the generic unpack + kgrid's
+// codes byte for byte and its grid bit for bit, the twin of the kernel's per-family decoders.
+TEST_CASE("K decoders: the family's generic unpack and kgrid, exactly, on random bytes") {
+  Rng rng(11);
+  for (const FormatTraits& t : format_table()) {
+    if (!t.kquant) continue;
+    const KFamily& f = *t.kquant;
+    CAPTURE(f.name);
+    kdecode::with_decoder(f, [&](auto dec) {
+      using Dec = decltype(dec);
+      CHECK(Dec::kBits == f.bits);
+      CHECK(Dec::kSub == f.sub);
+      CHECK(Dec::kZero == f.zero);
+      std::vector<uint8_t> block(static_cast<size_t>(f.block_bytes));
+      for (int trial = 0; trial < 200; ++trial) {
+        for (auto& b : block) b = static_cast<uint8_t>(rng.below(256));
+        KParams p;
+        f.unpack(block.data(), p, nullptr);
+        const uint16_t fin = f32_to_f16(static_cast<float>(0.01 * rng.normal()));  // a finite factor
+        if (!std::isfinite(f16_to_f32(p.d)) || !std::isfinite(f16_to_f32(p.dmin))) {  // rewrite d, dmin: finite
+          KParams q = p;
+          uint8_t codes[kSuperBlock];
+          f.unpack(block.data(), q, codes);
+          q.d = fin;
+          q.dmin = f.has_min ? fin : uint16_t{0};
+          f.pack(q, codes, block.data());
+        }
+        uint8_t want[kSuperBlock], got[kSuperBlock];
+        f.unpack(block.data(), p, want);
+        const KGrid g0 = kgrid(f, p);
+        KGrid g;
+        Dec::decode(block.data(), g, got);
+        REQUIRE(std::memcmp(want, got, kSuperBlock) == 0);
+        for (int b = 0; b < f.nsub(); ++b) {
+          REQUIRE(std::memcmp(&g.D[b], &g0.D[b], sizeof(float)) == 0);
+          REQUIRE(std::memcmp(&g.M[b], &g0.M[b], sizeof(float)) == 0);
+        }
+        float w[kSuperBlock], w0[kSuperBlock];
+        kdecode::dequantize<Dec>(g, got, w);
+        kdequantize_block(f, block.data(), w0);
+        for (int i = 0; i < kSuperBlock; ++i) REQUIRE(w[i] == w0[i]);
+      }
+    });
+  }
+}
+
+// From kEigenMinTokens tokens the K kernel dequantizes panels of rows and runs Eigen's GEMM: around the
+// threshold, with row counts that leave a partial panel (panels are 256 rows at 4096 columns) and with one row.
+TEST_CASE("K families from 16 tokens: dequantized panels, within the float-rounding bound of fp64") {
+  for (const FormatTraits& t : format_table()) {
+    if (!t.kquant) continue;
+    const Scheme s = Scheme::kquant(t.kquant->bits);
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 256}, {300, 4096}}) {
+      const Case c = make_case(s, rows, cols, 5);
+      for (const int64_t n : {kdetail::kEigenMinTokens - 1, kdetail::kEigenMinTokens, int64_t{33}}) {
+        const std::vector<float> x = gaussian_matrix(n, cols, 6 + static_cast<uint64_t>(n));
+        for (int threads : {1, 2}) {
+          CAPTURE(s.name());
+          CAPTURE(rows);
+          CAPTURE(n);
+          CAPTURE(threads);
+          const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads});
+          CHECK(worst_over_bound(c, x, n, y, cols / 16 + 16) <= 1.0);
+        }
+      }
     }
   }
 }
@@ -351,7 +425,10 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
       const int64_t rows = 9;
       const Case c = make_case(s, rows, cols, 11 + static_cast<uint64_t>(cols));
       const int64_t gpr = s.groups_per_row(cols);
-      for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{9}}) {
+      // K also from kEigenMinTokens tokens (its dequantized-panel path).
+      const std::vector<int64_t> ns = s.is_kquant() ? std::vector<int64_t>{1, 3, 9, kdetail::kEigenMinTokens + 1}
+                                                    : std::vector<int64_t>{1, 3, 8, 9};
+      for (int64_t n : ns) {
         const std::vector<float> x = gaussian_matrix(n, cols, 5 + static_cast<uint64_t>(n));
         std::vector<float> yref(static_cast<size_t>(n * rows));
         gemm_dynamic_ref(c.q, x.data(), n, yref.data(), act);
@@ -377,8 +454,12 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
                 }
                 // Group dots (zero-point term included) are exact int32; float roundings per output:
                 // the int -> float conversion and one fma per group, then the token scale (16-bit: per
-                // half, and one more for adding the halves).
-                fbound = gamma(2 * gpr + (wide ? 3 : 2)) * sx * fbound + 1e-30;
+                // half, and one more for adding the halves). K: every exact four-byte lane sum is scaled by
+                // D_b and chained (cols / 4), the C_b sum_b a terms (cols / 16 at most), the lane and final
+                // sums and the token scale (kquant_dynamic.cpp).
+                // From kEigenMinTokens tokens K runs the dequantized panels on s a: a float dot of cols terms.
+                const int64_t roundings = s.is_kquant() ? cols + cols / 16 + 16 : 2 * gpr + (wide ? 3 : 2);
+                fbound = gamma(roundings) * sx * fbound + 1e-30;
                 const double yk = y[t * rows + r];
                 worst_ref = std::max(worst_ref, std::fabs(yk - yref[t * rows + r]) / fbound);
                 worst_exact = std::max(worst_exact, std::fabs(yk - exact) / (abound + fbound));

@@ -27,7 +27,8 @@ TEST_CASE("recipe names: -search and -imatrix, the K families' default search, a
                         Case{"int2-g64-search-gptq", mq::Search::plain, true, "int2-g64-search-gptq"},
                         Case{"int3-g64-imatrix", mq::Search::importance, false, "int3-g64-imatrix"},
                         Case{"int4-g64-search+a8", mq::Search::plain, false, "int4-g64-search+a8"},
-                        Case{"q5_k+bf16", mq::Search::plain, false, "q5_k+bf16"}, Case{"int4-g64", mq::Search::none, false, "int4-g64"}}) {
+                        Case{"q5_k+bf16", mq::Search::plain, false, "q5_k+bf16"},
+                        Case{"q4_k+a8", mq::Search::plain, false, "q4_k+a8"}, Case{"int4-g64", mq::Search::none, false, "int4-g64"}}) {
     CAPTURE(c.name);
     const LinearRecipe r = LinearRecipe::parse(c.name);
     CHECK(r.search == c.search);
@@ -36,7 +37,7 @@ TEST_CASE("recipe names: -search and -imatrix, the K families' default search, a
     CHECK(r.needs_calibration() == (c.gptq || c.search == mq::Search::importance));
     CHECK(LinearRecipe::parse(r.name()) == r);
   }
-  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k+a8", "q4_k-gptq-search", "q7_k", "Q4_K"}) {
+  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k-gptq-search", "q7_k", "Q4_K", "int3-g64+a8"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(LinearRecipe::parse(bad), mq::UsageError);
   }
@@ -77,7 +78,11 @@ TEST_CASE("llama.cpp's mixes on MiniGPT: q6_k for qkv and mlp_down where use_mor
     const bool more = l == 0 || l == 3 || l == 6 || l == 9 || l >= 10;
     CHECK(big.recipe_for(l, LinearKind::mlp_down).name() == (more ? "q6_k" : "q4_k"));
   }
-  for (const char* bad : {"q4_k_mx", "q4_k_m-search", "q4_k_m+a8"}) {
+  // A mix takes an activation mode for all its recipes: the K families have +a8.
+  const QuantPlan a8 = QuantPlan::uniform("q4_k_m+a8");
+  CHECK(a8.recipe_for(3, LinearKind::qkv).name() == "q6_k+a8");
+  CHECK(a8.recipe_for(0, LinearKind::mlp_up).name() == "q4_k+a8");
+  for (const char* bad : {"q4_k_mx", "q4_k_m-search", "q4_k_m+bf8"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(QuantPlan::uniform(bad), mq::UsageError);
   }

@@ -162,7 +162,7 @@ TEST_CASE("scheme names: -gptq, +a8 and +a16 suffixes, and the errors for ones t
   CHECK(b.act == mq::ActMode::dynamic_int8);
   CHECK(b.name() == "int4-g64-gptq+a8");
   CHECK(LinearRecipe::parse("int8-per-channel+a8").act == mq::ActMode::dynamic_int8);
-  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16+a8"), doctest::Contains("need int8 or int4 weights"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp16+a8"), doctest::Contains("need int8, int4 or K weights"), mq::UsageError);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("int3-g128+a8"), doctest::Contains("+a8"), mq::UsageError);
   const LinearRecipe c = LinearRecipe::parse("int4-g64-gptq+a16");
   CHECK(c.act == mq::ActMode::dynamic_int16);
@@ -170,7 +170,7 @@ TEST_CASE("scheme names: -gptq, +a8 and +a16 suffixes, and the errors for ones t
   CHECK(c.name() == "int4-g64-gptq+a16");
   CHECK(LinearRecipe::parse("int8-per-channel+a16").act == mq::ActMode::dynamic_int16);
   CHECK_THROWS_WITH_AS(LinearRecipe::parse("int2-g64+a16"), doctest::Contains("+a16"), mq::UsageError);
-  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp32+a16"), doctest::Contains("need int8 or int4 weights"), mq::UsageError);
+  CHECK_THROWS_WITH_AS(LinearRecipe::parse("fp32+a16"), doctest::Contains("need int8, int4 or K weights"), mq::UsageError);
   CHECK(QuantPlan::uniform("int3-g64-gptq-act-order").base.act == mq::ActMode::weight_only);
   CHECK(QuantPlan::uniform("int4-g64-gptq-act-order+a16").base == c);
   const LinearRecipe bf = LinearRecipe::parse("int4-g64-gptq+bf16");

@@ -111,6 +111,7 @@ TEST_CASE("quantized MiniGPT with dynamic int8 activations stays close to the de
   const std::vector<int32_t> t = tokens(10, small().vocab_size);
   for (const mq::Scheme& s : mq::scheme_table()) {
     if (!mq::supports_dynamic(s)) continue;
+    if (s.is_kquant()) continue;  // 256-weight super-blocks: test_kquant runs q4_k+a8 on a MiniGPT 256 wide
     CAPTURE(s.name());
     Model q = random_model(5);
     Model ref = random_model(5);

@@ -72,8 +72,8 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
     const auto& l = f["llama_cpp"];
     for (const char* k : {"decode_tokens_per_s", "prefill_tokens_per_s", "wall_decode_tokens_per_s", "wall_prefill_tokens_per_s"})
       check_rate(l[k]);
-    // fp32 and Q4_K run weight-only only (the K families have no +a8 path); Q8_0 / Q4_0 also with int8 activations.
-    REQUIRE(f["miniquant"].size() == (i == 0 || i == 3 ? 1u : 2u));
+    // fp32 runs weight-only only; Q8_0, Q4_0 and Q4_K also with int8 activations.
+    REQUIRE(f["miniquant"].size() == (i == 0 ? 1u : 2u));
     for (const auto& o : f["miniquant"]) {
       check_rate(o["decode_tokens_per_s"]);
       check_rate(o["prefill_tokens_per_s"]);

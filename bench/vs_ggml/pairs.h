@@ -47,13 +47,19 @@ inline const std::vector<Pair>& pair_table() {
       {"q4_0", GGML_TYPE_Q4_0, 32, 18, kQ8_0, "int4-g64", mq::ActMode::dynamic_int8},
       {"q8_0", GGML_TYPE_Q8_0, 32, 34, kQ8_0, "int8-per-channel", mq::ActMode::weight_only},
       {"q8_0", GGML_TYPE_Q8_0, 32, 34, kQ8_0, "int8-per-channel", mq::ActMode::dynamic_int8},
-      // The K types: the same super-block layouts on both sides (256 weights), ours weight-only only (the K
-      // families have no +a8 path yet); ggml's dot products quantize the activations to q8_K.
+      // The K types: the same super-block layouts on both sides (256 weights); ggml's dot products quantize the
+      // activations to q8_K, so its kernel is the same in both rows: +a8 is the like-for-like pair (int8
+      // activations on both sides), weight-only what fp32 activations cost.
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "q2_k", mq::ActMode::weight_only},
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "q2_k", mq::ActMode::dynamic_int8},
       {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "q3_k", mq::ActMode::weight_only},
+      {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "q3_k", mq::ActMode::dynamic_int8},
       {"q4_K", GGML_TYPE_Q4_K, 256, 144, kQ8_K, "q4_k", mq::ActMode::weight_only},
+      {"q4_K", GGML_TYPE_Q4_K, 256, 144, kQ8_K, "q4_k", mq::ActMode::dynamic_int8},
       {"q5_K", GGML_TYPE_Q5_K, 256, 176, kQ8_K, "q5_k", mq::ActMode::weight_only},
+      {"q5_K", GGML_TYPE_Q5_K, 256, 176, kQ8_K, "q5_k", mq::ActMode::dynamic_int8},
       {"q6_K", GGML_TYPE_Q6_K, 256, 210, kQ8_K, "q6_k", mq::ActMode::weight_only},
+      {"q6_K", GGML_TYPE_Q6_K, 256, 210, kQ8_K, "q6_k", mq::ActMode::dynamic_int8},
   };
   return t;
 }

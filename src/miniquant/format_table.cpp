@@ -24,8 +24,9 @@ void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int thre
 }
 
 constexpr std::string_view kKDecoder =
-    "per super-block: the family's unpack into sub-block steps D and offsets M and 256 codes, decoded once to "
-    "D (q - zero) - M, then a dot with every token's activations (plain loops the compiler vectorises)";
+    "per super-block: the family's decoder (kernels/kquant_decode.h) reads its sub-block steps D, offsets M and 256 "
+    "codes in place; below 16 tokens D sum(q x) - (D zero + M) sum(x) per sub-block, from 16 tokens panels "
+    "dequantized to D (q - zero) - M and Eigen's GEMM (plain loops the compiler vectorises)";
 
 }  // namespace
 
@@ -41,13 +42,13 @@ const std::vector<FormatTraits>& format_table() {
       {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)", intn_kernel,
        reference, false, true},
       {"int2", Kind::integer, 2, 0, "AVX-512 BF16: the int4 path's word table (vpermw) and vdpbf16ps; else 2-bit fields shifted out of 32-bit words", intn_kernel, reference, false, true},
-      // K-quant super-blocks (ggml's layouts): one portable kernel for all five, reading each block's scales
-      // and mins, then its codes, through the family's unpack.
-      {"q2_k", Kind::kquant, 2, 0, kKDecoder, kquant_kernel, reference, false, false, &q2_k_family()},
-      {"q3_k", Kind::kquant, 3, 0, kKDecoder, kquant_kernel, reference, false, false, &q3_k_family()},
-      {"q4_k", Kind::kquant, 4, 0, kKDecoder, kquant_kernel, reference, false, false, &q4_k_family()},
-      {"q5_k", Kind::kquant, 5, 0, kKDecoder, kquant_kernel, reference, false, false, &q5_k_family()},
-      {"q6_k", Kind::kquant, 6, 0, kKDecoder, kquant_kernel, reference, false, false, &q6_k_family()},
+      // K-quant super-blocks (ggml's layouts): one kernel for all five over a decoder per family; +a8 / +a16 row-major
+      // on the same blocks (gemm_kquant_dynamic), never in the 16-row layout.
+      {"q2_k", Kind::kquant, 2, 0, kKDecoder, kquant_kernel, reference, true, false, &q2_k_family()},
+      {"q3_k", Kind::kquant, 3, 0, kKDecoder, kquant_kernel, reference, true, false, &q3_k_family()},
+      {"q4_k", Kind::kquant, 4, 0, kKDecoder, kquant_kernel, reference, true, false, &q4_k_family()},
+      {"q5_k", Kind::kquant, 5, 0, kKDecoder, kquant_kernel, reference, true, false, &q5_k_family()},
+      {"q6_k", Kind::kquant, 6, 0, kKDecoder, kquant_kernel, reference, true, false, &q6_k_family()},
   };
   return t;
 }

@@ -29,7 +29,9 @@ struct FormatTraits {
   std::string_view decoder;  // how the weight-only kernel turns stored bits into floats
   GemmKernel kernel;         // the fast weight-only kernel (activations stay fp32)
   GemmKernel reference;      // its scalar twin: the obvious loops (kernels/ref.h)
-  bool dynamic_int8 = false;  // has the +a8 path: int8 activations, VNNI on the 16-row block layout
+  // Has the +a8 / +a16 paths: activations quantized per token, integer dots (int8 / int4: VNNI on the 16-row
+  // block layout; K families: row-major on ggml's super-blocks, kernels/kquant_dynamic.cpp).
+  bool dynamic_int8 = false;
   // Weight-only and +bf16 run on the 16-row block layout (gemm_blocked_bf16) in QuantizedLinear, where the
   // build has the family's AVX-512 BF16 tile (blocked_tile_built): there it is faster than the row-major
   // kernel (bench/README.md). gemm() on a QTensor keeps the row-major kernel either way.

@@ -31,7 +31,7 @@ QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act
 
 void QuantizedLinear::prepare() {
   if (is_dynamic(act_) && !supports_dynamic(w_.scheme))
-    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8 or int4 weights, not {}", w_.name,
+    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8, int4 or K weights, not {}", w_.name,
                                  act_ == ActMode::dynamic_int8 ? "int8" : "int16", w_.scheme.name()));
   // Otherwise row-major codes: gemm() runs the row-major kernels (weight-only, +bf16) or the scalar reference
   // (a dynamic mode on a tensor without a layout).

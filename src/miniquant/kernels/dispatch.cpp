@@ -45,7 +45,7 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
   if (is_dynamic(opt.act)) {
     if (!supports_dynamic(w.scheme))
       throw UsageError(std::string("gemm: dynamic ") + (opt.act == ActMode::dynamic_int8 ? "int8" : "int16") +
-                       " activations need int8 or int4 weights, not " + w.scheme.name());
+                       " activations need int8, int4 or K weights, not " + w.scheme.name());
     return gemm_dynamic(w, x, n, y, threads, opt.use_isa, opt.act);
   }
   traits_of(w.scheme).kernel(w, x, n, y, threads, opt.use_isa);

@@ -319,7 +319,8 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
 
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (!supports_dynamic(w.scheme))
-    throw UsageError("gemm_dynamic: needs int8 or int4 weights, not " + w.scheme.name());
+    throw UsageError("gemm_dynamic: needs int8, int4 or K weights, not " + w.scheme.name());
+  if (w.scheme.is_kquant()) return gemm_kquant_dynamic(w, x, n, y, threads, use_isa, act);  // ggml's blocks, row-major
   // One-off calls pack here; QuantizedLinear packs once at construction.
   if (!blockable(w)) return gemm_dynamic_ref(w, x, n, y, act);
   gemm_blocked(pack_blocked(w), x, n, y, threads, use_isa, act);

@@ -13,36 +13,38 @@
 
 namespace mq {
 
+namespace kdetail {
+
+// Through Eigen's serial GEMM kernel (Eigen::internal::general_matrix_matrix_product, Eigen 3.4). Not the
+// public product: inside a one-thread parallel region (or outside any) that one starts its own OpenMP team,
+// so "1 thread" would run 2 and contend with the caller's team (measured: 56 ms instead of 21 ms at
+// 64x4096x4096).
+void gemm_fp32_serial(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int64_t ldy) {
+  using Eigen::Index;
+  for (int64_t t = 0; t < n; ++t) std::fill(y + t * ldy, y + t * ldy + rows, 0.0f);  // the kernel adds
+  using namespace Eigen::internal;
+  gemm_blocking_space<Eigen::RowMajor, float, float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic> blocking(n, rows, cols, 1,
+                                                                                                            true);
+  // Lhs X row-major (n x cols); rhs W^T column-major (cols x rows); result row-major with row stride ldy.
+  general_matrix_matrix_product<Index, float, Eigen::RowMajor, false, float, Eigen::ColMajor, false, Eigen::RowMajor, 1>::run(
+      n, rows, cols, x, cols, w, cols, y, 1, ldy, 1.0f, blocking, nullptr);
+}
+
+}  // namespace kdetail
+
 namespace {
 
-// From this many tokens on, fp32 runs Eigen's GEMM (measured: at 8 tokens the streaming kernel is
-// still ahead, at 64 Eigen is 2x faster; bench/README.md).
-constexpr int64_t kEigenMinTokens = 16;
-
-// Y[:, r0:r1] = X W[r0:r1, :]^T on each thread's rows, through Eigen's serial GEMM kernel
-// (Eigen::internal::general_matrix_matrix_product, Eigen 3.4). Not the public product: inside a
-// one-thread parallel region (or outside any) that one starts its own OpenMP team, so "1 thread"
-// would run 2 and contend with the caller's team (measured: 56 ms instead of 21 ms at 64x4096x4096).
+// Y[:, r0:r1] = X W[r0:r1, :]^T on each thread's rows, through the serial Eigen GEMM of gemm_fp32_serial.
 // x: (n, cols);  y: (n, rows).  WT: a QTensor or FloatRows.
 template <class WT>
 void gemm_fp32_eigen(const WT& w, const float* x, int64_t n, float* y, int threads) {
-  using Eigen::Index;
   const float* wf = reinterpret_cast<const float*>(w.codes.data());
 #pragma omp parallel num_threads(threads)
   {
     const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
     const int64_t per = (w.rows + nt - 1) / nt;
     const int64_t r0 = std::min(w.rows, tid * per), r1 = std::min(w.rows, r0 + per);
-    if (r1 > r0) {
-      for (int64_t t = 0; t < n; ++t) std::fill(y + t * w.rows + r0, y + t * w.rows + r1, 0.0f);  // the kernel adds
-      using namespace Eigen::internal;
-      gemm_blocking_space<Eigen::RowMajor, float, float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Dynamic> blocking(
-          n, r1 - r0, w.cols, 1, true);
-      // Lhs X row-major (n x cols); rhs W[r0:r1]^T column-major (cols x (r1-r0)); result row-major.
-      general_matrix_matrix_product<Index, float, Eigen::RowMajor, false, float, Eigen::ColMajor, false, Eigen::RowMajor,
-                                    1>::run(n, r1 - r0, w.cols, x, w.cols, wf + r0 * w.cols, w.cols, y + r0, 1, w.rows,
-                                            1.0f, blocking, nullptr);
-    }
+    if (r1 > r0) kdetail::gemm_fp32_serial(wf + r0 * w.cols, r1 - r0, w.cols, x, n, y + r0, w.rows);
   }
 }
 
@@ -62,7 +64,7 @@ struct FloatRows {
 // batches), Eigen's packed GEMM from kEigenMinTokens on. Either runs on `threads` threads.
 template <class WT>
 void gemm_fp32_any(const WT& w, const float* x, int64_t n, float* y, int threads) {
-  if (n >= kEigenMinTokens) return gemm_fp32_eigen(w, x, n, y, threads);
+  if (n >= kdetail::kEigenMinTokens) return gemm_fp32_eigen(w, x, n, y, threads);
   kdetail::run<kdetail::DecF32, 0, WT>(w, x, n, y, threads);
 }
 

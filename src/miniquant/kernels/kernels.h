@@ -97,15 +97,32 @@ void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threa
 void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8-bit
 void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit
 void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
-// The K-quant families (q2_k .. q6_k; kernels/kquant.cpp): one portable path, use_isa ignored.
+// The K-quant families (q2_k .. q6_k; kernels/kquant.cpp): use_isa false runs the generic block unpack (the
+// family decoders' twin) and the per-token kernel at every batch size.
 void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
 void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,
                   ActMode act = ActMode::dynamic_int8);
+// The K families' dynamic modes (kernels/kquant_dynamic.cpp), row-major on ggml's super-blocks; gemm_dynamic
+// sends K tensors here. use_isa false: the portable block dot (the twin of the VNNI / AVX2 ones).
+void gemm_kquant_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act);
+// The block dot the K families' +a8 runs on this build: "vnni", "avx2" or "portable".
+const char* kquant_dynamic_kernel_name();
 // fp32 weights the caller owns, w: (rows, cols) row-major, not copied: gemm_float's fp32 paths (a streaming
 // tile that reads each row once for up to 4 tokens below 16 tokens, Eigen's GEMM from 16), on `threads`
 // threads (0: default_threads()). What MiniGPT's fp32 Linears run, so the fp32 baseline decodes B sequences
 // with one weight read per step, as the quantized kernels do.
 void gemm_fp32(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int threads = 0);
+namespace kdetail {
+// From this many tokens on, fp32 runs Eigen's GEMM, and the K families Eigen's GEMM on dequantized panels
+// (measured: at 8 tokens fp32's streaming kernel is still ahead, at 64 Eigen is 2x faster; bench/README.md).
+inline constexpr int64_t kEigenMinTokens = 16;
+// y[t * ldy + r] = sum_k w[r * cols + k] x[t * cols + k] for r < rows, t < n on the calling thread alone
+// (Eigen's serial packed GEMM; float.cpp).  w: (rows, cols);  x: (n, cols);  y: (n, ldy), ldy >= rows.
+void gemm_fp32_serial(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int64_t ldy);
+// A K tensor times x through dequantized panels and Eigen's GEMM (kquant.cpp): the weight-only path from
+// kEigenMinTokens tokens, which the dynamic modes reuse on their quantized activations.
+void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads);
+}  // namespace kdetail
 // ActMode::bf16 for any scheme (weight_only.cpp).
 void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
 

@@ -19,6 +19,7 @@
 
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
 #include "miniquant/kquant/kquant.h"
 
@@ -38,16 +39,15 @@ void subblock_sums(const float* x, int64_t n, int64_t cols, int sub, std::vector
     }
 }
 
-}  // namespace
-
-void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+// decode(block, grid, codes): a family's decoder (kquant_decode.h), or the generic unpack + kgrid (the twin).
+template <class Decode>
+void run_kquant(const QTensor& w, const KFamily& f, Decode decode, const float* x, int64_t n, float* y, int threads,
+                bool use_isa) {
   using B = xsimd::batch<float>;  // W lanes: 16 on AVX-512, 8 on AVX2, 4 on NEON; every sub (16, 32) is a multiple
   constexpr int W = static_cast<int>(B::size);
   // Rows per pass: R independent multiply-add chains hide the FMA latency, and each activation load serves R
   // rows. A last pass with fewer rows repeats its first row in the spare slots and stores only the real ones.
   constexpr int R = 4;
-  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant")) return;
-  const KFamily& f = kfamily_of(w.scheme);
   const int64_t cols = w.cols, rows = w.rows, nb = cols / kSuperBlock, per_row = cols / f.sub;
   const int nsub = f.nsub(), sub = f.sub;
   std::vector<float> xsum;  // (n, cols / sub)
@@ -75,9 +75,7 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
       for (int k = 0; k < R; ++k) row[k] = w.row_codes(r0 + (k < nr ? k : 0));
       for (int64_t b = 0; b < nb; ++b) {
         for (int k = 0; k < R; ++k) {
-          KParams p;
-          f.unpack(row[k] + b * f.block_bytes, p, codes[k]);
-          g[k] = kgrid(f, p);
+          decode(row[k] + b * f.block_bytes, g[k], codes[k]);
           if (!direct)
             for (int i = 0; i < kSuperBlock; ++i) qf[k][i] = static_cast<float>(codes[k][i]);
         }
@@ -121,6 +119,67 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
           y[t * rows + r0 + k] = xsimd::hadd(acc[static_cast<size_t>(t * R + k)]) - off[static_cast<size_t>(t * R + k)];
     }
   }
+}
+
+// From kEigenMinTokens tokens on: each thread dequantizes a panel of its rows to fp32 (the values gemm_ref
+// multiplies, kvalue's float operations) and runs Eigen's packed GEMM on it, so a weight is decoded once per
+// call, not once per four tokens, and the products run on a register-blocked SGEMM (at 64 x 4096 x 4096 on one
+// thread, 2.1-3.3x faster than the per-token kernel on every family; bench/README.md). Panels of about 4 MB
+// stay in the last-level cache between the decode and the GEMM's packing.
+template <class Dec>
+void run_kquant_panels(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
+  const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock;
+  const int64_t panel = std::clamp<int64_t>((int64_t{1} << 20) / cols / 16 * 16, 16, 256);
+  const int64_t panels = (rows + panel - 1) / panel;
+  const int nt = kdetail::effective_threads(threads, rows * cols * n);
+#pragma omp parallel num_threads(nt)
+  {
+    std::vector<float> wf(static_cast<size_t>(std::min(panel, rows) * cols));  // (panel, cols) dequantized rows
+    alignas(64) uint8_t codes[kSuperBlock];
+    KGrid g;
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < panels; ++p) {
+      const int64_t r0 = p * panel, nr = std::min(panel, rows - r0);
+      for (int64_t r = 0; r < nr; ++r) {
+        const uint8_t* row = w.row_codes(r0 + r);
+        for (int64_t b = 0; b < nb; ++b) {
+          Dec::decode(row + b * f.block_bytes, g, codes);
+          kdecode::dequantize<Dec>(g, codes, wf.data() + r * cols + b * kSuperBlock);
+        }
+      }
+      kdetail::gemm_fp32_serial(wf.data(), nr, cols, x, n, y + r0, rows);
+    }
+  }
+}
+
+}  // namespace
+
+namespace kdetail {
+void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+  const KFamily& f = kfamily_of(w.scheme);
+  kdecode::with_decoder(f, [&](auto dec) { run_kquant_panels<decltype(dec)>(w, f, x, n, y, threads); });
+}
+}  // namespace kdetail
+
+void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant")) return;
+  const KFamily& f = kfamily_of(w.scheme);
+  if (use_isa) {
+    kdecode::with_decoder(f, [&](auto dec) {
+      using Dec = decltype(dec);
+      if (n >= kdetail::kEigenMinTokens) return run_kquant_panels<Dec>(w, f, x, n, y, threads);
+      run_kquant(w, f, [](const uint8_t* blk, KGrid& g, uint8_t* codes) { Dec::decode(blk, g, codes); }, x, n, y, threads,
+                 use_isa);
+    });
+    return;
+  }
+  // The twin of the decoders: the family's generic unpack and kgrid.
+  const auto generic = [&f](const uint8_t* blk, KGrid& g, uint8_t* codes) {
+    KParams p;
+    f.unpack(blk, p, codes);
+    g = kgrid(f, p);
+  };
+  run_kquant(w, f, generic, x, n, y, threads, use_isa);
 }
 
 }  // namespace mq

@@ -23,9 +23,10 @@ void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y);
 // split by split_bf16 (x' is exact in fp32). Finite |x| < 2^126 (bf16_safe).  X: (n, cols);  Y: (n, rows).
 void gemm_bf16_ref(const QTensor& w, const float* x, int64_t n, float* y);
 
-// Reference of the dynamic-activation path (int8 / int4 weights): each token is quantized with
+// Reference of the dynamic-activation path (int8 / int4 / K weights): each token is quantized with
 // quantize_activations (kernels.h), then y = s_x * sum_g s_g * sum_{i in g} (u_i - z_g) a_i with the
-// integer sums exact (int64) and the scaling in double.  X: (n, cols);  Y: (n, rows).
+// integer sums exact (int64) and the scaling in double (K families: per sub-block b, D_b sum (q - zero) a -
+// M_b sum a, from the grid kgrid gives).  X: (n, cols);  Y: (n, rows).
 // act = ActMode::dynamic_int16 quantizes with quantize_activations16 instead (the 16-bit codes whole,
 // not the kernels' two halves).
 void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y, ActMode act = ActMode::dynamic_int8);

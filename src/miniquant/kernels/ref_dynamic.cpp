@@ -1,5 +1,5 @@
-// Scalar reference of the dynamic-activation paths (int8 and int16 activations): exact integer group sums,
-// double scaling.
+// Scalar reference of the dynamic-activation paths (int8 and int16 activations): exact integer group (K:
+// sub-block) sums, double scaling.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,6 +7,7 @@
 
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
+#include "miniquant/kquant/kquant.h"
 
 namespace mq {
 
@@ -37,7 +38,44 @@ float quantize_activations16(const float* x, int64_t cols, int16_t* a) {
   return quantize_symmetric(x, cols, a, static_cast<float>(kAct16Max));
 }
 
+namespace {
+// The K families: per sub-block b the exact integer sums of (q - zero) a and of a, scaled by D_b and M_b in
+// double: w = D_b (q - zero) - M_b.
+template <class A>
+double kquant_row(const QTensor& w, int64_t r, const A* a) {
+  const KFamily& f = kfamily_of(w.scheme);
+  double acc = 0.0;
+  uint8_t codes[kSuperBlock];
+  for (int64_t c0 = 0; c0 < w.cols; c0 += kSuperBlock) {
+    KParams p;
+    f.unpack(w.row_codes(r) + (c0 / kSuperBlock) * f.block_bytes, p, codes);
+    const KGrid g = kgrid(f, p);
+    for (int b = 0; b < f.nsub(); ++b) {
+      int64_t dot = 0, sum = 0;
+      for (int i = b * f.sub; i < (b + 1) * f.sub; ++i) {
+        dot += (int64_t{codes[i]} - f.zero) * int64_t{a[c0 + i]};
+        sum += a[c0 + i];
+      }
+      acc += static_cast<double>(g.D[b]) * static_cast<double>(dot) - static_cast<double>(g.M[b]) * static_cast<double>(sum);
+    }
+  }
+  return acc;
+}
+}  // namespace
+
 void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y, ActMode act) {
+  if (w.scheme.is_kquant()) {
+    std::vector<int8_t> a8(static_cast<size_t>(w.cols));
+    std::vector<int16_t> a16(static_cast<size_t>(w.cols));
+    const bool wide = act == ActMode::dynamic_int16;
+    for (int64_t t = 0; t < n; ++t) {
+      const double sx = wide ? quantize_activations16(x + t * w.cols, w.cols, a16.data())
+                             : quantize_activations(x + t * w.cols, w.cols, a8.data());
+      for (int64_t r = 0; r < w.rows; ++r)
+        y[t * w.rows + r] = static_cast<float>((wide ? kquant_row(w, r, a16.data()) : kquant_row(w, r, a8.data())) * sx);
+    }
+    return;
+  }
   const int64_t gw = w.scheme.group_width(w.cols);
   std::vector<int8_t> a8(static_cast<size_t>(w.cols));
   std::vector<int16_t> a16(static_cast<size_t>(w.cols));

@@ -3,19 +3,14 @@
 #include <cstring>
 
 #include "miniquant/kquant/bits.h"
+#include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/family.h"
 
 namespace mq {
 // Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
 namespace q2k {
 
-struct BlockQ2K {
-  uint8_t scales[16];  // sub-block b: sc_b in bits 0-3, m_b in bits 4-7
-  uint8_t qs[64];      // weight 128 h + 32 k + l (h < 2, k < 4, l < 32): bits 2k..2k+1 of qs[32 h + l]
-  uint16_t d;          // fp16
-  uint16_t dmin;       // fp16
-};
-static_assert(sizeof(BlockQ2K) == 84, "ggml block_q2_K is 84 bytes");
+using kblocks::BlockQ2K;
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ2K b{};

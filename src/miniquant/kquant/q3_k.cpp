@@ -3,20 +3,14 @@
 #include <cstring>
 
 #include "miniquant/kquant/bits.h"
+#include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/family.h"
 
 namespace mq {
 // Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
 namespace q3k {
 
-struct BlockQ3K {
-  uint8_t hmask[32];   // high code bit of weight j: bit j / 32 of hmask[j % 32]
-  uint8_t qs[64];      // low two code bits, laid out as q2_k's codes
-  uint8_t scales[12];  // sc_b + 32 (6 bits): low nibble in scales[b] (b < 8) or the high nibble of
-                       // scales[b - 8]; top two bits in bits 2 (b / 4)..+1 of scales[8 + b % 4]
-  uint16_t d;          // fp16
-};
-static_assert(sizeof(BlockQ3K) == 110, "ggml block_q3_K is 110 bytes");
+using kblocks::BlockQ3K;
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ3K b{};

@@ -3,19 +3,14 @@
 #include <cstring>
 
 #include "miniquant/kquant/bits.h"
+#include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/family.h"
 
 namespace mq {
 // Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
 namespace q4k {
 
-struct BlockQ4K {
-  uint16_t d;          // fp16
-  uint16_t dmin;       // fp16
-  uint8_t scales[12];  // kbits::pack_scales_mins6
-  uint8_t qs[128];     // weights 64 c .. 64 c + 63 in qs[32 c .. 32 c + 31], as kbits::pack_halves
-};
-static_assert(sizeof(BlockQ4K) == 144, "ggml block_q4_K is 144 bytes");
+using kblocks::BlockQ4K;
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ4K b{};

@@ -3,20 +3,14 @@
 #include <cstring>
 
 #include "miniquant/kquant/bits.h"
+#include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/family.h"
 
 namespace mq {
 // Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
 namespace q5k {
 
-struct BlockQ5K {
-  uint16_t d;          // fp16
-  uint16_t dmin;       // fp16
-  uint8_t scales[12];  // kbits::pack_scales_mins6
-  uint8_t qh[32];      // fifth code bit: weight 64 c + l in bit 2c of qh[l], weight 64 c + 32 + l in bit 2c + 1 (l < 32)
-  uint8_t qs[128];     // four low code bits, as q4_k's codes
-};
-static_assert(sizeof(BlockQ5K) == 176, "ggml block_q5_K is 176 bytes");
+using kblocks::BlockQ5K;
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ5K b{};

@@ -2,22 +2,14 @@
 // with 6-bit codes q (four low bits and two high bits stored apart) and signed 8-bit sc.
 #include <cstring>
 
+#include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/family.h"
 
 namespace mq {
 // Named: in the unity build (CMakeLists.txt) the families' pack / unpack share one translation unit.
 namespace q6k {
 
-struct BlockQ6K {
-  // In each half h < 2 (weights 128 h .. 128 h + 127), for l < 32: low nibbles of weights 128 h + l and
-  // 128 h + 64 + l in ql[64 h + l] (low, high), of 128 h + 32 + l and 128 h + 96 + l in ql[64 h + 32 + l];
-  // the top two bits of 128 h + 32 k + l in bits 2k..2k+1 of qh[32 h + l].
-  uint8_t ql[128];
-  uint8_t qh[64];
-  int8_t scales[16];  // sc_b
-  uint16_t d;         // fp16
-};
-static_assert(sizeof(BlockQ6K) == 210, "ggml block_q6_K is 210 bytes");
+using kblocks::BlockQ6K;
 
 void pack(const KParams& p, const uint8_t* codes, uint8_t* out) {
   BlockQ6K b{};

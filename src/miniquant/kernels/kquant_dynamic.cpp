@@ -1,0 +1,154 @@
+// The K families with dynamic activations (`+a8`, `+a16`): each token quantized as every dynamic path does
+// (quantize_activations: one fp32 scale s per token, int8 codes a), then per super-block and sub-block b
+//   sum_j w_j x_j ~ s (D_b sum_j q_j a_j - C_b sum_j a_j),   C_b = D_b zero + M_b,
+// the integer sums exact, as llama.cpp's q*_K x q8_K dots compute them (ggml quantizes activations per 256
+// weights, we per token as our int8 / int4 `+a8` does). The sums of a over every sub-block are the same for
+// every row: taken once per call. Per block and row: the family's decoder (kquant_decode.h), then the block
+// dot of isa_x86_kdot.h (VNNI, AVX2) or its portable twin below; `+a16` (16-bit codes) runs the portable loops
+// on every ISA (no ISA piece: its products do not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa): the
+// weight-only path's dequantized panels on the quantized activations s a (quantized_panels).
+// Twin: gemm_dynamic_ref (kernels/ref_dynamic.cpp): exact integer sub-block sums in int64, scaled in double.
+// Error against it, relative to s sum_j (|D_b| (q_j + zero) + |M_b|) |a_j|: the block dot's exact lane sums
+// each meet their D_b scaling and the chain over the row's blocks, the C_b terms and their sums, the final
+// sums and the token scale (at most cols / 4 + cols / 16 + 16 roundings); the panel path a float dot of cols
+// terms on s a (cols + 2). tests/test_kernels.cpp holds both with gamma(cols + cols / 16 + 16).
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "miniquant/kernels/isa_x86_kdot.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/kquant_decode.h"
+#include "miniquant/kernels/word_kernel.h"  // effective_threads
+#include "miniquant/kquant/kquant.h"
+
+namespace mq {
+namespace kdetail {
+namespace {
+
+// The block dot's scalar twin, for int8 and int16 activation codes: 16 float lanes, lane l summing the
+// scaled four-byte lanes l of the block's four 64-byte steps.
+template <class A>
+struct KDotPortable {
+  static constexpr const char* kName = "portable";
+  struct Acc {
+    float v[16];
+  };
+  static Acc zero() { return Acc{}; }
+  template <int Sub>
+  static void block(Acc& acc, const uint8_t* q, const A* a, const float* D) {
+    for (int s = 0; s < 4; ++s)
+      for (int l = 0; l < 16; ++l) {
+        const int i0 = 64 * s + 4 * l;
+        int32_t d = 0;  // |d| <= 4 * 63 * 32639 for int16 codes
+        for (int i = i0; i < i0 + 4; ++i) d += int32_t{q[i]} * int32_t{a[i]};
+        acc.v[l] += D[i0 / Sub] * static_cast<float>(d);
+      }
+  }
+  static float sum(const Acc& acc) {
+    float s = 0.0f;
+    for (float v : acc.v) s += v;
+    return s;
+  }
+};
+
+using KDotFast8 = std::conditional_t<KDotVnni::kAvailable, KDotVnni,
+                                     std::conditional_t<KDotAvx2::kAvailable, KDotAvx2, KDotPortable<int8_t>>>;
+
+// a: (n, cols) activation codes;  s: (n) token scales;  asum: (n, cols / Sub) sums of a per sub-block;
+// y: (n, rows).
+template <class Isa, class Dec, class A>
+void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_t n, float* y, int nt) {
+  constexpr int Sub = Dec::kSub, Nsub = kSuperBlock / Sub;
+  const KFamily& f = kfamily_of(w.scheme);
+  const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock;
+#pragma omp parallel num_threads(nt)
+  {
+    std::vector<typename Isa::Acc> acc(static_cast<size_t>(n));  // (n) the row's lane sums per token
+    std::vector<float> off(static_cast<size_t>(n));             // (n) the row's sums of C_b asum_b
+    alignas(64) uint8_t codes[kSuperBlock];
+    KGrid g;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::fill(acc.begin(), acc.end(), Isa::zero());
+      std::fill(off.begin(), off.end(), 0.0f);
+      const uint8_t* row = w.row_codes(r);
+      for (int64_t b = 0; b < nb; ++b) {
+        Dec::decode(row + b * f.block_bytes, g, codes);
+        float C[Nsub];
+        for (int j = 0; j < Nsub; ++j) C[j] = g.D[j] * static_cast<float>(Dec::kZero) + g.M[j];
+        for (int64_t t = 0; t < n; ++t) {
+          Isa::template block<Sub>(acc[static_cast<size_t>(t)], codes, a + t * cols + b * kSuperBlock, g.D);
+          const float* as = asum + t * (cols / Sub) + b * Nsub;
+          float o = 0.0f;
+          for (int j = 0; j < Nsub; ++j) o += C[j] * as[j];
+          off[static_cast<size_t>(t)] += o;
+        }
+      }
+      for (int64_t t = 0; t < n; ++t) y[t * rows + r] = s[t] * (Isa::sum(acc[static_cast<size_t>(t)]) - off[static_cast<size_t>(t)]);
+    }
+  }
+}
+
+// Quantizes every token, sums its codes per sub-block, and runs the block dot Isa over the family's decoder.
+template <class A, class Isa>
+void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int nt) {
+  const int64_t cols = w.cols, per_row = cols / f.sub;
+  std::vector<A> a(static_cast<size_t>(n * cols));            // (n, cols)
+  std::vector<float> s(static_cast<size_t>(n));               // (n)
+  std::vector<float> asum(static_cast<size_t>(n * per_row));  // (n, cols / sub): exact, |sum| <= 32 * 32639 < 2^24
+  for (int64_t t = 0; t < n; ++t) {
+    A* at = a.data() + t * cols;
+    if constexpr (sizeof(A) == 1) s[static_cast<size_t>(t)] = quantize_activations(x + t * cols, cols, at);
+    else s[static_cast<size_t>(t)] = quantize_activations16(x + t * cols, cols, at);
+    for (int64_t j = 0; j < per_row; ++j) {
+      int32_t v = 0;
+      for (int i = 0; i < f.sub; ++i) v += at[j * f.sub + i];
+      asum[static_cast<size_t>(t * per_row + j)] = static_cast<float>(v);
+    }
+  }
+  kdecode::with_decoder(f, [&](auto dec) { run<Isa, decltype(dec)>(w, a.data(), s.data(), asum.data(), n, y, nt); });
+}
+
+// From kEigenMinTokens tokens: the quantized activations s a as floats (exact up to the one rounding of s a),
+// through the weight-only path's dequantized panels and Eigen's GEMM, which decodes each weight once per call
+// where the block dot decodes it once per token pass (at 64 x 4096 x 4096, one thread: 24-25 ms against the
+// block dot's 32-49 ms).
+template <class A>
+void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int nt) {
+  const int64_t cols = w.cols;
+  std::vector<A> a(static_cast<size_t>(cols));       // (cols) one token's codes
+  std::vector<float> xq(static_cast<size_t>(n * cols));  // (n, cols) s a
+  for (int64_t t = 0; t < n; ++t) {
+    float s;
+    if constexpr (sizeof(A) == 1) s = quantize_activations(x + t * cols, cols, a.data());
+    else s = quantize_activations16(x + t * cols, cols, a.data());
+    for (int64_t i = 0; i < cols; ++i) xq[static_cast<size_t>(t * cols + i)] = s * static_cast<float>(a[static_cast<size_t>(i)]);
+  }
+  gemm_kquant_panels(w, xq.data(), n, y, nt);
+}
+
+}  // namespace
+}  // namespace kdetail
+
+const char* kquant_dynamic_kernel_name() { return kdetail::KDotFast8::kName; }
+
+void gemm_kquant_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
+  using namespace kdetail;
+  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant_dynamic")) return;
+  if (!is_dynamic(act)) throw UsageError("gemm_kquant_dynamic: needs a dynamic activation mode (+a8 or +a16)");
+  const KFamily& f = kfamily_of(w.scheme);
+  const int nt = effective_threads(threads, w.rows * w.cols * n);
+  if (use_isa && n >= kEigenMinTokens) {
+    if (act == ActMode::dynamic_int16) return quantized_panels<int16_t>(w, x, n, y, nt);
+    return quantized_panels<int8_t>(w, x, n, y, nt);
+  }
+  if (act == ActMode::dynamic_int16) return quantize_and_run<int16_t, KDotPortable<int16_t>>(w, f, x, n, y, nt);
+  if (use_isa) return quantize_and_run<int8_t, KDotFast8>(w, f, x, n, y, nt);
+  quantize_and_run<int8_t, KDotPortable<int8_t>>(w, f, x, n, y, nt);
+}
+
+}  // namespace mq
