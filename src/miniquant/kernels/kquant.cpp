@@ -2,11 +2,12 @@
 // A block's weight j of sub-block b is w_j = D_b (q_j - zero) - M_b, so a sub-block's share of a dot is
 //   sum_j w_j x_j = D_b sum_j q_j x_j - C_b sum_j x_j,   C_b = D_b zero + M_b,
 // and the sums of x over every sub-block are the same for every row: they are taken once per call (xsum).
-// Per weight only its code (from the family's unpack, converted to float once per block and reused by every
-// token, or widened in place for a single token on AVX-512) and one multiply-add remain; a sub-block's lane
-// sums are scaled by D_b once. Four rows per pass: four independent chains, one activation load for four rows.
-// A q4_k decoder writing floats straight from the nibbles was measured 4-5% slower than unpack + conversion
-// (gcc's 256-bit code); family decoders in intrinsics and `+a8` are issue 40's.
+// Per weight only its code (from the family's decoder, kquant_decode.h, converted to float once per block and
+// reused by every token, or widened in place for a single token on AVX-512) and one multiply-add remain; a
+// sub-block's lane sums are scaled by D_b once. Four rows per pass: four independent chains, one activation load
+// for four rows. A q4_k decoder writing floats straight from the nibbles was measured 4-5% slower than unpack +
+// conversion (gcc's 256-bit code). From kEigenMinTokens tokens: dequantized panels and Eigen's GEMM
+// (run_kquant_panels). The `+a8` / `+a16` modes are kquant_dynamic.cpp's.
 // Twin: gemm_ref (kernels/ref.cpp), the dequantized weights times x one by one. Error against the exact product
 // of the stored weights: each product meets at most cols / sub + sub / W + 8 roundings (the sub-block's lane
 // sum, its D_b scaling and the chain across sub-blocks, the C_b term and its sum of x, the final lane sum),
