@@ -41,6 +41,12 @@ inline void halves(const uint8_t* in, uint8_t* v) {
     v[l + 32] = static_cast<uint8_t>(in[l] >> 4);
   }
 }
+// One stored bit per code, above its low bits: code 32 k + l gets bit k of planes[l] at bit `shift` (k < 8,
+// l < 32): q3_k's high bit (hmask), q5_k's fifth bit (qh).
+inline void high_bits(const uint8_t* planes, int shift, uint8_t* codes) {
+  for (int k = 0; k < 8; ++k)
+    for (int l = 0; l < 32; ++l) codes[32 * k + l] = static_cast<uint8_t>(codes[32 * k + l] | ((planes[l] >> k) & 1) << shift);
+}
 // Eight 6-bit scales and mins (kbits::unpack_scales_mins6) straight to D = d sc and M = dmin m.
 inline void scales_mins6(const uint8_t* s, float d, float dmin, KGrid& g) {
   for (int j = 0; j < 4; ++j) {
@@ -83,8 +89,7 @@ struct Q3K {
     const uint8_t* hm = blk + offsetof(B, hmask);
     quarters(blk + offsetof(B, qs), codes);
     quarters(blk + offsetof(B, qs) + 32, codes + 128);
-    for (int k = 0; k < 8; ++k)  // weight 32 k + l: bit k of hmask[l] is its high bit
-      for (int l = 0; l < 32; ++l) codes[32 * k + l] = static_cast<uint8_t>(codes[32 * k + l] | ((hm[l] >> k) & 1) << 2);
+    high_bits(hm, 2, codes);
   }
 };
 
@@ -104,8 +109,7 @@ struct Q5K {
     scales_mins6(blk + offsetof(B, scales), load_f16(blk + offsetof(B, d)), load_f16(blk + offsetof(B, dmin)), g);
     const uint8_t* qh = blk + offsetof(B, qh);
     for (int c = 0; c < 4; ++c) halves(blk + offsetof(B, qs) + 32 * c, codes + 64 * c);
-    for (int k = 0; k < 8; ++k)  // weight 32 k + l: bit k of qh[l] is its fifth bit
-      for (int l = 0; l < 32; ++l) codes[32 * k + l] = static_cast<uint8_t>(codes[32 * k + l] | ((qh[l] >> k) & 1) << 4);
+    high_bits(qh, 4, codes);
   }
 };
 

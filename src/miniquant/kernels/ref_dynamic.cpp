@@ -61,38 +61,36 @@ double kquant_row(const QTensor& w, int64_t r, const A* a) {
   }
   return acc;
 }
+
+// Integer schemes: per group the exact sum of (u - z) a, scaled by the group's scale in double.
+template <class A>
+double integer_row(const QTensor& w, int64_t r, const A* a) {
+  const int64_t gw = w.scheme.group_width(w.cols);
+  double acc = 0.0;
+  for (int64_t c0 = 0; c0 < w.cols; c0 += gw) {
+    const int64_t z = w.zero_at(r, c0);
+    int64_t dot = 0;
+    for (int64_t c = c0; c < c0 + gw; ++c) dot += (w.field_at(r, c) - z) * int64_t{a[c]};
+    acc += static_cast<double>(w.scale_at(r, c0)) * static_cast<double>(dot);
+  }
+  return acc;
+}
+
+template <class A>
+double row_dot(const QTensor& w, int64_t r, const A* a) {
+  return w.scheme.is_kquant() ? kquant_row(w, r, a) : integer_row(w, r, a);
+}
 }  // namespace
 
 void gemm_dynamic_ref(const QTensor& w, const float* x, int64_t n, float* y, ActMode act) {
-  if (w.scheme.is_kquant()) {
-    std::vector<int8_t> a8(static_cast<size_t>(w.cols));
-    std::vector<int16_t> a16(static_cast<size_t>(w.cols));
-    const bool wide = act == ActMode::dynamic_int16;
-    for (int64_t t = 0; t < n; ++t) {
-      const double sx = wide ? quantize_activations16(x + t * w.cols, w.cols, a16.data())
-                             : quantize_activations(x + t * w.cols, w.cols, a8.data());
-      for (int64_t r = 0; r < w.rows; ++r)
-        y[t * w.rows + r] = static_cast<float>((wide ? kquant_row(w, r, a16.data()) : kquant_row(w, r, a8.data())) * sx);
-    }
-    return;
-  }
-  const int64_t gw = w.scheme.group_width(w.cols);
   std::vector<int8_t> a8(static_cast<size_t>(w.cols));
   std::vector<int16_t> a16(static_cast<size_t>(w.cols));
   const bool wide = act == ActMode::dynamic_int16;
   for (int64_t t = 0; t < n; ++t) {
     const double sx = wide ? quantize_activations16(x + t * w.cols, w.cols, a16.data())
                            : quantize_activations(x + t * w.cols, w.cols, a8.data());
-    for (int64_t r = 0; r < w.rows; ++r) {
-      double acc = 0.0;
-      for (int64_t c0 = 0; c0 < w.cols; c0 += gw) {
-        const int64_t z = w.zero_at(r, c0);
-        int64_t dot = 0;
-        for (int64_t c = c0; c < c0 + gw; ++c) dot += (w.field_at(r, c) - z) * int64_t{wide ? a16[c] : a8[c]};
-        acc += static_cast<double>(w.scale_at(r, c0)) * static_cast<double>(dot);
-      }
-      y[t * w.rows + r] = static_cast<float>(acc * sx);
-    }
+    for (int64_t r = 0; r < w.rows; ++r)
+      y[t * w.rows + r] = static_cast<float>((wide ? row_dot(w, r, a16.data()) : row_dot(w, r, a8.data())) * sx);
   }
 }
 
