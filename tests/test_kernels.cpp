@@ -396,7 +396,8 @@ TEST_CASE("K families from 16 tokens: dequantized panels, within the float-round
   for (const FormatTraits& t : format_table()) {
     if (!t.kquant) continue;
     const Scheme s = Scheme::kquant(t.kquant->bits);
-    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1, 256}, {300, 4096}}) {
+    for (const auto& shape : {std::pair<int64_t, int64_t>{1, 256}, {300, 4096}}) {
+      const int64_t rows = shape.first, cols = shape.second;  // not a structured binding: CAPTURE's lambda (clang 14)
       const Case c = make_case(s, rows, cols, 5);
       for (const int64_t n : {kdetail::kEigenMinTokens - 1, kdetail::kEigenMinTokens, int64_t{33}}) {
         const std::vector<float> x = gaussian_matrix(n, cols, 6 + static_cast<uint64_t>(n));

@@ -434,7 +434,9 @@ TEST_CASE("a MiniGPT 256 wide runs K weights: logits match the model with the de
   // families run the same generic code; test_kernels covers every family's kernel), and one with int8
   // activations: each activation moves by at most absmax / 254, so there the match is 2% of the logit scale
   // (test_quantized_model's bound for the int families' +a8; a wrong kernel gives O(1) differences).
-  for (const auto& [name, tol] : {std::pair<std::string, double>{"q3_k", 1e-4}, {"q5_k-imatrix-gptq", 1e-4}, {"q4_k+a8", 0.02}}) {
+  for (const auto& entry : {std::pair<std::string, double>{"q3_k", 1e-4}, {"q5_k-imatrix-gptq", 1e-4}, {"q4_k+a8", 0.02}}) {
+    const std::string& name = entry.first;  // not a structured binding: CAPTURE's lambda (clang 14)
+    const double tol = entry.second;
     CAPTURE(name);
     Model q(c, 3), ref(c, 3);
     Rng rng(4);
