@@ -391,12 +391,13 @@ TEST_CASE("K decoders: the family's generic unpack and kgrid, exactly, on random
 }
 
 // From kEigenMinTokens tokens the K kernel dequantizes panels of rows and runs Eigen's GEMM: around the
-// threshold, with row counts that leave a partial panel (panels are 256 rows at 4096 columns) and with one row.
+// threshold, with a row count that leaves a partial panel (panels are 256 rows at 256 and at 4096 columns), many
+// blocks per row, and one row. Small shapes: the fp64 check is the cost (the sanitizer and qemu runs have it too).
 TEST_CASE("K families from 16 tokens: dequantized panels, within the float-rounding bound of fp64") {
   for (const FormatTraits& t : format_table()) {
     if (!t.kquant) continue;
     const Scheme s = Scheme::kquant(t.kquant->bits);
-    for (const auto& shape : {std::pair<int64_t, int64_t>{1, 256}, {300, 4096}}) {
+    for (const auto& shape : {std::pair<int64_t, int64_t>{1, 256}, {300, 256}, {20, 4096}}) {
       const int64_t rows = shape.first, cols = shape.second;  // not a structured binding: CAPTURE's lambda (clang 14)
       const Case c = make_case(s, rows, cols, 5);
       for (const int64_t n : {kdetail::kEigenMinTokens - 1, kdetail::kEigenMinTokens, int64_t{33}}) {
