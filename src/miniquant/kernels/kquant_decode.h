@@ -18,6 +18,7 @@
 #include "miniquant/error.h"
 
 #include "miniquant/half.h"
+#include "miniquant/kquant/bits.h"
 #include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/kquant.h"
 
@@ -29,18 +30,6 @@ inline float load_f16(const uint8_t* p) {
   return f16_to_f32(h);
 }
 
-// 2-bit fields: v[32 k + l] = bits 2k..2k+1 of in[l] (k < 4, l < 32), as kbits::unpack_quarters.
-inline void quarters(const uint8_t* in, uint8_t* v) {
-  for (int k = 0; k < 4; ++k)
-    for (int l = 0; l < 32; ++l) v[32 * k + l] = static_cast<uint8_t>((in[l] >> (2 * k)) & 3);
-}
-// 4-bit fields: v[l] = low nibble of in[l], v[32 + l] its high nibble (l < 32), as kbits::unpack_halves.
-inline void halves(const uint8_t* in, uint8_t* v) {
-  for (int l = 0; l < 32; ++l) {
-    v[l] = in[l] & 15;
-    v[l + 32] = static_cast<uint8_t>(in[l] >> 4);
-  }
-}
 // One stored bit per code, above its low bits: code 32 k + l gets bit k of planes[l] at bit `shift` (k < 8,
 // l < 32): q3_k's high bit (hmask), q5_k's fifth bit (qh).
 inline void high_bits(const uint8_t* planes, int shift, uint8_t* codes) {
@@ -69,8 +58,8 @@ struct Q2K {
       g.D[j] = d * static_cast<float>(sc[j] & 15);
       g.M[j] = dmin * static_cast<float>(sc[j] >> 4);
     }
-    quarters(blk + offsetof(B, qs), codes);
-    quarters(blk + offsetof(B, qs) + 32, codes + 128);
+    kbits::unpack_quarters(blk + offsetof(B, qs), codes);
+    kbits::unpack_quarters(blk + offsetof(B, qs) + 32, codes + 128);
   }
 };
 
@@ -87,8 +76,8 @@ struct Q3K {
       g.M[j] = 0.0f;
     }
     const uint8_t* hm = blk + offsetof(B, hmask);
-    quarters(blk + offsetof(B, qs), codes);
-    quarters(blk + offsetof(B, qs) + 32, codes + 128);
+    kbits::unpack_quarters(blk + offsetof(B, qs), codes);
+    kbits::unpack_quarters(blk + offsetof(B, qs) + 32, codes + 128);
     high_bits(hm, 2, codes);
   }
 };
@@ -98,7 +87,7 @@ struct Q4K {
   static void decode(const uint8_t* blk, KGrid& g, uint8_t* codes) {
     using B = kblocks::BlockQ4K;
     scales_mins6(blk + offsetof(B, scales), load_f16(blk + offsetof(B, d)), load_f16(blk + offsetof(B, dmin)), g);
-    for (int c = 0; c < 4; ++c) halves(blk + offsetof(B, qs) + 32 * c, codes + 64 * c);
+    for (int c = 0; c < 4; ++c) kbits::unpack_halves(blk + offsetof(B, qs) + 32 * c, codes + 64 * c);
   }
 };
 
@@ -108,7 +97,7 @@ struct Q5K {
     using B = kblocks::BlockQ5K;
     scales_mins6(blk + offsetof(B, scales), load_f16(blk + offsetof(B, d)), load_f16(blk + offsetof(B, dmin)), g);
     const uint8_t* qh = blk + offsetof(B, qh);
-    for (int c = 0; c < 4; ++c) halves(blk + offsetof(B, qs) + 32 * c, codes + 64 * c);
+    for (int c = 0; c < 4; ++c) kbits::unpack_halves(blk + offsetof(B, qs) + 32 * c, codes + 64 * c);
     high_bits(qh, 4, codes);
   }
 };

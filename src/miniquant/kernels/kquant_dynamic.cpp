@@ -55,6 +55,10 @@ struct KDotPortable {
   }
 };
 
+// One token's codes and scale: the int8 or the 16-bit quantizer (kernels.h), by the code type.
+inline float quantize_token(const float* x, int64_t cols, int8_t* a) { return quantize_activations(x, cols, a); }
+inline float quantize_token(const float* x, int64_t cols, int16_t* a) { return quantize_activations16(x, cols, a); }
+
 using KDotFast8 = std::conditional_t<KDotVnni::kAvailable, KDotVnni,
                                      std::conditional_t<KDotAvx2::kAvailable, KDotAvx2, KDotPortable<int8_t>>>;
 
@@ -106,8 +110,7 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
   asum.assign(static_cast<size_t>(n * per_row), 0.0f);  // (n, cols / sub): exact, |sum| <= 32 * 32639 < 2^24
   for (int64_t t = 0; t < n; ++t) {
     A* at = a.data() + t * cols;
-    if constexpr (sizeof(A) == 1) s[static_cast<size_t>(t)] = quantize_activations(x + t * cols, cols, at);
-    else s[static_cast<size_t>(t)] = quantize_activations16(x + t * cols, cols, at);
+    s[static_cast<size_t>(t)] = quantize_token(x + t * cols, cols, at);
     for (int64_t j = 0; j < per_row; ++j) {
       int32_t v = 0;
       for (int i = 0; i < f.sub; ++i) v += at[j * f.sub + i];
@@ -129,9 +132,7 @@ void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int
   a.assign(static_cast<size_t>(cols), A{0});
   xq.assign(static_cast<size_t>(n * cols), 0.0f);
   for (int64_t t = 0; t < n; ++t) {
-    float s;
-    if constexpr (sizeof(A) == 1) s = quantize_activations(x + t * cols, cols, a.data());
-    else s = quantize_activations16(x + t * cols, cols, a.data());
+    const float s = quantize_token(x + t * cols, cols, a.data());
     for (int64_t i = 0; i < cols; ++i) xq[static_cast<size_t>(t * cols + i)] = s * static_cast<float>(a[static_cast<size_t>(i)]);
   }
   gemm_kquant_panels(w, xq.data(), n, y, nt);
