@@ -29,6 +29,9 @@ nlohmann::json side(double dmed, double dmin, double dmax, double pmed, double p
 
 nlohmann::json results(bool busy) {
   nlohmann::json llama = side(1000, 900, 1100, 20000, 19000, 21000);
+  nlohmann::json node = side(80, 70, 90, 10000, 9000, 11000);
+  node["decode_ratio"] = 0.08;
+  node["prefill_ratio"] = 0.5;
   nlohmann::json wo = side(1500, 1400, 1600, 10000, 9000, 11000);
   wo["path"] = "weight-only";
   wo["scheme"] = "int4-g64";
@@ -49,7 +52,7 @@ nlohmann::json results(bool busy) {
        {{{"name", "minigpt"},
          {"shape", {{"vocab_size", 1963}, {"n_ctx", 128}, {"d_model", 256}, {"n_layer", 4}, {"n_head", 4}, {"d_ff", 1024}}},
          {"weights", "the shipped checkpoint minigpt.safetensors"},
-         {"formats", {{{"scheme", "int4-g64"}, {"gguf_type", "Q4_0"}, {"file_bytes", 1234567}, {"llama_cpp", llama}, {"miniquant", {wo, a8}}}}}}}},
+         {"formats", {{{"scheme", "int4-g64"}, {"gguf_type", "Q4_0"}, {"file_bytes", 1234567}, {"llama_cpp", llama}, {"llama_cpp_node", node}, {"miniquant", {wo, a8}}}}}}}},
       {"durations_s", {{"export", 1.0}, {"rounds", 10.0}, {"total", 12.0}}},
   };
 }
@@ -74,14 +77,21 @@ void expect_usage(const VsLlamaOptions& o, const std::string& needle) {
 
 TEST_CASE("the README block: one row per side with median [min-max] and ratios") {
   const std::string b = vs_llama_readme_block(results(false));
-  CHECK(b.find("| MiniGPT | Q4_0 (int4-g64, 1.2 MB) | llama.cpp | 1000 [900-1100] | 20000 [19000-21000] | | |") != std::string::npos);
+  CHECK(b.find("| MiniGPT | Q4_0 (int4-g64, 1.2 MB) | llama.cpp (C API) | 1000 [900-1100] | 20000 [19000-21000] | | |") != std::string::npos);
+  CHECK(b.find("| MiniGPT | Q4_0 (int4-g64, 1.2 MB) | llama.cpp via node-llama-cpp | 80 [70-90] | 10000 [9000-11000] | 0.08x | 0.50x |") !=
+        std::string::npos);
+  // The rows in order: the C API row first (the ratios' denominator), then node-llama-cpp, then ours.
+  CHECK(b.find("llama.cpp (C API)") < b.find("llama.cpp via node-llama-cpp"));
+  CHECK(b.find("llama.cpp via node-llama-cpp") < b.find("miniquant weight-only"));
   CHECK(b.find("| MiniGPT | Q4_0 (int4-g64, 1.2 MB) | miniquant weight-only | 1500 [1400-1600] | 10000 [9000-11000] | 1.50x | 0.50x |") !=
         std::string::npos);
   CHECK(b.find("| MiniGPT | Q4_0 (int4-g64, 1.2 MB) | miniquant +a8 | 2500 [2400-2600] | 30000 [29000-31000] | 2.50x | 1.50x |") !=
         std::string::npos);
-  CHECK(b.find("2 threads on both sides, a 64-token prompt then 32 tokens decoded") != std::string::npos);
+  CHECK(b.find("2 threads on every side, a 64-token prompt then 32 tokens decoded") != std::string::npos);
   CHECK(b.find("3 interleaved rounds") != std::string::npos);
-  CHECK(b.find("llama.cpp as built by node-llama-cpp 3.22.1 (its binaries' release tag b1234), K/V cache F32") != std::string::npos);
+  CHECK(b.find("llama.cpp as built by node-llama-cpp 3.22.1 (its binaries' release tag b1234), driven through its C API by "
+               "`llama_speed`") != std::string::npos);
+  CHECK(b.find("K/V cache F32") != std::string::npos);
   CHECK(b.find("MiniGPT: the shipped checkpoint minigpt.safetensors, d 256, 4 layers") != std::string::npos);
   CHECK(b.find("The run took 12 s") != std::string::npos);
   CHECK(b.find("Warning") == std::string::npos);

@@ -1,6 +1,7 @@
-// `miniquant vs-llama` end to end on the shipped MiniGPT with the real llama.cpp (tools/llama/speed.mjs):
-// one round, a short prompt and decode. Speed decides nothing here; the test checks that every
-// number is a positive finite rate, the ratios are the medians' quotients, every file is written
+// `miniquant vs-llama` end to end on the shipped MiniGPT with the real llama.cpp through both drivers (llama_speed,
+// its C API; tools/llama/speed.mjs, node-llama-cpp): one round, a short prompt and decode. Speed decides nothing
+// here; the test checks that every number is a positive finite rate, the ratios are the medians' quotients against
+// the C API row, the driver passed its ABI checks, every file is written
 // (results, manifest with the machine facts, README block) and the temporary GGUF files are gone.
 // Skipped, with a warning, when tools/llama/node_modules is missing (scripts/setup_node.sh).
 #include <doctest/doctest.h>
@@ -59,6 +60,10 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
   CHECK(res["options"]["decode"].get<int>() == 8);
   CHECK(res["llama_cpp"]["settings"]["threads"].get<int>() == 2);
   CHECK(res["llama_cpp"]["settings"]["kv_cache"].get<std::string>() == "F32");
+  CHECK(res["llama_cpp"]["settings"]["threadpool"].get<std::string>() == "persistent");
+  CHECK(res["llama_cpp"]["node_settings"]["threads"].get<int>() == 2);
+  REQUIRE(!res["llama_cpp"]["abi"].empty());
+  for (const auto& k : res["llama_cpp"]["abi"]) CHECK(k["ok"].get<bool>());
   REQUIRE(res["models"].size() == 1);
   const auto& m = res["models"][0];
   CHECK(m["name"].get<std::string>() == "minigpt");
@@ -70,8 +75,13 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
     CHECK(f["gguf_type"].get<std::string>() == types[i]);
     CHECK(f["file_bytes"].get<int64_t>() > 0);
     const auto& l = f["llama_cpp"];
-    for (const char* k : {"decode_tokens_per_s", "prefill_tokens_per_s", "wall_decode_tokens_per_s", "wall_prefill_tokens_per_s"})
+    const auto& n = f["llama_cpp_node"];
+    for (const char* k : {"decode_tokens_per_s", "prefill_tokens_per_s", "wall_decode_tokens_per_s", "wall_prefill_tokens_per_s"}) {
       check_rate(l[k]);
+      check_rate(n[k]);
+    }
+    CHECK(n["decode_ratio"].get<double>() ==
+          doctest::Approx(n["decode_tokens_per_s"]["median"].get<double>() / l["decode_tokens_per_s"]["median"].get<double>()).epsilon(1e-12));
     // fp32 runs weight-only only; Q8_0, Q4_0 and Q4_K also with int8 activations.
     REQUIRE(f["miniquant"].size() == (i == 0 ? 1u : 2u));
     for (const auto& o : f["miniquant"]) {
@@ -90,6 +100,8 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
   CHECK(readme.find("| MiniGPT | Q4_0 (int4-g64") != std::string::npos);
   CHECK(readme.find("| MiniGPT | Q4_K (q4_k") != std::string::npos);
   CHECK(readme.find("miniquant +a8") != std::string::npos);
+  CHECK(readme.find("| MiniGPT | Q4_0 (int4-g64, 3.0 MB) | llama.cpp (C API) |") != std::string::npos);
+  CHECK(readme.find("| MiniGPT | Q4_0 (int4-g64, 3.0 MB) | llama.cpp via node-llama-cpp |") != std::string::npos);
   const nlohmann::json man = mqexp::read_json(dir + "/out/manifest.json");
   CHECK(man["machine"]["cpu_family"].get<int>() >= 0);
   CHECK(!man["machine"]["cpu_flags"].empty());

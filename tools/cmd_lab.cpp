@@ -34,13 +34,6 @@ struct LabCheckOptions {
   int64_t ppl_tokens = 0;
 };
 
-std::filesystem::path self_dir() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw mq::Error("cannot locate the miniquant binary (/proc/self/exe) to find the lab graders next to it");
-  return exe.parent_path();
-}
-
 // Runs `argv` (argv[0] a path, or a name looked up in PATH) with the terminal's stdout/stderr; returns its exit code.
 int spawn(const std::vector<std::string>& args) {
   std::vector<char*> argv;
@@ -133,6 +126,13 @@ void solutions(bool only_check, const std::string& out) {
 }
 
 }  // namespace
+
+std::filesystem::path self_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw mq::Error("cannot locate the miniquant binary (/proc/self/exe) to find the programs built next to it");
+  return exe.parent_path();
+}
 
 void register_lab(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lab", "The lab course (labs/, solutions/): grade a lab, list them, write the solutions");

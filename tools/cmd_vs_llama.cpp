@@ -33,7 +33,8 @@ void run(VsLlamaCli& cli) {
   if (!cli.models.empty()) o.models = split_names(cli.models);
   if (!cli.formats.empty()) o.formats = split_names(cli.formats);
   mqexp::validate(o);
-  mqexp::check_llama_installed(o.llama_dir);
+  o.llama_speed = (self_dir() / "llama_speed").string();  // cmake/llama_speed.cmake builds it beside this binary
+  mqexp::check_llama_installed(o);
   mq::check_folder_outputs("--out", cli.out, {"results.json", "manifest.json", "README.md"}, {{"--model", o.checkpoint}});
   mq::check_writable_dir(cli.out);  // before minutes of work
   const mq::Stopwatch t;

@@ -1,5 +1,6 @@
 // Each `miniquant` subcommand lives in its own tools/cmd_<name>.cpp and registers itself here.
 #pragma once
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,10 @@ inline std::string& command_line() {
   static std::string line;
   return line;
 }
+
+// The folder of the running miniquant binary (/proc/self/exe), where the build puts the programs it starts: the
+// lab graders (bin/labs/) and llama_speed. mq::Error where it cannot be read.
+std::filesystem::path self_dir();
 
 // Seed printed and used by every entry point unless --seed says otherwise.
 inline constexpr unsigned kDefaultSeed = 42;

@@ -63,15 +63,21 @@ struct OurSide {
   std::vector<double> decode, prefill;  // tokens/s per round
 };
 
+// llama.cpp timed on one file by one driver: llama_speed (its C API, the comparison) or node-llama-cpp
+// (speed.mjs, kept beside it to show that driver's own cost).
+struct LlamaSide {
+  std::vector<double> decode, prefill, wall_decode, wall_prefill;  // tokens/s per round
+  nlohmann::json info;  // the answer's llama_cpp, node_llama_cpp, settings (and driver, cpu_variant, abi: llama_speed)
+};
+
 // One exported file and everything timed on it.
 struct Case {
   std::string model_name;
   VsLlamaFormat format;
   std::string gguf;
   int64_t file_bytes = 0;
-  std::vector<int32_t> prompt, decode;  // the ids both programs are fed
-  std::vector<double> l_decode, l_prefill, l_wall_decode, l_wall_prefill;  // llama.cpp, tokens/s per round
-  nlohmann::json llama_settings;
+  std::vector<int32_t> prompt, decode;  // the ids every program is fed
+  LlamaSide c_api, node;
   std::vector<OurSide> ours;
 };
 
@@ -96,18 +102,19 @@ double positive_rate(double tokens, double seconds, const std::string& what) {
   return r;
 }
 
-// One llama.cpp measurement (a warm-up and one timed round) in its own node process.
-void run_llama(const VsLlamaOptions& o, Case& c, const std::string& dir) {
+// One llama.cpp measurement (a warm-up and one timed round) in its own process: `program` is llama_speed or
+// `node speed.mjs`; both take the same request and give the same answer.
+void run_llama(const VsLlamaOptions& o, Case& c, LlamaSide& side, const std::string& program, const std::string& dir) {
   const nlohmann::json req = {{"model", c.gguf},   {"threads", o.threads}, {"kv_f32", o.kv_f32}, {"prompt", c.prompt},
                               {"decode", c.decode}, {"rounds", 1},          {"warmup", true}};
   const std::string req_path = dir + "/speed_request.json", out_path = dir + "/speed_answer.json", err_path = dir + "/speed_stderr.txt";
   mq::write_file_atomic(req_path, req.dump());
-  const mq::CommandOutput r = mq::run_command(fmt::format("node {} {} > {} 2> {}", shell_quote(o.llama_dir + "/speed.mjs"),
-                                                          shell_quote(req_path), shell_quote(out_path), shell_quote(err_path)));
+  const mq::CommandOutput r =
+      mq::run_command(fmt::format("{} {} > {} 2> {}", program, shell_quote(req_path), shell_quote(out_path), shell_quote(err_path)));
   if (r.code != 0) {
     std::string err = mq::read_file(err_path);
     if (err.size() > 2000) err = err.substr(0, 2000) + "...";
-    throw mq::Error(fmt::format("llama.cpp (tools/llama/speed.mjs) failed on {} (exit {}): {}", c.gguf, r.code, err));
+    throw mq::Error(fmt::format("llama.cpp ({}) failed on {} (exit {}): {}", program, c.gguf, r.code, err));
   }
   // The answer of another program: the checked reader, then its shape (json_shape.h), so a wrong answer
   // is one line naming the file and the key.
@@ -122,13 +129,21 @@ void run_llama(const VsLlamaOptions& o, Case& c, const std::string& dir) {
   const nlohmann::json& s = a.at("settings");
   if (s.at("threads").get<int>() != o.threads)
     throw mq::Error(fmt::format("llama.cpp ran {} threads, not the {} asked for", s.at("threads").get<int>(), o.threads));
-  c.llama_settings = {{"llama_cpp", a.at("llama_cpp")}, {"node_llama_cpp", a.at("node_llama_cpp")}, {"settings", s}};
+  side.info = a;
+  side.info.erase("rounds");
   const nlohmann::json& rd = a.at("rounds").at(0);
   const std::string what = "llama.cpp on " + c.gguf;
-  c.l_prefill.push_back(positive_rate(rd.at("prefill_tokens").get<double>(), rd.at("prefill_s").get<double>(), what));
-  c.l_decode.push_back(positive_rate(rd.at("decode_tokens").get<double>(), rd.at("decode_s").get<double>(), what));
-  c.l_wall_prefill.push_back(positive_rate(static_cast<double>(c.prompt.size()), rd.at("wall_prefill_s").get<double>(), what));
-  c.l_wall_decode.push_back(positive_rate(static_cast<double>(c.decode.size()), rd.at("wall_decode_s").get<double>(), what));
+  side.prefill.push_back(positive_rate(rd.at("prefill_tokens").get<double>(), rd.at("prefill_s").get<double>(), what));
+  side.decode.push_back(positive_rate(rd.at("decode_tokens").get<double>(), rd.at("decode_s").get<double>(), what));
+  side.wall_prefill.push_back(positive_rate(static_cast<double>(c.prompt.size()), rd.at("wall_prefill_s").get<double>(), what));
+  side.wall_decode.push_back(positive_rate(static_cast<double>(c.decode.size()), rd.at("wall_decode_s").get<double>(), what));
+}
+
+nlohmann::json llama_json(const LlamaSide& l) {
+  return {{"decode_tokens_per_s", rate_summary(l.decode)},
+          {"prefill_tokens_per_s", rate_summary(l.prefill)},
+          {"wall_decode_tokens_per_s", rate_summary(l.wall_decode)},
+          {"wall_prefill_tokens_per_s", rate_summary(l.wall_prefill)}};
 }
 
 // One miniquant measurement: a warm-up and one timed repetition of the same work.
@@ -200,12 +215,16 @@ void validate(const VsLlamaOptions& o) {
   }
 }
 
-void check_llama_installed(const std::string& llama_dir) {
+void check_llama_installed(const VsLlamaOptions& o) {
   for (const char* p : {"/speed.mjs", "/node_modules/node-llama-cpp/package.json"})
-    if (!fs::exists(llama_dir + p))
-      throw mq::Error(fmt::format("llama.cpp is not installed: {}{} is missing (run scripts/setup_node.sh)", llama_dir, p));
+    if (!fs::exists(o.llama_dir + p))
+      throw mq::Error(fmt::format("llama.cpp is not installed: {}{} is missing (run scripts/setup_node.sh)", o.llama_dir, p));
   const mq::CommandOutput r = mq::run_command("node --version 2>&1");
   if (r.code != 0) throw mq::Error("llama.cpp needs node on PATH (run scripts/setup_node.sh)");
+  if (::access(o.llama_speed.c_str(), X_OK) != 0)
+    throw mq::Error(fmt::format("llama.cpp's C driver {} is not built: configure and build again now that the package is installed "
+                                "(bash scripts/configure.sh release && cmake --build --preset release)",
+                                o.llama_speed));
 }
 
 nlohmann::json rate_summary(const std::vector<double>& samples) {
@@ -219,7 +238,7 @@ nlohmann::json rate_summary(const std::vector<double>& samples) {
 
 nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& progress) {
   validate(o);
-  check_llama_installed(o.llama_dir);
+  check_llama_installed(o);
   const mq::Stopwatch total;
 
   // OpenMP threads for miniquant, restored whatever happens.
@@ -297,9 +316,10 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
   const mq::LoadAverage before = mq::load_average();
   for (int r = 0; r < o.rounds; ++r)
     for (Case& c : cases) {
-      progress(fmt::format("round {}/{}: {} {} ({}): llama.cpp, then miniquant", r + 1, o.rounds, c.model_name, c.format.scheme,
-                           c.format.gguf_type));
-      run_llama(o, c, tmp.path);
+      progress(fmt::format("round {}/{}: {} {} ({}): llama.cpp (C API, then node-llama-cpp), then miniquant", r + 1, o.rounds,
+                           c.model_name, c.format.scheme, c.format.gguf_type));
+      run_llama(o, c, c.c_api, shell_quote(o.llama_speed), tmp.path);
+      run_llama(o, c, c.node, "node " + shell_quote(o.llama_dir + "/speed.mjs"), tmp.path);
       for (OurSide& s : c.ours) run_ours(o, s);
     }
   const mq::LoadAverage after = mq::load_average();
@@ -308,16 +328,17 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
   const double limit = static_cast<double>(mq::cpu_info().logical_cpus) + 0.5;
   const bool busy = mq::machine_busy(before, limit) || mq::machine_busy(after, limit);
 
-  nlohmann::json llama_info;
+  nlohmann::json llama_info, node_info;
   for (auto& m : models) {
     m["formats"] = nlohmann::json::array();
     for (const Case& c : cases) {
       if (c.model_name != m["name"].get<std::string>()) continue;
-      llama_info = c.llama_settings;
-      nlohmann::json l = {{"decode_tokens_per_s", rate_summary(c.l_decode)},
-                          {"prefill_tokens_per_s", rate_summary(c.l_prefill)},
-                          {"wall_decode_tokens_per_s", rate_summary(c.l_wall_decode)},
-                          {"wall_prefill_tokens_per_s", rate_summary(c.l_wall_prefill)}};
+      llama_info = c.c_api.info;
+      node_info = c.node.info;
+      const nlohmann::json l = llama_json(c.c_api);
+      nlohmann::json n = llama_json(c.node);
+      n["decode_ratio"] = n["decode_tokens_per_s"]["median"].get<double>() / l["decode_tokens_per_s"]["median"].get<double>();
+      n["prefill_ratio"] = n["prefill_tokens_per_s"]["median"].get<double>() / l["prefill_tokens_per_s"]["median"].get<double>();
       nlohmann::json ours = nlohmann::json::array();
       for (const OurSide& s : c.ours) {
         nlohmann::json d = rate_summary(s.decode), p = rate_summary(s.prefill);
@@ -332,6 +353,7 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
                               {"gguf_type", c.format.gguf_type},
                               {"file_bytes", c.file_bytes},
                               {"llama_cpp", l},
+                              {"llama_cpp_node", n},
                               {"miniquant", ours}});
     }
   }
@@ -343,10 +365,17 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
                    {"kv_cache", o.kv_f32 ? "F32" : "F16"}}},
       {"llama_cpp", {{"release", llama_info.value("llama_cpp", nlohmann::json())},
                      {"node_llama_cpp", llama_info.value("node_llama_cpp", nlohmann::json())},
+                     {"driver", llama_info.value("driver", nlohmann::json())},
+                     {"cpu_variant", llama_info.value("cpu_variant", nlohmann::json())},
+                     {"abi", llama_info.value("abi", nlohmann::json())},
                      {"settings", llama_info.value("settings", nlohmann::json())},
-                     {"timing", "llama.cpp's own counters of llama_decode (llama_perf_context: prompt eval, eval), read by "
-                                "tools/llama/speed.mjs; wall_*: the same evaluations timed from JavaScript around "
-                                "node-llama-cpp's controlledEvaluate (its batching, worker hop and one sampled token each)"}}},
+                     {"node_settings", node_info.value("settings", nlohmann::json())},
+                     {"timing", "llama_cpp: llama.cpp's own counters of llama_decode (llama_perf_context: prompt eval, eval), read "
+                                "by llama_speed through the C API, with a persistent thread pool attached as llama.cpp's own tools "
+                                "do; wall_*: a steady clock around the same calls. llama_cpp_node: the same counters read by "
+                                "tools/llama/speed.mjs through node-llama-cpp, which leaves ggml a thread pool per graph; its "
+                                "wall_*: the evaluations timed from JavaScript around controlledEvaluate (its batching, worker "
+                                "hop and one sampled token each)"}}},
       {"miniquant", {{"timing", "minigpt::measure_speed: Model::prefill (logits of the last position only) and Model::decode, "
                                 "steady clock around the calls"},
                      {"openmp_threads", o.threads}}},
@@ -375,17 +404,18 @@ std::string vs_llama_readme_block(const nlohmann::json& r) {
                      "above {:.1f}). These speeds are not results; re-run on a quiet machine.**\n\n",
                      la.at("before").get<double>(), la.at("after").get<double>(), la.at("limit").get<double>());
   const nlohmann::json& ll = r.at("llama_cpp");
-  s += fmt::format("Measured {} by `miniquant vs-llama`: {} threads on both sides, a {}-token prompt then {} tokens decoded one "
-                   "at a time, {} interleaved round{}; llama.cpp as built by node-llama-cpp {} (its binaries' release tag {}), K/V cache "
-                   "{}, no flash attention. "
+  s += fmt::format("Measured {} by `miniquant vs-llama`: {} threads on every side, a {}-token prompt then {} tokens decoded one "
+                   "at a time, {} interleaved round{}; llama.cpp as built by node-llama-cpp {} (its binaries' release tag {}), driven "
+                   "through its C API by `llama_speed` (a persistent thread pool, as llama.cpp's own tools attach) and through "
+                   "node-llama-cpp (`speed.mjs`); K/V cache {}, no flash attention. "
                    "Load average {:.2f} before, {:.2f} after.\n\n",
                    r.at("date").get<std::string>(), op.at("threads").get<int>(), op.at("prompt").get<int>(),
                    op.at("decode").get<int>(), op.at("rounds").get<int>(), op.at("rounds").get<int>() == 1 ? "" : "s",
                    ll.at("node_llama_cpp").is_string() ? ll.at("node_llama_cpp").get<std::string>() : "?",
                    ll.at("release").is_string() ? ll.at("release").get<std::string>() : "?",
                    op.at("kv_cache").get<std::string>(), la.at("before").get<double>(), la.at("after").get<double>());
-  s += "Tokens/s: median [slowest-fastest round]. Ratio: miniquant's median / llama.cpp's on the same file "
-       "(above 1: miniquant is faster).\n\n";
+  s += "Tokens/s: median [slowest-fastest round]. Ratio: the row's median / llama.cpp's through its C API on the same file "
+       "(above 1: faster than llama.cpp as its own tools run it).\n\n";
   s += "| model | file | side | decode tok/s | prefill tok/s | decode ratio | prefill ratio |\n";
   s += "|---|---|---|---|---|---|---|\n";
   for (const auto& m : r.at("models")) {
@@ -394,8 +424,12 @@ std::string vs_llama_readme_block(const nlohmann::json& r) {
       const std::string file = fmt::format("{} ({}, {:.1f} MB)", f.at("gguf_type").get<std::string>(),
                                            f.at("scheme").get<std::string>(), f.at("file_bytes").get<double>() / 1e6);
       const auto& l = f.at("llama_cpp");
-      s += fmt::format("| {} | {} | llama.cpp | {} | {} | | |\n", label, file, rate_cell(l.at("decode_tokens_per_s")),
+      s += fmt::format("| {} | {} | llama.cpp (C API) | {} | {} | | |\n", label, file, rate_cell(l.at("decode_tokens_per_s")),
                        rate_cell(l.at("prefill_tokens_per_s")));
+      const auto& n = f.at("llama_cpp_node");
+      s += fmt::format("| {} | {} | llama.cpp via node-llama-cpp | {} | {} | {:.2f}x | {:.2f}x |\n", label, file,
+                       rate_cell(n.at("decode_tokens_per_s")), rate_cell(n.at("prefill_tokens_per_s")),
+                       n.at("decode_ratio").get<double>(), n.at("prefill_ratio").get<double>());
       for (const auto& o : f.at("miniquant"))
         s += fmt::format("| {} | {} | miniquant {} | {} | {} | {:.2f}x | {:.2f}x |\n", label, file, o.at("path").get<std::string>(),
                          rate_cell(o.at("decode_tokens_per_s")), rate_cell(o.at("prefill_tokens_per_s")),

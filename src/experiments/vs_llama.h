@@ -2,8 +2,10 @@
 // exported GGUF file (fp32 -> F32, int8-per-channel -> Q8_0, int4-g64 -> Q4_0, q2_k .. q6_k -> Q2_K .. Q6_K), for the shipped
 // MiniGPT and the GPT-2-small-shaped body, same threads, same token ids, interleaved rounds.
 //
-// llama.cpp runs through tools/llama/speed.mjs (node-llama-cpp's prebuilt CPU build), which reads
-// llama.cpp's own counters of llama_decode (see its header for what is timed). miniquant runs
+// llama.cpp (node-llama-cpp's prebuilt CPU build) runs through two drivers that read llama.cpp's own counters of
+// llama_decode: llama_speed (bench/vs_llama/llama_speed.cpp: its C API with a persistent thread pool, as
+// llama.cpp's own tools run it; the ratios are against this one) and tools/llama/speed.mjs (node-llama-cpp, whose
+// per-call cost the README measures beside it; see each program's header for what is timed). miniquant runs
 // minigpt::measure_speed on the model the file was exported from, once weight-only and, where the family
 // has the path, once with int8 activations (+a8: llama.cpp also quantizes activations to 8 bits for its
 // Q8_0 / Q4_0 / K dot products), with prefill computing the last position's logits only, as llama.cpp does.
@@ -28,6 +30,7 @@ struct VsLlamaOptions {
   uint64_t seed = 42;      // token ids, and the GPT-2-shaped body's random weights
   bool kv_f32 = true;      // llama.cpp's K/V cache in F32, as miniquant keeps it (llama.cpp's default: F16)
   std::string llama_dir;   // tools/llama: speed.mjs and node_modules
+  std::string llama_speed; // the llama_speed program (built beside the miniquant binary where the package is present)
   std::string tmp_dir;     // where the GGUF files are written (removed after); "" = the system's temp folder
 };
 
@@ -45,8 +48,9 @@ const std::vector<VsLlamaFormat>& vs_llama_formats();
 // distinct, non-empty models; known, distinct formats.
 void validate(const VsLlamaOptions& o);
 
-// Throws mq::Error when node or tools/llama's packages are missing (scripts/setup_node.sh).
-void check_llama_installed(const std::string& llama_dir);
+// Throws mq::Error when node or tools/llama's packages are missing (scripts/setup_node.sh), or llama_speed is not
+// built (configured before the package was installed).
+void check_llama_installed(const VsLlamaOptions& o);
 
 using VsLlamaProgress = std::function<void(const std::string&)>;
 
@@ -57,9 +61,9 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
 // Median, fastest, slowest of samples (non-empty), as {"median", "min", "max", "samples"}.
 nlohmann::json rate_summary(const std::vector<double>& samples);
 
-// The README block: one table row per model, format and side (llama.cpp; miniquant weight-only;
-// miniquant +a8) with decode and prefill tokens/s (median [min-max]) and the ratio of each
-// miniquant median to llama.cpp's; the settings; a warning when the machine was busy.
+// The README block: one table row per model, format and side (llama.cpp through its C API; llama.cpp through
+// node-llama-cpp; miniquant weight-only; miniquant +a8) with decode and prefill tokens/s (median [min-max]) and the
+// ratio of each row's median to the C API row's; the settings; a warning when the machine was busy.
 std::string vs_llama_readme_block(const nlohmann::json& results);
 
 }  // namespace mqexp
