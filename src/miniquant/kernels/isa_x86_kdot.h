@@ -1,5 +1,6 @@
-// The K families' `+a8` block dot (kernels/kquant_dynamic.cpp), the one other file with x86 intrinsics beside
-// isa_x86.h (which is at its ~600-line mark). One super-block of one row against one token's int8 activations:
+// The K families' `+a8` blocks (kernels/kquant_dynamic.cpp), the one other file with x86 intrinsics beside
+// isa_x86.h (which is at its ~600-line mark): the fused blocks per family on VNNI, and the block dot on the codes
+// a decoder stored elsewhere. Both compute, per super-block of one row against one token's int8 activations,
 //   acc += sum over the block's 64 four-byte lanes l of Dl(l) * sum_{i<4} q[4 l + i] a[4 l + i]
 // with q the block's unsigned codes (< 64) and Dl(l) the step D of the sub-block lane l lies in (4 l / Sub).
 // The four-byte integer sums are exact (|sum| <= 4 * 63 * 127); each is converted and scaled in float, so every
@@ -7,47 +8,241 @@
 //   VNNI (AVX-512): vpdpbusd, u8 x s8 -> s32, one instruction per 64 bytes.
 //   AVX2: vpmaddubsw (adjacent u8 x s8 products summed into int16: |q0 a0 + q1 a1| <= 2 * 63 * 127 = 16002,
 //         never saturating) then vpmaddwd against ones, per 32 bytes.
-// Each keeps four independent float chains (one per 64-byte step) so that a block's multiply-adds overlap.
+// The AVX2 block dot keeps four independent float chains (one per 64 bytes) so that a block's multiply-adds overlap.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "miniquant/kquant/blocks.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 #include <immintrin.h>
 namespace mq::kdetail {
+// The VNNI choice (kquant_dynamic.cpp's KDotFast8): a tag, as the fused blocks below serve every family there.
 struct KDotVnni {
   static constexpr bool kAvailable = true;
   static constexpr const char* kName = "vnni";
+};
+
+// Fused blocks: a family's codes split from its bytes in registers and never stored, against 64 activations
+// loaded as they lie; its steps decoded by vector operations and broadcast per lane once per block and row, not
+// per token. The same lane values as KDotPortable (exact four-byte sums, each times its D in float; the C_b asum_b
+// terms as the decoders' C_b = D_b zero + M_b); only the order of the float additions differs. Each has
+// kNsub, Acc, zero, Block, load(block bytes), token(block, a, asum, acc), sum(acc); run_fused drives them.
+//
+// q4_k and q5_k (kHigh): the 128 code bytes hold four chunks of 32 bytes, chunk c's low nibbles codes 64 c ..
+// 64 c + 31 and its high nibbles the next 32 (kbits::unpack_halves): one 64-byte load, a mask and a shift give two
+// chunks' halves, and a 128-bit lane shuffle puts each chunk's 64 codes in code order. q5_k's fifth bit of code
+// 32 j + l is bit j of qh[l]. Lanes 0-7 of code vector k are sub-block 2 k, lanes 8-15 sub-block 2 k + 1.
+template <bool kHigh>
+struct Q45KVnni {
+  static constexpr bool kAvailable = true;
+  static constexpr int kNsub = 8;
+  using Blk = std::conditional_t<kHigh, kblocks::BlockQ5K, kblocks::BlockQ4K>;
   struct Acc {
-    __m512 v[4];
+    __m512 v;    // a token's D-scaled lane sums over the row
+    __m256 off;  // its C_b asum_b terms over the row, per sub-block position
   };
-  static Acc zero() { return {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}}; }
-  // The decoders store their codes 32 bytes at a time (the compiler's 256-bit vectors): a 64-byte load across
-  // two such stores cannot be forwarded from them and waits for both to reach the cache; two 32-byte loads can.
-  static __m512i load_halves(const uint8_t* p) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
-                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), 1);
+  static Acc zero() { return {_mm512_setzero_ps(), _mm256_setzero_ps()}; }
+  struct Block {
+    __m512i q[4];  // (4, 64) codes 64 k .. 64 k + 63
+    __m512 d[4];   // (4, 16) D of each lane
+    __m256 m;      // (8) C_b = M_b (zero 0) of the eight sub-blocks
+  };
+  // The eight 6-bit scales and mins of the 12 scale bytes (kbits::unpack_scales_mins6's positions) as two words of
+  // eight bytes, by 32-bit masks and shifts (the top two bits of bytes 0-7 are the high bits of sub-blocks 4-7),
+  // then D = d sc and M = dmin m: the same float products as kdecode::scales_mins6.
+  static void steps(const uint8_t* s12, float d, float dmin, __m256& D, __m256& M) {
+    uint32_t u[3];
+    std::memcpy(u, s12, 12);
+    const uint32_t sc_lo = u[0] & 0x3f3f3f3fu, m_lo = u[1] & 0x3f3f3f3fu;
+    const uint32_t sc_hi = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 6) & 0x03030303u) << 4;
+    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 6) & 0x03030303u) << 4;
+    const __m128i v = _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(m_lo), static_cast<int>(m_hi));
+    D = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v)));
+    M = _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8))));
   }
-  // q: (256) codes;  a: (256) activations;  D: (256 / Sub) sub-block steps.
-  template <int Sub>
-  static void block(Acc& acc, const uint8_t* q, const int8_t* a, const float* D) {
-    // Lane l of step s lies in sub-block (16 s + l) / (Sub / 4): its D by one vpermps from the D vector.
-    const __m512 dv = _mm512_loadu_ps(D);  // D has kMaxSubBlocks (16) floats: whole for both sub-block sizes
-    for (int s = 0; s < 4; ++s) {
-      const __m512i idx = _mm512_srli_epi32(
-          _mm512_add_epi32(_mm512_set1_epi32(16 * s), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
-          Sub == 16 ? 2 : 3);
-      const __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), load_halves(q + 64 * s), _mm512_loadu_si512(a + 64 * s));
-      acc.v[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_permutexvar_ps(idx, dv), acc.v[s]);
+  static void load(const uint8_t* blk, Block& b) {
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const uint8_t* qs = blk + offsetof(Blk, qs);
+    for (int h = 0; h < 2; ++h) {
+      const __m512i x = _mm512_loadu_si512(qs + 64 * h);
+      const __m512i lo = _mm512_and_si512(x, nib), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), nib);
+      b.q[2 * h] = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(1, 0, 1, 0));
+      b.q[2 * h + 1] = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    if constexpr (kHigh) {
+      // Code vector k needs bit 2 k of qh in its low 32 bytes and bit 2 k + 1 in its high 32: qh beside qh >> 1,
+      // then one shift per vector (the mask drops what a 16-bit shift carries in from the neighbouring byte).
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + offsetof(Blk, qh)));
+      const __m512i qh2 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 1), 1);
+      const __m512i one = _mm512_set1_epi8(1);
+      for (int k = 0; k < 4; ++k) {
+        const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(qh2, _mm_cvtsi32_si128(2 * k)), one);
+        b.q[k] = _mm512_or_si512(b.q[k], _mm512_slli_epi16(bit, 4));
+      }
+    }
+    uint16_t d, dmin;
+    std::memcpy(&d, blk + offsetof(Blk, d), 2);
+    std::memcpy(&dmin, blk + offsetof(Blk, dmin), 2);
+    __m256 D;
+    steps(blk + offsetof(Blk, scales), _cvtsh_ss(d), _cvtsh_ss(dmin), D, b.m);
+    const __m512 D16 = _mm512_castps256_ps512(D);
+    for (int k = 0; k < 4; ++k)  // lanes 0-7: D[2 k], lanes 8-15: D[2 k + 1]
+      b.d[k] = _mm512_permutexvar_ps(
+          _mm512_add_epi32(_mm512_set1_epi32(2 * k), _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)), D16);
+  }
+  // a: (256) the token's codes for this block;  asum: (8) their sums per sub-block.
+  static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
+    __m512 c[4];
+    for (int k = 0; k < 4; ++k)
+      c[k] = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[k], _mm512_loadu_si512(a + 64 * k)));
+    // Two short chains joined before the accumulator: one add per block on the loop-carried path.
+    const __m512 s01 = _mm512_fmadd_ps(c[1], b.d[1], _mm512_mul_ps(c[0], b.d[0]));
+    const __m512 s23 = _mm512_fmadd_ps(c[3], b.d[3], _mm512_mul_ps(c[2], b.d[2]));
+    acc.v = _mm512_add_ps(acc.v, _mm512_add_ps(s01, s23));
+    acc.off = _mm256_fmadd_ps(b.m, _mm256_loadu_ps(asum), acc.off);
+  }
+  // The row's dot: the lane sums less the C_b terms.
+  static float sum(const Acc& acc) {
+    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc.off), _mm256_extractf128_ps(acc.off, 1));
+    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm512_reduce_add_ps(acc.v) - _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+  }
+};
+using Q4KVnni = Q45KVnni<false>;
+using Q5KVnni = Q45KVnni<true>;
+
+// The families with 16 sub-blocks of 16 (q2_k, q3_k, q6_k): lane l of code vector k (codes 64 k .. 64 k + 63) is
+// sub-block 4 k + l / 4. What their token step, sum and per-lane steps share.
+struct Sub16Vnni {
+  static constexpr bool kAvailable = true;
+  static constexpr int kNsub = 16;
+  struct Acc {
+    __m512 v;    // a token's D-scaled lane sums over the row
+    __m512 off;  // its C_b asum_b terms over the row, per sub-block
+  };
+  static Acc zero() { return {_mm512_setzero_ps(), _mm512_setzero_ps()}; }
+  struct Block {
+    __m512i q[4];  // (4, 64) codes 64 k .. 64 k + 63
+    __m512 d[4];   // (4, 16) D of each lane
+    __m512 c;      // (16) C_b = D_b zero + M_b
+  };
+  // D: (16) the sub-blocks' steps, M: their mins; as the decoders, C_b = D_b zero + M_b in float.
+  static void set_steps(__m512 D, __m512 M, float zero, Block& b) {
+    for (int k = 0; k < 4; ++k)
+      b.d[k] = _mm512_permutexvar_ps(
+          _mm512_add_epi32(_mm512_set1_epi32(4 * k), _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)), D);
+    b.c = _mm512_add_ps(_mm512_mul_ps(D, _mm512_set1_ps(zero)), M);
+  }
+  // a: (256) the token's codes for this block;  asum: (16) their sums per sub-block.
+  static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
+    __m512 c[4];
+    for (int k = 0; k < 4; ++k)
+      c[k] = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[k], _mm512_loadu_si512(a + 64 * k)));
+    const __m512 s01 = _mm512_fmadd_ps(c[1], b.d[1], _mm512_mul_ps(c[0], b.d[0]));
+    const __m512 s23 = _mm512_fmadd_ps(c[3], b.d[3], _mm512_mul_ps(c[2], b.d[2]));
+    acc.v = _mm512_add_ps(acc.v, _mm512_add_ps(s01, s23));
+    acc.off = _mm512_fmadd_ps(b.c, _mm512_loadu_ps(asum), acc.off);
+  }
+  static float sum(const Acc& acc) { return _mm512_reduce_add_ps(acc.v) - _mm512_reduce_add_ps(acc.off); }
+  static float f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);
+  }
+};
+
+// q2_k and q3_k (kHigh): 64 bytes of two-bit fields, weight 128 h + 32 j + l in bits 2 j, 2 j + 1 of qs[32 h + l]:
+// one load and a shift per j give codes 32 j + l beside 128 + 32 j + l, and 128-bit lane shuffles put them in code
+// order. q3_k's third bit of weight 32 j + l is bit j of hmask[l], as q5_k's fifth.
+template <bool kHigh>
+struct Q23KVnni : Sub16Vnni {
+  using Blk = std::conditional_t<kHigh, kblocks::BlockQ3K, kblocks::BlockQ2K>;
+  static void load(const uint8_t* blk, Block& b) {
+    const __m512i x = _mm512_loadu_si512(blk + offsetof(Blk, qs)), three = _mm512_set1_epi8(3);
+    __m512i v[4];  // v[j]: codes 32 j .. 32 j + 31 (low 32 bytes) and 128 + 32 j .. (high 32 bytes)
+    for (int j = 0; j < 4; ++j) v[j] = _mm512_and_si512(_mm512_srl_epi16(x, _mm_cvtsi32_si128(2 * j)), three);
+    b.q[0] = _mm512_shuffle_i64x2(v[0], v[1], _MM_SHUFFLE(1, 0, 1, 0));
+    b.q[1] = _mm512_shuffle_i64x2(v[2], v[3], _MM_SHUFFLE(1, 0, 1, 0));
+    b.q[2] = _mm512_shuffle_i64x2(v[0], v[1], _MM_SHUFFLE(3, 2, 3, 2));
+    b.q[3] = _mm512_shuffle_i64x2(v[2], v[3], _MM_SHUFFLE(3, 2, 3, 2));
+    const float d = f16(blk + offsetof(Blk, d));
+    if constexpr (kHigh) {
+      const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + offsetof(Blk, hmask)));
+      const __m512i hm2 = _mm512_inserti64x4(_mm512_castsi256_si512(hm), _mm256_srli_epi16(hm, 1), 1);
+      const __m512i one = _mm512_set1_epi8(1);
+      for (int k = 0; k < 4; ++k) {
+        const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(hm2, _mm_cvtsi32_si128(2 * k)), one);
+        b.q[k] = _mm512_or_si512(b.q[k], _mm512_slli_epi16(bit, 2));
+      }
+      // The sixteen 6-bit scales (sc + 32) of the 12 bytes by 32-bit masks and shifts: low nibbles from bytes
+      // 0-7 (low halves for sub-blocks 0-7, high halves for 8-15), top two bits from bytes 8-11.
+      uint32_t u[3];
+      std::memcpy(u, blk + offsetof(Blk, scales), 12);
+      const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+      const __m128i sc = _mm_setr_epi32(static_cast<int>((u[0] & m4) | (u[2] & m2) << 4),
+                                        static_cast<int>((u[1] & m4) | (u[2] >> 2 & m2) << 4),
+                                        static_cast<int>((u[0] >> 4 & m4) | (u[2] >> 4 & m2) << 4),
+                                        static_cast<int>((u[1] >> 4 & m4) | (u[2] >> 6 & m2) << 4));
+      const __m512i sci = _mm512_sub_epi32(_mm512_cvtepu8_epi32(sc), _mm512_set1_epi32(32));
+      set_steps(_mm512_mul_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sci)), _mm512_setzero_ps(), 4.0f, b);
+    } else {
+      const __m512i sc = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales))));
+      const __m512 D = _mm512_mul_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(_mm512_and_si512(sc, _mm512_set1_epi32(15))));
+      const __m512 M = _mm512_mul_ps(_mm512_set1_ps(f16(blk + offsetof(Blk, dmin))), _mm512_cvtepi32_ps(_mm512_srli_epi32(sc, 4)));
+      set_steps(D, M, 0.0f, b);
     }
   }
-  static float sum(const Acc& acc) {
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc.v[0], acc.v[1]), _mm512_add_ps(acc.v[2], acc.v[3])));
+};
+using Q2KVnni = Q23KVnni<false>;
+using Q3KVnni = Q23KVnni<true>;
+
+// q6_k: per half h, 64 bytes of ql and 32 of qh make codes 128 h .. 128 h + 127: ql's low nibbles are codes
+// 128 h + l (l < 64) and its high nibbles 128 h + 64 + l, already in code order; the two high bits of code
+// 128 h + 32 i + l (i < 4, l < 32) are bits 2 i, 2 i + 1 of qh[l]. Zero 32.
+struct Q6KVnni : Sub16Vnni {
+  using Blk = kblocks::BlockQ6K;
+  static void load(const uint8_t* blk, Block& b) {
+    const __m512i nib = _mm512_set1_epi8(0x0F), three = _mm512_set1_epi8(3);
+    for (int h = 0; h < 2; ++h) {
+      const __m512i x = _mm512_loadu_si512(blk + offsetof(Blk, ql) + 64 * h);
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + offsetof(Blk, qh) + 32 * h));
+      // Low 32 bytes: bits 0-1 (codes 128 h + l), high 32: bits 2-3 (codes 128 h + 32 + l); shifted by 4 more
+      // for the high nibbles' codes. The masks drop what 16-bit shifts carry in from the neighbouring byte.
+      const __m512i qh2 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+      const __m512i h_lo = _mm512_slli_epi16(_mm512_and_si512(qh2, three), 4);
+      const __m512i h_hi = _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(qh2, 4), three), 4);
+      b.q[2 * h] = _mm512_or_si512(_mm512_and_si512(x, nib), h_lo);
+      b.q[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(x, 4), nib), h_hi);
+    }
+    // D_b = d sc_b with sc_b signed bytes: the decoder's float product.
+    const __m512 D = _mm512_mul_ps(_mm512_set1_ps(f16(blk + offsetof(Blk, d))),
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales))))));
+    set_steps(D, _mm512_setzero_ps(), 32.0f, b);
   }
 };
 }  // namespace mq::kdetail
 #else
 namespace mq::kdetail {
 struct KDotVnni {
+  static constexpr bool kAvailable = false;
+};
+template <bool kHigh>
+struct Q45KVnni {
+  static constexpr bool kAvailable = false;
+};
+using Q4KVnni = Q45KVnni<false>;
+using Q5KVnni = Q45KVnni<true>;
+template <bool kHigh>
+struct Q23KVnni {
+  static constexpr bool kAvailable = false;
+};
+using Q2KVnni = Q23KVnni<false>;
+using Q3KVnni = Q23KVnni<true>;
+struct Q6KVnni {
   static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail

@@ -51,6 +51,7 @@ void run_kquant(const QTensor& w, const KFamily& f, Decode decode, const float* 
   constexpr int R = 4;
   const int64_t cols = w.cols, rows = w.rows, nb = cols / kSuperBlock, per_row = cols / f.sub;
   const int nsub = f.nsub(), sub = f.sub;
+  const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per pass
   std::vector<float> xsum;  // (n, cols / sub)
   subblock_sums(x, n, cols, sub, xsum);
   const int64_t passes = (rows + R - 1) / R;
@@ -72,8 +73,8 @@ void run_kquant(const QTensor& w, const KFamily& f, Decode decode, const float* 
       const int nr = static_cast<int>(std::min<int64_t>(R, rows - r0));
       std::fill(acc.begin(), acc.end(), B(0.0f));
       std::fill(off.begin(), off.end(), 0.0f);
-      const uint8_t* row[R];  // row_codes looks the layout up in the format table: once per pass, not per block
-      for (int k = 0; k < R; ++k) row[k] = w.row_codes(r0 + (k < nr ? k : 0));
+      const uint8_t* row[R];
+      for (int k = 0; k < R; ++k) row[k] = w.codes.data() + (r0 + (k < nr ? k : 0)) * row_bytes;
       for (int64_t b = 0; b < nb; ++b) {
         for (int k = 0; k < R; ++k) {
           decode(row[k] + b * f.block_bytes, g[k], codes[k]);
