@@ -18,6 +18,7 @@
 #include "miniquant/kquant/blocks.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define MQ_KDOT_FUSED 1  // the fused blocks below are compiled (kquant_dynamic.cpp's run_fused_family)
 #include <immintrin.h>
 namespace mq::kdetail {
 // The VNNI choice (kquant_dynamic.cpp's KDotFast8): a tag, as the fused blocks below serve every family there.
@@ -25,6 +26,20 @@ struct KDotVnni {
   static constexpr bool kAvailable = true;
   static constexpr const char* kName = "vnni";
 };
+
+// One stored bit per code above its low bits, for the code vectors q (codes 64 k .. 64 k + 63): code 32 j + l gets
+// bit j of planes[l] at bit `shift` (q3_k's hmask at 2, q5_k's qh at 4; kdecode::high_bits is the scalar form).
+// Vector k needs bit 2 k in its low 32 bytes and bit 2 k + 1 in its high 32: the planes beside planes >> 1, then one
+// shift per vector (the mask drops what a 16-bit shift carries in from the neighbouring byte).
+inline void or_high_bits(const uint8_t* planes, int shift, __m512i* q) {
+  const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(planes));
+  const __m512i p2 = _mm512_inserti64x4(_mm512_castsi256_si512(p), _mm256_srli_epi16(p, 1), 1);
+  const __m512i one = _mm512_set1_epi8(1);
+  for (int k = 0; k < 4; ++k) {
+    const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(p2, _mm_cvtsi32_si128(2 * k)), one);
+    q[k] = _mm512_or_si512(q[k], _mm512_sll_epi16(bit, _mm_cvtsi32_si128(shift)));
+  }
+}
 
 // Fused blocks: a family's codes split from its bytes in registers and never stored, against 64 activations
 // loaded as they lie; its steps decoded by vector operations and broadcast per lane once per block and row, not
@@ -35,10 +50,9 @@ struct KDotVnni {
 // q4_k and q5_k (kHigh): the 128 code bytes hold four chunks of 32 bytes, chunk c's low nibbles codes 64 c ..
 // 64 c + 31 and its high nibbles the next 32 (kbits::unpack_halves): one 64-byte load, a mask and a shift give two
 // chunks' halves, and a 128-bit lane shuffle puts each chunk's 64 codes in code order. q5_k's fifth bit of code
-// 32 j + l is bit j of qh[l]. Lanes 0-7 of code vector k are sub-block 2 k, lanes 8-15 sub-block 2 k + 1.
+// 32 j + l is bit j of qh[l] (or_high_bits). Lanes 0-7 of code vector k are sub-block 2 k, lanes 8-15 sub-block 2 k + 1.
 template <bool kHigh>
 struct Q45KVnni {
-  static constexpr bool kAvailable = true;
   static constexpr int kNsub = 8;
   using Blk = std::conditional_t<kHigh, kblocks::BlockQ5K, kblocks::BlockQ4K>;
   struct Acc {
@@ -73,17 +87,7 @@ struct Q45KVnni {
       b.q[2 * h] = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(1, 0, 1, 0));
       b.q[2 * h + 1] = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(3, 2, 3, 2));
     }
-    if constexpr (kHigh) {
-      // Code vector k needs bit 2 k of qh in its low 32 bytes and bit 2 k + 1 in its high 32: qh beside qh >> 1,
-      // then one shift per vector (the mask drops what a 16-bit shift carries in from the neighbouring byte).
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + offsetof(Blk, qh)));
-      const __m512i qh2 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 1), 1);
-      const __m512i one = _mm512_set1_epi8(1);
-      for (int k = 0; k < 4; ++k) {
-        const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(qh2, _mm_cvtsi32_si128(2 * k)), one);
-        b.q[k] = _mm512_or_si512(b.q[k], _mm512_slli_epi16(bit, 4));
-      }
-    }
+    if constexpr (kHigh) or_high_bits(blk + offsetof(Blk, qh), 4, b.q);
     uint16_t d, dmin;
     std::memcpy(&d, blk + offsetof(Blk, d), 2);
     std::memcpy(&dmin, blk + offsetof(Blk, dmin), 2);
@@ -118,7 +122,6 @@ using Q5KVnni = Q45KVnni<true>;
 // The families with 16 sub-blocks of 16 (q2_k, q3_k, q6_k): lane l of code vector k (codes 64 k .. 64 k + 63) is
 // sub-block 4 k + l / 4. What their token step, sum and per-lane steps share.
 struct Sub16Vnni {
-  static constexpr bool kAvailable = true;
   static constexpr int kNsub = 16;
   struct Acc {
     __m512 v;    // a token's D-scaled lane sums over the row
@@ -171,13 +174,7 @@ struct Q23KVnni : Sub16Vnni {
     b.q[3] = _mm512_shuffle_i64x2(v[2], v[3], _MM_SHUFFLE(3, 2, 3, 2));
     const float d = f16(blk + offsetof(Blk, d));
     if constexpr (kHigh) {
-      const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + offsetof(Blk, hmask)));
-      const __m512i hm2 = _mm512_inserti64x4(_mm512_castsi256_si512(hm), _mm256_srli_epi16(hm, 1), 1);
-      const __m512i one = _mm512_set1_epi8(1);
-      for (int k = 0; k < 4; ++k) {
-        const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(hm2, _mm_cvtsi32_si128(2 * k)), one);
-        b.q[k] = _mm512_or_si512(b.q[k], _mm512_slli_epi16(bit, 2));
-      }
+      or_high_bits(blk + offsetof(Blk, hmask), 2, b.q);
       // The sixteen 6-bit scales (sc + 32) of the 12 bytes by 32-bit masks and shifts: low nibbles from bytes
       // 0-7 (low halves for sub-blocks 0-7, high halves for 8-15), top two bits from bytes 8-11.
       uint32_t u[3];
@@ -226,23 +223,9 @@ struct Q6KVnni : Sub16Vnni {
 };
 }  // namespace mq::kdetail
 #else
+#define MQ_KDOT_FUSED 0
 namespace mq::kdetail {
 struct KDotVnni {
-  static constexpr bool kAvailable = false;
-};
-template <bool kHigh>
-struct Q45KVnni {
-  static constexpr bool kAvailable = false;
-};
-using Q4KVnni = Q45KVnni<false>;
-using Q5KVnni = Q45KVnni<true>;
-template <bool kHigh>
-struct Q23KVnni {
-  static constexpr bool kAvailable = false;
-};
-using Q2KVnni = Q23KVnni<false>;
-using Q3KVnni = Q23KVnni<true>;
-struct Q6KVnni {
   static constexpr bool kAvailable = false;
 };
 }  // namespace mq::kdetail

@@ -102,8 +102,8 @@ void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_
   }
 }
 
-// A fused block of isa_x86_kdot.h (Q4KVnni, Q5KVnni, Q6KVnni) in place of the decoder and the block dot; the
-// same arguments as run.
+// A fused block of isa_x86_kdot.h (Q2KVnni .. Q6KVnni) in place of the decoder and the block dot; the same
+// arguments as run.
 template <class Fused>
 void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int nt) {
   const KFamily& f = kfamily_of(w.scheme);
@@ -127,7 +127,23 @@ void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* a
   }
 }
 
-// Quantizes every token, sums its codes per sub-block, and runs the block dot Isa over the family's decoder.
+#if MQ_KDOT_FUSED
+// The family's fused block (VNNI): f.bits names it.
+void run_fused_family(const QTensor& w, const KFamily& f, const int8_t* a, const float* s, const float* asum, int64_t n, float* y,
+                      int nt) {
+  switch (f.bits) {
+    case 2: return run_fused<Q2KVnni>(w, a, s, asum, n, y, nt);
+    case 3: return run_fused<Q3KVnni>(w, a, s, asum, n, y, nt);
+    case 4: return run_fused<Q4KVnni>(w, a, s, asum, n, y, nt);
+    case 5: return run_fused<Q5KVnni>(w, a, s, asum, n, y, nt);
+    case 6: return run_fused<Q6KVnni>(w, a, s, asum, n, y, nt);
+    default: throw Error(fmt::format("no fused K block for family {} ({} bits)", f.name, f.bits));
+  }
+}
+#endif
+
+// Quantizes every token, sums its codes per sub-block, and runs the block dot Isa over the family's decoder (or,
+// on VNNI, the family's fused block).
 template <class A, class Isa>
 void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int nt) {
   const int64_t cols = w.cols, per_row = cols / f.sub;
@@ -147,22 +163,18 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
       asum[static_cast<size_t>(t * per_row + j)] = static_cast<float>(v);
     }
   }
-  kdecode::with_decoder(f, [&](auto dec) {
-    using Dec = decltype(dec);
-    constexpr bool vnni = std::is_same_v<Isa, KDotVnni> && KDotVnni::kAvailable;
-    if constexpr (vnni && std::is_same_v<Dec, kdecode::Q2K>)
-      run_fused<Q2KVnni>(w, a.data(), s.data(), asum.data(), n, y, nt);
-    else if constexpr (vnni && std::is_same_v<Dec, kdecode::Q3K>)
-      run_fused<Q3KVnni>(w, a.data(), s.data(), asum.data(), n, y, nt);
-    else if constexpr (vnni && std::is_same_v<Dec, kdecode::Q4K>)
-      run_fused<Q4KVnni>(w, a.data(), s.data(), asum.data(), n, y, nt);
-    else if constexpr (vnni && std::is_same_v<Dec, kdecode::Q5K>)
-      run_fused<Q5KVnni>(w, a.data(), s.data(), asum.data(), n, y, nt);
-    else if constexpr (vnni && std::is_same_v<Dec, kdecode::Q6K>)
-      run_fused<Q6KVnni>(w, a.data(), s.data(), asum.data(), n, y, nt);
-    else
-      run<Isa, Dec>(w, a.data(), s.data(), asum.data(), n, y, nt);
-  });
+  // The choice hangs on Isa, a parameter of this template, so the branch not taken is never instantiated (clang
+  // checks a call inside a generic lambda whose arguments no longer depend on its parameter: the int16 codes would
+  // reach the fused blocks' int8 signature there).
+  if constexpr (std::is_same_v<Isa, KDotVnni>) {
+#if MQ_KDOT_FUSED
+    run_fused_family(w, f, a.data(), s.data(), asum.data(), n, y, nt);
+#else
+    static_assert(sizeof(Isa) == 0, "KDotVnni is chosen only where the fused blocks are compiled");
+#endif
+  } else {
+    kdecode::with_decoder(f, [&](auto dec) { run<Isa, decltype(dec)>(w, a.data(), s.data(), asum.data(), n, y, nt); });
+  }
 }
 
 // From kEigenMinTokens tokens: the quantized activations s a as floats (exact up to the one rounding of s a),
