@@ -41,6 +41,16 @@ inline void or_high_bits(const uint8_t* planes, int shift, __m512i* q) {
   }
 }
 
+// A fused block's D-scaled lane sums for one token: q the block's four code vectors (codes 64 k .. 64 k + 63), d the
+// D of each of their lanes, a the token's 256 codes. Two short chains joined at the end: one add per block on the
+// caller's loop-carried path.
+inline __m512 lane_sums(const __m512i* q, const __m512* d, const int8_t* a) {
+  __m512 c[4];
+  for (int k = 0; k < 4; ++k)
+    c[k] = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[k], _mm512_loadu_si512(a + 64 * k)));
+  return _mm512_add_ps(_mm512_fmadd_ps(c[1], d[1], _mm512_mul_ps(c[0], d[0])), _mm512_fmadd_ps(c[3], d[3], _mm512_mul_ps(c[2], d[2])));
+}
+
 // Fused blocks: a family's codes split from its bytes in registers and never stored, against 64 activations
 // loaded as they lie; its steps decoded by vector operations and broadcast per lane once per block and row, not
 // per token. The same lane values as KDotPortable (exact four-byte sums, each times its D in float; the C_b asum_b
@@ -100,13 +110,7 @@ struct Q45KVnni {
   }
   // a: (256) the token's codes for this block;  asum: (8) their sums per sub-block.
   static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
-    __m512 c[4];
-    for (int k = 0; k < 4; ++k)
-      c[k] = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[k], _mm512_loadu_si512(a + 64 * k)));
-    // Two short chains joined before the accumulator: one add per block on the loop-carried path.
-    const __m512 s01 = _mm512_fmadd_ps(c[1], b.d[1], _mm512_mul_ps(c[0], b.d[0]));
-    const __m512 s23 = _mm512_fmadd_ps(c[3], b.d[3], _mm512_mul_ps(c[2], b.d[2]));
-    acc.v = _mm512_add_ps(acc.v, _mm512_add_ps(s01, s23));
+    acc.v = _mm512_add_ps(acc.v, lane_sums(b.q, b.d, a));
     acc.off = _mm256_fmadd_ps(b.m, _mm256_loadu_ps(asum), acc.off);
   }
   // The row's dot: the lane sums less the C_b terms.
@@ -142,12 +146,7 @@ struct Sub16Vnni {
   }
   // a: (256) the token's codes for this block;  asum: (16) their sums per sub-block.
   static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
-    __m512 c[4];
-    for (int k = 0; k < 4; ++k)
-      c[k] = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), b.q[k], _mm512_loadu_si512(a + 64 * k)));
-    const __m512 s01 = _mm512_fmadd_ps(c[1], b.d[1], _mm512_mul_ps(c[0], b.d[0]));
-    const __m512 s23 = _mm512_fmadd_ps(c[3], b.d[3], _mm512_mul_ps(c[2], b.d[2]));
-    acc.v = _mm512_add_ps(acc.v, _mm512_add_ps(s01, s23));
+    acc.v = _mm512_add_ps(acc.v, lane_sums(b.q, b.d, a));
     acc.off = _mm512_fmadd_ps(b.c, _mm512_loadu_ps(asum), acc.off);
   }
   static float sum(const Acc& acc) { return _mm512_reduce_add_ps(acc.v) - _mm512_reduce_add_ps(acc.off); }
