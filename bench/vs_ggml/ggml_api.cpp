@@ -28,15 +28,6 @@ void resolve(void* lib, const char* lib_name, const char* name, F& out) {
   if (!out) throw mq::Error(std::string("vs_ggml: ") + lib_name + " has no symbol " + name + " (another ggml version?)");
 }
 
-// The file whose name starts with `prefix` and ends in .so (libggml.v0.5.0.so carries the package's version).
-std::string find_one(const std::string& dir, const std::string& prefix) {
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string n = e.path().filename().string();
-    if (n.starts_with(prefix) && n.ends_with(".so")) return e.path().string();
-  }
-  throw mq::Error("vs_ggml: no " + prefix + "*.so in " + dir);
-}
-
 // Every libggml-cpu-<variant>.so with its score; the library is closed again, as ggml does while choosing.
 std::vector<Variant> score_variants(const std::string& dir) {
   std::vector<Variant> out;
@@ -65,6 +56,14 @@ void quiet_log(ggml_log_level level, const char* text, void*) {
 
 }  // namespace
 
+std::string find_library(const std::string& dir, const std::string& prefix) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.starts_with(prefix) && n.ends_with(".so")) return e.path().string();
+  }
+  throw mq::Error("no " + prefix + "*.so in " + dir);
+}
+
 Api::ActRows Api::act_rows(ggml_type t) const {
   const ggml_type_traits* tr = ggml_get_type_traits(t);
   if (tr->from_float_ref && tr->to_float) return {tr->from_float_ref, tr->to_float};
@@ -78,7 +77,7 @@ Api load_api(const std::string& bins_dir) {
   Api a;
   a.bins_dir = bins_dir;
   void* base = open_library((fs::path(bins_dir) / "libggml-base.so").string());
-  void* registry = open_library(find_one(bins_dir, "libggml.v"));
+  void* registry = open_library(find_library(bins_dir, "libggml.v"));
 #define VSGGML_RESOLVE(f) resolve(base, "libggml-base.so", #f, a.f);
   VSGGML_BASE_FUNCTIONS(VSGGML_RESOLVE)
 #undef VSGGML_RESOLVE

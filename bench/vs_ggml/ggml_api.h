@@ -84,6 +84,10 @@ struct Api {
   std::vector<std::string> features;  // ggml_backend_get_features: "AVX512 = 1", ...
 };
 
+// The file in dir whose name starts with `prefix` and ends in .so (libggml.v0.5.0.so, libllama.v0.5.0.so carry the
+// package's version in their names); mq::Error "no <prefix>*.so in <dir>" where there is none.
+std::string find_library(const std::string& dir, const std::string& prefix);
+
 // True when bins_dir holds the package's libraries (libggml-base.so); the caller skips otherwise.
 bool package_present(const std::string& bins_dir);
 // Opens libggml-base.so and libggml.v*.so from bins_dir, resolves every function above, scores every CPU

@@ -19,7 +19,9 @@
 // does; wall_*: a steady clock around the same calls (decode, synchronize, reading the logits pointer; no sampling).
 // The prompt asks for the last position's logits only (llama_batch_get_one), every decode step for its token's.
 //
-// Exit codes: 0 done; 1 a load, ABI or llama.cpp failure (one line on stderr); 2 a bad request.
+// Exit codes (one line on stderr): 0 done; 1 a request file that cannot be read or is not JSON of the request's
+// shape, or a load, ABI or llama.cpp failure; 2 a well-formed request with values it refuses (token ids, counts,
+// the model path).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -61,11 +63,7 @@ struct Llama {
 
 Llama load_llama(const std::string& bins) {
   Llama l;
-  for (const auto& e : fs::directory_iterator(bins)) {
-    const std::string n = e.path().filename().string();
-    if (n.starts_with("libllama.v") && n.ends_with(".so")) l.path = e.path().string();
-  }
-  if (l.path.empty()) throw mq::Error("llama_speed: no libllama.v*.so in " + bins);
+  l.path = vsggml::find_library(bins, "libllama.v");
   // libggml.v*.so and libggml-base.so are loaded already (vsggml::load_api, RTLD_GLOBAL): the loader reuses them by
   // their sonames, so llama.cpp and the thread pool below share one ggml.
   void* h = dlopen(l.path.c_str(), RTLD_NOW | RTLD_LOCAL);
