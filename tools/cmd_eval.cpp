@@ -29,6 +29,7 @@ struct EvalOptions {
   std::string reference;  // fp32 checkpoint to measure KL divergence, top-1 agreement, ΔPPL, margin change against
   std::string quant_map;  // quantize the fp32 --model with this map before evaluating
   mqexp::EvalLimits limits;
+  std::string benchmark = "test";
   bool json = false;
 };
 
@@ -54,14 +55,16 @@ void run(const EvalOptions& o) {
   }
   // The very measurement the sweep makes of each of its rows.
   mqexp::EvalLimits limits = o.limits;
+  limits.benchmark = o.benchmark != "none";
+  limits.benchmark_dev = o.benchmark == "dev";
   limits.perplexity = o.reference.empty();  // with a reference, the divergence pass yields the same perplexity
-  std::vector<double> margins;
-  mqexp::Quality q = mqexp::evaluate_quality(lm.model, lm.tok, c.corpus.test, limits, &margins);
+  mqexp::ItemScores margins;
+  mqexp::Quality q = mqexp::evaluate_quality(lm.model, lm.tok, c, limits, &margins);
   if (!o.reference.empty()) {
     const mqexp::LoadedModel ref = mqexp::load_checkpoint(o.reference, &c.tok);
-    std::vector<double> ref_margins;
-    (void)mqexp::evaluate_quality(ref.model, ref.tok, c.corpus.test, limits, &ref_margins);
-    mqexp::evaluate_divergence(ref.model, o.reference, ref_margins, {{&lm.model, &q, &margins}}, c.tok, c.corpus.test, limits);
+    mqexp::ItemScores ref_margins;
+    (void)mqexp::evaluate_quality(ref.model, ref.tok, c, limits, &ref_margins);
+    mqexp::evaluate_divergence(ref.model, o.reference, &ref_margins, {{&lm.model, &q, &margins}}, c.tok, c, limits);
   }
 
   // What the slots cost without a model: the rule baselines on the same slots (no model involved).
@@ -83,6 +86,7 @@ void run(const EvalOptions& o) {
   if (map) out["quant_map"] = o.quant_map;
   out["ppl_over_floor"] = q.ppl / q.ppl_floor;
   out["timing_s"] = {{"corpus_and_load", load_s}, {"perplexity", q.perplexity_seconds}, {"verb_tense", q.verb_tense_seconds}};
+  if (q.generalization) out["timing_s"]["generalization"] = q.generalization->seconds;
   if (map) out["timing_s"]["quantize"] = quantize_s;
   if (q.divergence) out["timing_s"]["divergence"] = q.divergence->seconds;
   out["baselines"] = nlohmann::json::array();
@@ -123,6 +127,27 @@ void run(const EvalOptions& o) {
   if (q.skipped_unknown_form + q.skipped_too_long > 0)
     fmt::print("  skipped: {} with a form outside the vocabulary, {} too long for the context\n", q.skipped_unknown_form,
                q.skipped_too_long);
+  if (const auto& g = q.generalization) {
+    const auto* d = q.divergence ? &*q.divergence : nullptr;
+    fmt::print("generalization benchmark ({} half) {:.4f} ({}/{}) [{:.4f}, {:.4f}]  margin median {:.2f}  [{:.1f} s]\n", g->split,
+               g->overall.accuracy(), g->overall.correct, g->overall.total, wil(g->overall).low, wil(g->overall).high,
+               g->margin.median, g->seconds);
+    const auto change = [](const mqexp::PairedDifference& p) {
+      return fmt::format("  vs reference {:+.4f} [{:+.4f}, {:+.4f}] McNemar p {:.2g}", p.diff, p.low, p.high, p.p_value);
+    };
+    if (d && d->generalization_change) fmt::print("  {}\n", change(*d->generalization_change));
+    fmt::print("  (the scored paradigms; the diagnostics together {:.4f} ({}/{}), never averaged in)\n", g->diagnostic.accuracy(),
+               g->diagnostic.correct, g->diagnostic.total);
+    for (const auto& [name, sc] : g->by_paradigm) {
+      std::string line = fmt::format("  {:<16} {:.4f} ({}/{}) [{:.4f}, {:.4f}]", name, sc.accuracy(), sc.correct, sc.total,
+                                     wil(sc).low, wil(sc).high);
+      if (d && d->generalization_change_by_paradigm.contains(name)) line += change(d->generalization_change_by_paradigm.at(name));
+      fmt::print("{}\n", line);
+    }
+    if (g->skipped_unknown_form + g->skipped_too_long > 0)
+      fmt::print("  skipped: {} with a form outside the vocabulary, {} too long for the context\n", g->skipped_unknown_form,
+                 g->skipped_too_long);
+  }
 }
 
 }  // namespace
@@ -143,6 +168,11 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--stride", o->limits.stride, "distance between windows (default: window / 2)")->check(Positive);
   cmd->add_option("--max-slots", o->limits.max_slots, "use at most this many verb slots (default: all)")->check(NonNegative);
   cmd->add_option("--ppl-tokens", o->limits.ppl_tokens, "perplexity over the test split's first N tokens (default: all)")
+      ->check(NonNegative);
+  cmd->add_option("--benchmark", o->benchmark, "generalization benchmark half: test (every report), dev (for building it), none")
+      ->check(CLI::IsMember({"test", "dev", "none"}))
+      ->capture_default_str();
+  cmd->add_option("--max-items", o->limits.max_items, "use at most this many benchmark items, spread over the paradigms (default: all)")
       ->check(NonNegative);
   cmd->add_flag("--json", o->json, "print JSON");
   add_no_verify_flag(cmd);

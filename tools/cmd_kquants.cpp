@@ -65,7 +65,7 @@ void run(KquantsCli& cli) {
       {"machine", mqexp::machine_json()},
       {"build", mqexp::build_json()},
       {"checkpoint", {{"path", std::filesystem::path(cli.o.model).filename().string()}, {"sha256", mq::sha256_file(cli.o.model)}}},
-      {"options", {{"types", cli.o.types}, {"calibration_windows", cli.o.calibration}, {"max_slots", cli.o.max_slots},
+      {"options", {{"types", cli.o.types}, {"calibration_windows", cli.o.calibration}, {"max_slots", cli.o.max_slots}, {"max_items", cli.o.max_items},
                    {"ppl_tokens", cli.o.ppl_tokens}}},
       {"durations_s", {{"total", clock.seconds()}}},
   };
@@ -105,6 +105,8 @@ void register_kquants(CLI::App& app) {
   cmd->add_option("--calibration", cli->o.calibration, "importance / GPTQ calibration windows from the val split")
       ->check(Positive)->capture_default_str();
   cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(NonNegative);
+  cmd->add_option("--max-items", cli->o.max_items, "generalization benchmark items to score, spread over the paradigms (0: all)")
+      ->check(NonNegative);
   cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "test tokens (0: all)")->check(NonNegative);
   cmd->add_option("--ggml", cli->o.ggml_library, "llama.cpp's libggml-base.so")->capture_default_str();
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figure");

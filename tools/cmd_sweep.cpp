@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <string>
 
 #include <fmt/core.h>
@@ -53,6 +54,9 @@ void write_report(const std::string& out, const mqexp::SweepResults& results, co
   if (plot) {
     mqexp::run_plot("pareto.py", {out + "/results.json", out + "/pareto.png"});
     mqexp::run_plot("verb_tense_accuracy.py", {out + "/results.json", out + "/verb_tense_accuracy.png"});
+    if (std::any_of(results.schemes.begin(), results.schemes.end(),
+                    [](const mqexp::SchemeRow& r) { return r.ok && r.quality && r.quality->generalization; }))
+      mqexp::run_plot("generalization_accuracy.py", {out + "/results.json", out + "/generalization_accuracy.png"});
     mqexp::run_plot("roofline_overlay.py", {out + "/results.json", ceilings_path, out + "/roofline_overlay.png"});
   }
   mqexp::update_generated_block(out + "/README.md", mqexp::sweep_readme_block(results, manifest),
@@ -65,7 +69,7 @@ void run(SweepCli& cli) {
   for (const auto& m : cli.quant_maps) inputs.push_back({"--quant-map", m});
   if (!cli.report_only)
     mq::check_folder_outputs("--out", cli.out, {"results.json", "manifest.json", "README.md", "pareto.png", "verb_tense_accuracy.png",
-                                                "roofline_overlay.png"},  // ceilings.json: written only when --ceilings is missing
+                                                "generalization_accuracy.png", "roofline_overlay.png"},  // ceilings.json: written only when --ceilings is missing
                              inputs);
   mq::check_writable_dir(cli.out);  // before the long run, not after it
   if (cli.report_only) {
@@ -125,7 +129,7 @@ void run(SweepCli& cli) {
                   {"vocab_hash", run.vocab_hash}}},
       {"schemes", o.schemes},
       {"quant_maps", quant_maps_json(cli)},
-      {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
+      {"options", {{"calibration_windows", o.calibration}, {"max_slots", o.max_slots}, {"max_items", o.max_items}, {"ppl_tokens", o.ppl_tokens}, {"speed_reps", o.speed_reps},
                    {"gpt2_shaped", o.gpt2_shaped}}},
       {"ceilings_file", results.ceilings_file},
       {"ceilings_compared", o.ceilings.value("compared_with_previous", nlohmann::json())},
@@ -157,7 +161,7 @@ void run(SweepCli& cli) {
     fmt::print(stderr, "sweep: warning: the machine was busy (load average above its cores) while {} rows were timed; "
                        "their speeds are not results\n", busy);
   fmt::print("wrote {}/{{results.json, manifest.json, README.md{}}} in {:.0f} s\n", cli.out,
-             cli.plot ? ", pareto.png, verb_tense_accuracy.png, roofline_overlay.png" : "", elapsed());
+             cli.plot ? ", pareto.png, verb_tense_accuracy.png, generalization_accuracy.png, roofline_overlay.png" : "", elapsed());
   if (failed > 0)
     throw mq::Error(fmt::format("{} of {} schemes failed (recorded in results.json)", failed, results.schemes.size()));
 }
@@ -182,6 +186,8 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--calibration", cli->o.calibration, "GPTQ calibration windows from the val split")
       ->check(Positive)->capture_default_str();
   cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(NonNegative);
+  cmd->add_option("--max-items", cli->o.max_items, "generalization benchmark items to score, spread over the paradigms (0: all)")
+      ->check(NonNegative);
   cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")
       ->check(NonNegative);
   cmd->add_option("--speed-reps", cli->o.speed_reps, "interleaved timing rounds (each: one timed run of every model; the first adds a warm-up)")

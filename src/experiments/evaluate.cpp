@@ -2,7 +2,11 @@
 // evaluate_divergence(): the same windows against a reference model.
 #include "experiments/evaluate.h"
 
+#include <algorithm>
+#include <array>
+#include <climits>
 #include <cmath>
+#include <map>
 
 #include <fmt/core.h>
 
@@ -40,10 +44,56 @@ MarginStats margin_stats(const std::vector<double>& m) {
   return s;
 }
 
+// Items' outcomes of a model and the reference paired into one PairedDifference (NaN margins skipped).
+PairedDifference pair_items(const std::vector<double>& model, const std::vector<double>& ref, const std::vector<size_t>& which) {
+  long long both = 0, only_model = 0, only_ref = 0, neither = 0;
+  for (size_t i : which) {
+    if (std::isnan(model[i]) || std::isnan(ref[i])) continue;
+    const bool a = model[i] > 0, b = ref[i] > 0;
+    both += a && b;
+    only_model += a && !b;
+    only_ref += !a && b;
+    neither += !a && !b;
+  }
+  return paired_difference(both, only_model, only_ref, neither);
+}
+
+void add_generalization_change(Divergence& d, const std::vector<minigpt::BenchmarkItem>& items, const std::vector<double>& ref,
+                               const std::vector<double>& model) {
+  if (ref.size() != items.size() || model.size() != items.size())
+    throw mq::UsageError(fmt::format("generalization change: {} items, {} reference answers, {} model answers", items.size(),
+                                     ref.size(), model.size()));
+  std::vector<size_t> scored;  // the overall change: the scored paradigms only, as the accuracy
+  std::map<std::string, std::vector<size_t>> by;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (minigpt::paradigm_scored(items[i].paradigm)) scored.push_back(i);
+    by[minigpt::paradigm_name(items[i].paradigm)].push_back(i);
+  }
+  d.generalization_change = pair_items(model, ref, scored);
+  d.generalization_change_by_paradigm.clear();
+  for (const auto& [name, which] : by) d.generalization_change_by_paradigm[name] = pair_items(model, ref, which);
+}
+
 }  // namespace
 
-Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok, const std::vector<minigpt::Story>& test,
-                         const EvalLimits& limits, std::vector<double>* slot_margins) {
+std::vector<minigpt::BenchmarkItem> benchmark_items(const CorpusBundle& c, const EvalLimits& limits) {
+  std::vector<minigpt::BenchmarkItem> out;
+  if (!limits.benchmark) return out;
+  const int64_t per = limits.max_items > 0 ? std::max<int64_t>(1, limits.max_items / minigpt::kNumParadigms) : INT64_MAX;
+  std::array<int64_t, minigpt::kNumParadigms> taken{};
+  for (const auto& it : c.benchmark) {
+    if (it.test == limits.benchmark_dev) continue;
+    int64_t& n = taken[static_cast<size_t>(it.paradigm)];
+    if (n >= per) continue;
+    ++n;
+    out.push_back(it);
+  }
+  return out;
+}
+
+Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok, const CorpusBundle& c, const EvalLimits& limits,
+                         ItemScores* items) {
+  const std::vector<minigpt::Story>& test = c.corpus.test;
   const int window = limits.window > 0 ? limits.window : m.config().n_ctx;
   const int stride = limits.stride > 0 ? limits.stride : window / 2;
   Quality q;
@@ -77,14 +127,43 @@ Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok,
   q.skipped_unknown_form = vt.skipped_unknown;
   q.skipped_too_long = vt.skipped_long;
   q.verb_tense_seconds = vt.seconds;
-  if (slot_margins) *slot_margins = vt.slot_margin;
+  if (items) items->slot_margins = vt.slot_margin;
+  const std::vector<minigpt::BenchmarkItem> bench = benchmark_items(c, limits);
+  if (!bench.empty()) {
+    const minigpt::BenchmarkScores bs = minigpt::benchmark_scores(m, tok, bench);
+    Generalization g;
+    g.split = limits.benchmark_dev ? "dev" : "test";
+    std::vector<double> scored;
+    for (size_t i = 0; i < bench.size(); ++i) {
+      std::string& answers = g.answers[minigpt::paradigm_name(bench[i].paradigm)];
+      answers.push_back(std::isnan(bs.margin[i]) ? '-' : bs.margin[i] > 0 ? '1' : '0');
+      if (std::isnan(bs.margin[i])) continue;  // skipped
+      require_finite(bs.margin[i], "a generalization benchmark margin");
+      scored.push_back(bs.margin[i]);
+      const bool right = bs.margin[i] > 0;
+      Score& p = g.by_paradigm[minigpt::paradigm_name(bench[i].paradigm)];
+      ++p.total;
+      p.correct += right;
+      Score& sum = minigpt::paradigm_scored(bench[i].paradigm) ? g.overall : g.diagnostic;
+      ++sum.total;
+      sum.correct += right;
+    }
+    g.margin = margin_stats(scored);
+    g.skipped_unknown_form = bs.skipped_unknown;
+    g.skipped_too_long = bs.skipped_long;
+    g.seconds = bs.seconds;
+    q.generalization = g;
+    if (items) items->bench_margins = bs.margin;
+  }
   return q;
 }
 
-void evaluate_divergence(const minigpt::Model& reference, const std::string& reference_name,
-                         const std::vector<double>& reference_margins, const std::vector<Evaluated>& models,
-                         const minigpt::Tokenizer& tok, const std::vector<minigpt::Story>& test, const EvalLimits& limits) {
+void evaluate_divergence(const minigpt::Model& reference, const std::string& reference_name, const ItemScores* reference_items,
+                         const std::vector<Evaluated>& models, const minigpt::Tokenizer& tok, const CorpusBundle& c,
+                         const EvalLimits& limits) {
   if (models.empty()) return;
+  const std::vector<minigpt::Story>& test = c.corpus.test;
+  const std::vector<minigpt::BenchmarkItem> bench = benchmark_items(c, limits);
   const int window = limits.window > 0 ? limits.window : reference.config().n_ctx;
   const int stride = limits.stride > 0 ? limits.stride : window / 2;
   std::vector<const minigpt::Model*> ms;
@@ -104,7 +183,10 @@ void evaluate_divergence(const minigpt::Model& reference, const std::string& ref
     Divergence d = summarize_divergence(p, reference_name);
     require_finite(d.kl_mean, "the mean KL divergence");
     require_finite(d.kl_max, "the largest KL divergence");
-    if (models[k].slot_margins) add_margin_change(d, reference_margins, *models[k].slot_margins);
+    if (models[k].items && reference_items) {
+      add_margin_change(d, reference_items->slot_margins, models[k].items->slot_margins);
+      if (!bench.empty()) add_generalization_change(d, bench, reference_items->bench_margins, models[k].items->bench_margins);
+    }
     q.divergence = d;
   }
 }

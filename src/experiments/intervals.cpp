@@ -20,6 +20,46 @@ Interval wilson(long long k, long long n, double z) {
   return {k == 0 ? 0.0 : std::max(0.0, centre - half), k == n ? 1.0 : std::min(1.0, centre + half)};
 }
 
+double mcnemar_exact(long long a, long long b) {
+  if (a < 0 || b < 0) throw mq::UsageError(fmt::format("mcnemar: negative counts {} and {}", a, b));
+  const long long n = a + b, k = std::min(a, b);
+  if (n == 0) return 1.0;
+  // Sum the binomial tail in log space: n reaches thousands, where C(n, k) / 2^n underflows term by term.
+  double tail = 0.0;
+  const double ln2 = std::log(2.0);
+  for (long long i = 0; i <= k; ++i)
+    tail += std::exp(std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
+                     std::lgamma(static_cast<double>(n - i) + 1) - static_cast<double>(n) * ln2);
+  return std::min(1.0, 2.0 * tail);
+}
+
+PairedDifference paired_difference(long long both, long long only_a, long long only_b, long long neither, double z) {
+  if (both < 0 || only_a < 0 || only_b < 0 || neither < 0)
+    throw mq::UsageError(fmt::format("paired difference: negative cell counts {} {} {} {}", both, only_a, only_b, neither));
+  PairedDifference r;
+  r.n = both + only_a + only_b + neither;
+  r.only_a = only_a;
+  r.only_b = only_b;
+  r.p_value = mcnemar_exact(only_a, only_b);
+  if (r.n == 0) return r;
+  const double n = static_cast<double>(r.n);
+  const double pa = static_cast<double>(both + only_a) / n, pb = static_cast<double>(both + only_b) / n;
+  r.diff = pa - pb;
+  const Interval ia = wilson(both + only_a, r.n, z), ib = wilson(both + only_b, r.n, z);
+  // phi of the 2x2 table (A right / wrong against B right / wrong); 0 when a margin is empty.
+  const double denom = static_cast<double>(both + only_a) * static_cast<double>(only_b + neither) *
+                       static_cast<double>(both + only_b) * static_cast<double>(only_a + neither);
+  const double phi = denom > 0 ? (static_cast<double>(both) * static_cast<double>(neither) -
+                                  static_cast<double>(only_a) * static_cast<double>(only_b)) / std::sqrt(denom)
+                               : 0.0;
+  const double da = pa - ia.low, ua = ia.high - pa, db = pb - ib.low, ub = ib.high - pb;
+  const double lower = std::sqrt(std::max(0.0, da * da - 2 * phi * da * ub + ub * ub));
+  const double upper = std::sqrt(std::max(0.0, ua * ua - 2 * phi * ua * db + db * db));
+  r.low = std::max(-1.0, r.diff - lower);
+  r.high = std::min(1.0, r.diff + upper);
+  return r;
+}
+
 namespace {
 
 // sum(a) / sum(b) over the groups given, with the CR1 variance G / (G - 1) sum_g (a[g] - R b[g])^2 / (sum b)^2:

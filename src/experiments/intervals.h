@@ -18,6 +18,21 @@ struct Interval {
 // which matters here: most schemes score 100%. n = 0 gives [0, 1].
 Interval wilson(long long k, long long n, double z = kZ95);
 
+// Two classifiers' accuracies on the same items (paired): `both` items both get right, `only_a` only A,
+// `only_b` only B, `neither` neither. diff = acc(A) - acc(B) = (only_a - only_b) / n with Newcombe's
+// (1998) method 10 interval (Wilson intervals of both proportions combined through the phi correlation
+// of the 2x2 table; stays inside [-1, 1], not degenerate at 0 discordant items), and McNemar's exact
+// two-sided p-value (the discordant items as Binomial(only_a + only_b, 1/2)). n = 0: diff 0 in [-1, 1], p 1.
+struct PairedDifference {
+  long long n = 0, only_a = 0, only_b = 0;
+  double diff = 0, low = -1, high = 1;
+  double p_value = 1;
+};
+PairedDifference paired_difference(long long both, long long only_a, long long only_b, long long neither, double z = kZ95);
+
+// McNemar's exact two-sided p-value: P(X <= min(a, b)) * 2 for X ~ Binomial(a + b, 1/2), capped at 1.
+double mcnemar_exact(long long a, long long b);
+
 // A mean with its normal-approximation interval.
 struct MeanInterval {
   double mean = 0, se = 0, low = 0, high = 0;

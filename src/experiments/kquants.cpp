@@ -94,9 +94,9 @@ KquantsResults run_kquants(const KquantsOptions& o, const KquantsProgress& progr
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   LoadedModel ref = load_checkpoint(o.model, &c.tok);
   for (const std::string& t : o.types) (void)minigpt::QuantPlan::uniform(t, ref.model.config().n_layer);  // bad names fail now
-  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false};
-  std::vector<double> ref_margins;
-  (void)evaluate_quality(ref.model, ref.tok, c.corpus.test, limits, &ref_margins);
+  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false, .max_items = o.max_items};
+  ItemScores ref_margins;
+  (void)evaluate_quality(ref.model, ref.tok, c, limits, &ref_margins);
   const std::vector<std::vector<int32_t>> calib =
       minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, ref.model.config().n_ctx);
 
@@ -110,7 +110,7 @@ KquantsResults run_kquants(const KquantsOptions& o, const KquantsProgress& progr
 
   for (const std::string& type : o.types) {
     std::vector<std::unique_ptr<LoadedModel>> kept;
-    std::vector<std::vector<double>> margins(static_cast<size_t>(per_type));
+    std::vector<ItemScores> margins(static_cast<size_t>(per_type));
     const size_t first = res.rows.size();
     for (const std::string& q : kquant_quantizers()) {
       stage(type + ": " + q);
@@ -138,7 +138,7 @@ KquantsResults run_kquants(const KquantsOptions& o, const KquantsProgress& progr
           weights += static_cast<long long>(li.in) * li.out;
         }
         row.bits_per_weight = 8.0 * static_cast<double>(row.linear_bytes) / static_cast<double>(weights);
-        row.quality = evaluate_quality(lm->model, lm->tok, c.corpus.test, limits, &margins[res.rows.size() - first]);
+        row.quality = evaluate_quality(lm->model, lm->tok, c, limits, &margins[res.rows.size() - first]);
         row.ok = true;
         kept.push_back(std::move(lm));
       } catch (const std::exception& e) {
@@ -151,7 +151,7 @@ KquantsResults run_kquants(const KquantsOptions& o, const KquantsProgress& progr
     std::vector<Evaluated> ev;
     for (size_t i = 0; i < kept.size(); ++i)
       if (kept[i]) ev.push_back({&kept[i]->model, &*res.rows[first + i].quality, &margins[i]});
-    evaluate_divergence(ref.model, "fp32", ref_margins, ev, c.tok, c.corpus.test, limits);
+    evaluate_divergence(ref.model, "fp32", &ref_margins, ev, c.tok, c, limits);
     for (size_t i = first; i < res.rows.size(); ++i)
       if (res.rows[i].ok) res.reference_ppl = res.rows[i].quality->divergence->ppl_reference;
     // The goals' ratios, paired by test window: both rows of a pair come from the same pass over the same windows.

@@ -26,6 +26,7 @@ struct KquantsOptions {
   std::vector<std::string> types = {"q2_k", "q3_k", "q3_k_s", "q4_k", "q4_k_m", "q5_k", "q5_k_m", "q6_k"};
   int calibration = 128;  // calibration windows (val split, n_ctx tokens each)
   int64_t max_slots = 0;  // verb-tense slots (0: all)
+  int64_t max_items = 0;  // generalization benchmark items of the test half (0: all)
   int64_t ppl_tokens = 0;  // test tokens (0: all)
   std::string ggml_library;  // libggml-base.so
 };

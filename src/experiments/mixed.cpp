@@ -53,7 +53,7 @@ struct Context {
   explicit Context(CorpusBundle c) : corpus(std::move(c)) {}
   CorpusBundle corpus;
   std::unique_ptr<LoadedModel> reference;  // the fp32 checkpoint
-  std::optional<std::vector<double>> reference_margins;  // verb-tense margins, computed for the first config unit
+  std::optional<ItemScores> reference_margins;  // slot margins and benchmark answers, computed for the first config unit
   std::vector<std::vector<int32_t>> calibration;
 };
 
@@ -69,10 +69,10 @@ std::unique_ptr<Context> make_context(const MixedOptions& o, const MixedProgress
   return ctx;
 }
 
-const std::vector<double>& reference_margins(Context& ctx, const EvalLimits& limits) {
+const ItemScores& reference_margins(Context& ctx, const EvalLimits& limits) {
   if (!ctx.reference_margins) {
-    std::vector<double> m;
-    (void)evaluate_quality(ctx.reference->model, ctx.corpus.tok, ctx.corpus.corpus.test, limits, &m);
+    ItemScores m;
+    (void)evaluate_quality(ctx.reference->model, ctx.corpus.tok, ctx.corpus, limits, &m);
     ctx.reference_margins = std::move(m);
   }
   return *ctx.reference_margins;
@@ -119,11 +119,11 @@ json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPla
   row.storage_scheme = plan.rules.empty() ? plan.base.scheme.name() : "mixed";
   row.method = method_of(plan);
   row.quantize_seconds = qsec;
-  std::vector<double> margins;
-  const std::vector<double>& ref_margins = reference_margins(ctx, limits);
-  row.quality = evaluate_quality(m, ctx.corpus.tok, ctx.corpus.corpus.test, limits, &margins);
-  evaluate_divergence(ctx.reference->model, "fp32", ref_margins, {{&m, &*row.quality, &margins}}, ctx.corpus.tok,
-                      ctx.corpus.corpus.test, limits);
+  ItemScores margins;
+  const ItemScores& ref_margins = reference_margins(ctx, limits);
+  row.quality = evaluate_quality(m, ctx.corpus.tok, ctx.corpus, limits, &margins);
+  evaluate_divergence(ctx.reference->model, "fp32", &ref_margins, {{&m, &*row.quality, &margins}}, ctx.corpus.tok, ctx.corpus,
+                      limits);
   const minigpt::ModelConfig& c = m.config();
   row.footprint = describe(m, c.n_ctx / 2 + c.n_ctx / 4);
   row.ok = true;
@@ -138,9 +138,9 @@ json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPla
 json measure_sensitivity(const MixedOptions& o, Context& ctx, const minigpt::QuantPlan& plan) {
   double qsec = 0;
   auto lm = quantized(o, ctx, plan, qsec);
-  const EvalLimits limits{.ppl_tokens = o.sensitivity_tokens, .perplexity = false};
+  const EvalLimits limits{.ppl_tokens = o.sensitivity_tokens, .perplexity = false, .benchmark = false};
   Quality q;
-  evaluate_divergence(ctx.reference->model, "fp32", {}, {{&lm->model, &q, nullptr}}, ctx.corpus.tok, ctx.corpus.corpus.test, limits);
+  evaluate_divergence(ctx.reference->model, "fp32", nullptr, {{&lm->model, &q, nullptr}}, ctx.corpus.tok, ctx.corpus, limits);
   const Divergence& d = *q.divergence;
   long long bytes = 0;
   for (const auto& li : lm->model.linears()) bytes += lm->model.projection(li.name).weight_bytes();

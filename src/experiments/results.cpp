@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "experiments/intervals.h"
+#include "minigpt/corpus/generalization.h"
 #include "miniquant/error.h"
 #include "miniquant/util/json_checked.h"
 
@@ -52,8 +53,56 @@ MarginStats margin_from(const json& j) {
   return {j.at("slots").get<long long>(), j.at("median").get<double>(), j.at("p1").get<double>(), j.at("min").get<double>()};
 }
 
+json paired_json(const PairedDifference& p) {
+  return {{"items", p.n}, {"only_model", p.only_a}, {"only_reference", p.only_b}, {"diff", p.diff},
+          {"ci95", {p.low, p.high}}, {"p_mcnemar", p.p_value}};
+}
+PairedDifference paired_from(const json& j) {
+  PairedDifference p;
+  p.n = j.at("items").get<long long>();
+  p.only_a = j.at("only_model").get<long long>();
+  p.only_b = j.at("only_reference").get<long long>();
+  p.diff = j.at("diff").get<double>();
+  p.low = j.at("ci95").at(0).get<double>();
+  p.high = j.at("ci95").at(1).get<double>();
+  p.p_value = j.at("p_mcnemar").get<double>();
+  return p;
+}
+
+json generalization_json(const Generalization& g) {
+  json by = json::object();
+  for (const auto& [k, s] : g.by_paradigm) by[k] = score_json(s);
+  json scored = json::array();  // for readers of the JSON alone (the plots): which paradigms "overall" counts
+  for (int p = 0; p < minigpt::kNumParadigms; ++p)
+    if (minigpt::paradigm_scored(static_cast<minigpt::Paradigm>(p))) scored.push_back(minigpt::paradigm_name(static_cast<minigpt::Paradigm>(p)));
+  return {{"split", g.split}, {"scored_paradigms", scored}, {"overall", score_json(g.overall)}, {"diagnostic", score_json(g.diagnostic)}, {"by_paradigm", by},
+          {"margin", margin_json(g.margin)},
+          {"skipped_unknown_form", g.skipped_unknown_form}, {"skipped_too_long", g.skipped_too_long}, {"seconds", g.seconds},
+          {"answers", g.answers}};
+}
+Generalization generalization_from(const json& j) {
+  Generalization g;
+  g.split = j.at("split").get<std::string>();
+  g.overall = score_from(j.at("overall"));
+  g.diagnostic = score_from(j.at("diagnostic"));
+  for (const auto& [k, v] : j.at("by_paradigm").items()) g.by_paradigm[k] = score_from(v);
+  g.margin = margin_from(j.at("margin"));
+  g.skipped_unknown_form = j.value("skipped_unknown_form", 0LL);
+  g.skipped_too_long = j.value("skipped_too_long", 0LL);
+  g.seconds = j.value("seconds", 0.0);
+  if (j.contains("answers"))
+    for (const auto& [k, v] : j.at("answers").items()) {
+      std::string a = v.get<std::string>();
+      for (char ch : a)
+        if (ch != '0' && ch != '1' && ch != '-')
+          throw mq::Error(fmt::format("generalization.answers.{} holds a character other than 0, 1 and -", mq::clip_text(k)));
+      g.answers[k] = std::move(a);
+    }
+  return g;
+}
+
 json divergence_json(const Divergence& d) {
-  return {{"reference", d.reference},
+  json j = {{"reference", d.reference},
           {"tokens", d.tokens},
           {"windows", d.windows},
           {"kl", {{"mean", d.kl_mean}, {"ci95", {d.kl_low, d.kl_high}}, {"median", d.kl_median}, {"p99", d.kl_p99}, {"max", d.kl_max}}},
@@ -66,6 +115,13 @@ json divergence_json(const Divergence& d) {
           {"margin_change", {{"slots", d.margin_slots}, {"mean", d.dmargin_mean}, {"ci95", {d.dmargin_low, d.dmargin_high}},
                              {"flipped_to_wrong", d.flipped_to_wrong}, {"flipped_to_right", d.flipped_to_right}}},
           {"seconds", d.seconds}};
+  if (d.generalization_change) {
+    json by = json::object();
+    for (const auto& [k, p] : d.generalization_change_by_paradigm) by[k] = paired_json(p);
+    j["generalization_change"] = paired_json(*d.generalization_change);
+    j["generalization_change"]["by_paradigm"] = by;
+  }
+  return j;
 }
 Divergence divergence_from(const json& j) {
   Divergence d;
@@ -99,6 +155,11 @@ Divergence divergence_from(const json& j) {
   d.flipped_to_wrong = m.value("flipped_to_wrong", 0LL);
   d.flipped_to_right = m.value("flipped_to_right", 0LL);
   d.seconds = j.value("seconds", 0.0);
+  if (j.contains("generalization_change")) {
+    const json& g = j.at("generalization_change");
+    d.generalization_change = paired_from(g);
+    for (const auto& [k, v] : g.at("by_paradigm").items()) d.generalization_change_by_paradigm[k] = paired_from(v);
+  }
   return d;
 }
 
@@ -140,6 +201,10 @@ json to_json(const SchemeRow& r) {
       j["verb_tense"]["margin"] = {{"overall", margin_json(q->margin)}, {"by_construction", mb}};
     }
     if (q->divergence) j["divergence"] = divergence_json(*q->divergence);
+    if (q->generalization) {
+      j["generalization_accuracy"] = q->generalization->overall.accuracy();
+      j["generalization"] = generalization_json(*q->generalization);
+    }
   }
   const Footprint& f = r.footprint;
   const Traffic& t = f.decode;
@@ -215,6 +280,7 @@ SchemeRow scheme_row_from_json(const json& j) {
       for (const auto& [k, v] : vt.at("margin").at("by_construction").items()) q.margin_by_construction[k] = margin_from(v);
     }
     if (j.contains("divergence")) q.divergence = divergence_from(j.at("divergence"));
+    if (j.contains("generalization")) q.generalization = generalization_from(j.at("generalization"));
     r.quality = q;
   }
   Footprint& f = r.footprint;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/intervals.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/baselines.h"
 
@@ -52,9 +53,29 @@ struct Divergence {
   long long margin_slots = 0;                         // slots scored by both
   double dmargin_mean = 0, dmargin_low = 0, dmargin_high = 0;  // mean of margin(q) - margin(ref)
   long long flipped_to_wrong = 0, flipped_to_right = 0;        // slots whose correctness changed
+  // The generalization benchmark's accuracy against the reference's, paired by item (intervals.h
+  // paired_difference: only_a = items only this model gets right, only_b = only the reference), overall
+  // and per paradigm; absent when either side did not score it.
+  std::optional<PairedDifference> generalization_change;
+  std::map<std::string, PairedDifference> generalization_change_by_paradigm;
   double seconds = 0;
   std::vector<double> window_kl;  // (windows) KL summed per test window: for paired ratios between the models
                                   // of one pass (clustered_ratio); not written to results.json
+};
+
+// The generalization benchmark (minigpt/corpus/generalization.h) on one half of its items: accuracy
+// overall and per paradigm (Wilson intervals written beside them), item margins.
+struct Generalization {
+  std::string split = "test";  // "test" (every report) or "dev" (for building the benchmark)
+  Score overall;     // the scored paradigms (minigpt::paradigm_scored): the benchmark's accuracy
+  Score diagnostic;  // the diagnostic paradigms together, reported beside it
+  std::map<std::string, Score> by_paradigm;
+  MarginStats margin;  // all items; MarginStats::slots counts them
+  long long skipped_unknown_form = 0, skipped_too_long = 0;
+  double seconds = 0;
+  // Per paradigm, per item of the half in the benchmark's order: '1' right, '0' wrong, '-' skipped. Any two
+  // rows of one results file pair their answers item by item (generalization_report.h), without the models.
+  std::map<std::string, std::string> answers;
 };
 
 // Quality of one model on the test split: perplexity and verb-tense accuracy per construction.
@@ -69,6 +90,7 @@ struct Quality {
   MarginStats margin;                                     // all constructions
   std::map<std::string, MarginStats> margin_by_construction;
   std::optional<Divergence> divergence;                   // against the reference model, when given
+  std::optional<Generalization> generalization;           // the generalization benchmark, when scored
 };
 
 // Bytes one decode step moves, term by term, and its arithmetic (at `context` cached positions).

@@ -244,7 +244,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   stage("corpus and checkpoint");
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   // Perplexity comes from the divergence pass after the loop (the same numbers, one pass for all rows).
-  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false};
+  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false, .max_items = o.max_items};
 
   SweepResults res;
   res.seed = o.seed;
@@ -252,7 +252,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
   res.baselines = baseline_rows(minigpt::rule_baselines(c.lex, c.corpus.train, c.corpus.test, o.max_slots));
   // Evaluate: quantize every scheme, its quality and bytes. The configured models are kept for timing.
   std::vector<std::unique_ptr<LoadedModel>> kept;  // per row; null when it failed
-  std::vector<std::vector<double>> margins;        // per row: verb-tense slot margins, for pairing with fp32
+  std::vector<ItemScores> margins;                 // per row: slot margins and benchmark answers, for pairing with fp32
   for (const minigpt::QuantPlan& plan : plans) {
     margins.emplace_back();
     SchemeRow r = row_for(plan);
@@ -268,7 +268,7 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
         r.gptq = GptqRecord{plan.gptq.calibration_windows, plan.gptq.options.percdamp, plan.gptq.options.block,
                             plan.gptq.options.act_order, plan.gptq.sequential, rep.calibration_seconds};
       stage(plan.id + ": verb tense");  // perplexity: in the divergence pass below
-      r.quality = evaluate_quality(lm->model, lm->tok, c.corpus.test, limits, &margins.back());
+      r.quality = evaluate_quality(lm->model, lm->tok, c, limits, &margins.back());
       r.footprint = describe(lm->model, mean_context(lm->model.config()));
       r.ok = true;
       kept.push_back(std::move(lm));
@@ -288,17 +288,17 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     for (size_t i = 0; i < kept.size() && ref_row == kept.size(); ++i)
       if (is_fp32(i)) ref_row = i;
     std::unique_ptr<LoadedModel> own_ref;
-    std::vector<double> own_margins;
+    ItemScores own_margins;
     if (ref_row == kept.size()) {
       own_ref = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
-      (void)evaluate_quality(own_ref->model, own_ref->tok, c.corpus.test, limits, &own_margins);
+      (void)evaluate_quality(own_ref->model, own_ref->tok, c, limits, &own_margins);
     }
     const minigpt::Model& ref = own_ref ? own_ref->model : kept[ref_row]->model;
-    const std::vector<double>& ref_margins = own_ref ? own_margins : margins[ref_row];
+    const ItemScores& ref_margins = own_ref ? own_margins : margins[ref_row];
     std::vector<Evaluated> ev;
     for (size_t i = 0; i < kept.size(); ++i)
       if (kept[i]) ev.push_back({&kept[i]->model, &*res.schemes[i].quality, &margins[i]});
-    evaluate_divergence(ref, own_ref ? "fp32" : res.schemes[ref_row].scheme, ref_margins, ev, c.tok, c.corpus.test, limits);
+    evaluate_divergence(ref, own_ref ? "fp32" : res.schemes[ref_row].scheme, &ref_margins, ev, c.tok, c, limits);
   }
   // Time: every configured model in the same interleaved rounds.
   stage("decode / prefill speed, all schemes in interleaved rounds");

@@ -36,6 +36,7 @@ struct SweepOptions {
   std::vector<minigpt::QuantPlan> quant_maps;
   int calibration = 128;            // GPTQ calibration windows (val split, n_ctx tokens each)
   int64_t max_slots = 0;            // verb-tense slots (0: all)
+  int64_t max_items = 0;            // generalization benchmark items of the test half (0: all)
   int64_t ppl_tokens = 0;           // perplexity over the test split's first tokens only (0: all)
   int speed_reps = 7;               // interleaved timing rounds of decode / prefill
   bool gpt2_shaped = true;          // also time the GPT-2-small-shaped body

@@ -22,9 +22,12 @@ CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed) {
   cfg.seed = seed;
   const auto t0 = std::chrono::steady_clock::now();
   minigpt::Corpus corpus = minigpt::generate_corpus(lex, cfg);
+  minigpt::BenchmarkConfig bcfg;
+  bcfg.seed = seed;
+  std::vector<minigpt::BenchmarkItem> bench = minigpt::generate_benchmark(lex, bcfg);
   const double secs = mq::seconds_since(t0);
   minigpt::Tokenizer tok = minigpt::Tokenizer::build(corpus.train);
-  return {std::move(corpus), std::move(tok), std::move(lex), secs};
+  return {std::move(corpus), std::move(tok), std::move(lex), std::move(bench), secs};
 }
 
 std::string hash_hex(uint64_t h) { return fmt::format("{:016x}", h); }

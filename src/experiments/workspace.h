@@ -10,6 +10,7 @@
 
 #include "minigpt/checkpoint.h"
 #include "minigpt/corpus/corpus.h"
+#include "minigpt/corpus/generalization.h"
 #include "minigpt/model.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/tokenizer.h"
@@ -23,9 +24,11 @@ struct CorpusBundle {
   minigpt::Corpus corpus;
   minigpt::Tokenizer tok;  // built from corpus.train
   minigpt::Lexicon lex;    // what the corpus was generated from (the rule baselines read it)
-  double seconds = 0.0;    // generation time
+  // The generalization benchmark from the same lexicon and seed, both halves (corpus/generalization.h).
+  std::vector<minigpt::BenchmarkItem> benchmark;
+  double seconds = 0.0;    // generation time (corpus and benchmark)
 };
-// Regenerates the corpus from `seed` (errors: UsageError when the lexicon folder is missing).
+// Regenerates the corpus and the benchmark from `seed` (errors: UsageError when the lexicon folder is missing).
 CorpusBundle load_corpus(const std::string& lexicon_dir, uint64_t seed);
 
 std::string hash_hex(uint64_t h);

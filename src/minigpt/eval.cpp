@@ -228,4 +228,39 @@ VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const 
   return r;
 }
 
+BenchmarkScores benchmark_scores(const Model& m, const Tokenizer& tok, const std::vector<BenchmarkItem>& items) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n_ctx = m.config().n_ctx;
+  BenchmarkScores r;
+  r.margin.assign(items.size(), std::nan(""));
+  std::vector<int8_t> skip(items.size(), 0);  // 1 unknown form, 2 too long
+  mq::FirstError error;
+#pragma omp parallel for schedule(dynamic, 8)
+  for (size_t i = 0; i < items.size(); ++i) error.run(i, [&] {
+    const BenchmarkItem& it = items[i];
+    if (static_cast<int>(it.tokens.size()) + 1 > n_ctx + 1) {
+      skip[i] = 2;
+      return;
+    }
+    SlotSpan sp{.a = it.sent_begin + 1, .s = it.pos + 1, .b = it.sent_end + 1, .forms = {}, .truth = it.correct};
+    for (int c = 0; c < 3; ++c) {
+      sp.forms[static_cast<size_t>(c)] = tok.id(it.forms[static_cast<size_t>(c)]);
+      if (sp.forms[static_cast<size_t>(c)] == Tokenizer::kUnkId) skip[i] = 1;
+    }
+    if (skip[i]) return;
+    std::vector<int32_t> ids{Tokenizer::kSepId};
+    for (const auto& w : it.tokens) ids.push_back(tok.id(w));
+    const auto sc = slot_scores(m, ids, {sp})[0];
+    const size_t t = it.correct;
+    r.margin[i] = sc[t] - std::max(sc[(t + 1) % 3], sc[(t + 2) % 3]);
+  });
+  error.rethrow();
+  for (int8_t s : skip) {
+    r.skipped_unknown += s == 1;
+    r.skipped_long += s == 2;
+  }
+  r.seconds = mq::seconds_since(t0);
+  return r;
+}
+
 }  // namespace minigpt

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "minigpt/model.h"
+#include "minigpt/corpus/generalization.h"
 #include "minigpt/corpus/story.h"
 #include "minigpt/tokenizer.h"
 
@@ -77,5 +78,16 @@ struct VerbTenseResult {
 // the story before it, and count the slot correct when the true form scores highest.
 VerbTenseResult verb_tense_accuracy(const Model& m, const Tokenizer& tok, const std::vector<Story>& stories,
                                     int64_t max_slots = 0);
+
+// The generalization benchmark (corpus/generalization.h) scored as the slots are: each item's sentence with
+// each form in the blank, given the context before it (<sep> in front). Per item, in order: its margin
+// log p(true form) - max over wrong forms, nats (> 0 correct; a tie counts wrong); NaN for an item skipped
+// (a form outside the vocabulary, or a context longer than n_ctx + 1 tokens).
+struct BenchmarkScores {
+  std::vector<double> margin;
+  int64_t skipped_unknown = 0, skipped_long = 0;
+  double seconds = 0.0;
+};
+BenchmarkScores benchmark_scores(const Model& m, const Tokenizer& tok, const std::vector<BenchmarkItem>& items);
 
 }  // namespace minigpt

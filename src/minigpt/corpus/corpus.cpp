@@ -8,24 +8,25 @@
 
 namespace minigpt {
 
-uint64_t story_hash(const Story& s) {
+uint64_t story_hash(const Story& s) { return tokens_hash(s.tokens); }
+
+uint64_t tokens_hash(const std::vector<std::string>& tokens) {
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (const auto& t : s.tokens) {
+  for (const auto& t : tokens) {
     for (unsigned char c : t) h = (h ^ c) * 0x100000001b3ULL;
     h = (h ^ 0u) * 0x100000001b3ULL;  // token boundary: "ab","c" differs from "a","bc"
   }
   return h;
 }
 
-namespace {
-
-// splitmix64: turns (seed, split) into well-separated mt19937_64 seeds.
-uint64_t mix(uint64_t x) {
+uint64_t seed_mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
+
+namespace {
 
 // Draws stories until `target` tokens; a story whose hash is in `taken` (an earlier split) is
 // redrawn. Equal stories have equal hashes, so the splits never share a story; a hash collision
@@ -56,10 +57,10 @@ Corpus generate_corpus(const Lexicon& lex, const CorpusConfig& cfg) {
   StoryGenerator gen(lex, cfg.grammar);
   Corpus c;
   std::unordered_set<uint64_t> taken;
-  fill(gen, mix(cfg.seed * 3 + 0), cfg.test_tokens, taken, c.test, &taken);
+  fill(gen, seed_mix(cfg.seed * 3 + 0), cfg.test_tokens, taken, c.test, &taken);
   const auto test_only = taken;
-  c.redrawn_val = fill(gen, mix(cfg.seed * 3 + 1), cfg.val_tokens, test_only, c.val, &taken);
-  c.redrawn_train = fill(gen, mix(cfg.seed * 3 + 2), cfg.train_tokens, taken, c.train, nullptr);
+  c.redrawn_val = fill(gen, seed_mix(cfg.seed * 3 + 1), cfg.val_tokens, test_only, c.val, &taken);
+  c.redrawn_train = fill(gen, seed_mix(cfg.seed * 3 + 2), cfg.train_tokens, taken, c.train, nullptr);
   return c;
 }
 

@@ -42,7 +42,11 @@ struct SplitStats {
 };
 SplitStats split_stats(const std::vector<Story>& split);
 
+// splitmix64: turns (seed, stream) into well-separated mt19937_64 seeds (the splits', the benchmark's).
+uint64_t seed_mix(uint64_t x);
+
 // FNV-1a 64 over the tokens, each followed by a 0 byte: identical stories hash identically.
 uint64_t story_hash(const Story& s);
+uint64_t tokens_hash(const std::vector<std::string>& tokens);
 
 }  // namespace minigpt

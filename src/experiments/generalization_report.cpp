@@ -1,0 +1,252 @@
+// The generalization benchmark's report: pairing by stored answers, rank agreement, tables, targets.
+#include "experiments/generalization_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include <fmt/core.h>
+
+#include "miniquant/error.h"
+#include "minigpt/corpus/generalization.h"
+
+namespace mqexp {
+namespace {
+
+std::vector<std::string> paradigm_names(bool scored) {
+  std::vector<std::string> out;
+  for (int p = 0; p < minigpt::kNumParadigms; ++p)
+    if (minigpt::paradigm_scored(static_cast<minigpt::Paradigm>(p)) == scored)
+      out.push_back(minigpt::paradigm_name(static_cast<minigpt::Paradigm>(p)));
+  return out;
+}
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double avg = 0.5 * static_cast<double>(i + j) + 1.0;  // ties share the mean of their ranks
+    for (size_t k = i; k <= j; ++k) r[order[k]] = avg;
+    i = j + 1;
+  }
+  return r;
+}
+
+// The scored paradigms' answers of a row, concatenated in paradigm order ("" when one is missing).
+std::string scored_answers(const Generalization& g) {
+  std::string s;
+  for (const auto& name : paradigm_names(true)) {
+    const auto it = g.answers.find(name);
+    if (it == g.answers.end()) return "";
+    s += it->second;
+  }
+  return s;
+}
+
+bool has_benchmark(const SchemeRow& r) { return r.ok && r.quality && r.quality->generalization; }
+
+const SchemeRow* find_row(const std::vector<SchemeRow>& rows, const std::string& name) {
+  for (const auto& r : rows)
+    if (has_benchmark(r) && r.scheme == name) return &r;
+  return nullptr;
+}
+
+std::string diff_text(const PairedDifference& p) { return fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]", p.diff, p.low, p.high); }
+
+// "below" / "above" when the paired interval excludes 0, else "tie".
+const char* verdict(const PairedDifference& p) { return p.high < 0 ? "below" : p.low > 0 ? "above" : "tie"; }
+
+std::string targets(const std::vector<SchemeRow>& rows, const SchemeRow& ref) {
+  const Generalization& fg = *ref.quality->generalization;
+  const double fa = fg.overall.accuracy();
+  const Interval fw = wilson(fg.overall.correct, fg.overall.total);
+  std::string s = "**Targets** (the benchmark's test half; a difference is paired by item, Newcombe's 95% interval; "
+                  "inside its interval it is a tie):\n\n";
+  s += fmt::format("1. {} scores between 70% and 95%: {:.4f} [{:.4f}, {:.4f}] over {} items: **{}**.\n", ref.scheme, fa, fw.low,
+                   fw.high, fg.overall.total, fa >= 0.70 && fa <= 0.95 ? "met" : "missed");
+  std::string rtn;
+  bool all_below = true;
+  int present = 0;
+  for (const std::string name : {"int2-g64", "int3-g64", "int4-per-channel"}) {
+    const SchemeRow* r = find_row(rows, name);
+    const auto p = r ? paired_answers(*r->quality->generalization, fg) : std::nullopt;
+    if (!p) {
+      rtn += fmt::format("{}{} not in this run", rtn.empty() ? "" : "; ", name);
+      all_below = false;
+      continue;
+    }
+    ++present;
+    all_below = all_below && p->high < 0;
+    rtn += fmt::format("{}{} {} ({})", rtn.empty() ? "" : "; ", name, diff_text(*p), verdict(*p));
+  }
+  s += fmt::format("2. int2-g64, int3-g64 and int4-per-channel RTN each below {} beyond the interval: {}: **{}**.\n", ref.scheme,
+                   rtn, present == 3 && all_below ? "met" : "missed");
+  std::string twins;
+  bool twins_ok = true;
+  int judged = 0;
+  for (const std::string base : {"int4-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
+    const SchemeRow* r = find_row(rows, base);
+    if (!r || !r->quality->divergence) continue;
+    for (const std::string suffix : {"-gptq", "-gptq-act-order", "-imatrix-gptq"}) {
+      const SchemeRow* g = find_row(rows, base + suffix);
+      if (!g || !g->quality->divergence) continue;
+      const Divergence &dr = *r->quality->divergence, &dg = *g->quality->divergence;
+      const auto p = paired_answers(*g->quality->generalization, *r->quality->generalization);
+      if (!p) continue;
+      const bool kld_better = dg.kl_high < dr.kl_low;
+      twins += fmt::format("\n   - {} against {}: KLD {:.3g} vs {:.3g} ({}); accuracy {} ({})", base + suffix, base, dg.kl_mean,
+                           dr.kl_mean, kld_better ? "KLD says better" : "KLD intervals overlap", diff_text(*p), verdict(*p));
+      if (kld_better) {
+        ++judged;
+        twins_ok = twins_ok && p->low > 0;
+      }
+    }
+  }
+  s += fmt::format("3. each GPTQ twin above its RTN twin beyond the interval where the KLD says it is better: **{}**.{}\n",
+                   judged > 0 && twins_ok ? "met" : judged == 0 ? "not judged (no such pair in this run)" : "missed", twins);
+  if (const auto ra = rank_agreement(rows))
+    s += fmt::format("4. accuracy ranks the {} schemes as KLD does, Spearman's rho >= 0.8: rho {:.3f}, 95% bootstrap over items "
+                     "[{:.3f}, {:.3f}]: **{}**.\n",
+                     ra->rows, ra->rho, ra->low, ra->high, ra->rho >= 0.8 ? "met" : "missed");
+  return s + "\n";
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw mq::UsageError(fmt::format("spearman: {} values against {}", a.size(), b.size()));
+  const size_t n = a.size();
+  if (n < 2) return std::nan("");
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double mean = 0.5 * static_cast<double>(n + 1);
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::nan("");
+}
+
+std::optional<PairedDifference> paired_answers(const Generalization& a, const Generalization& b, const std::string& paradigm) {
+  const std::vector<std::string> names = paradigm.empty() ? paradigm_names(true) : std::vector<std::string>{paradigm};
+  long long both = 0, only_a = 0, only_b = 0, neither = 0;
+  for (const auto& name : names) {
+    const auto ia = a.answers.find(name), ib = b.answers.find(name);
+    if (ia == a.answers.end() || ib == b.answers.end() || ia->second.size() != ib->second.size()) return std::nullopt;
+    for (size_t i = 0; i < ia->second.size(); ++i) {
+      const char x = ia->second[i], y = ib->second[i];
+      if (x == '-' || y == '-') continue;
+      both += x == '1' && y == '1';
+      only_a += x == '1' && y == '0';
+      only_b += x == '0' && y == '1';
+      neither += x == '0' && y == '0';
+    }
+  }
+  return paired_difference(both, only_a, only_b, neither);
+}
+
+std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows) {
+  std::vector<std::string> answers;
+  std::vector<double> neg_kld;
+  for (const auto& r : rows) {
+    if (!has_benchmark(r) || !r.quality->divergence) continue;
+    answers.push_back(scored_answers(*r.quality->generalization));
+    neg_kld.push_back(-r.quality->divergence->kl_mean);
+    if (answers.back().empty() || answers.back().size() != answers.front().size()) return std::nullopt;
+  }
+  if (answers.size() < 3) return std::nullopt;
+  const size_t n = answers.front().size();
+  const auto accuracy = [&](const std::string& s, const std::vector<size_t>* idx) {
+    long long right = 0, scored = 0;
+    const size_t m = idx ? idx->size() : s.size();
+    for (size_t k = 0; k < m; ++k) {
+      const char c = s[idx ? (*idx)[k] : k];
+      scored += c != '-';
+      right += c == '1';
+    }
+    return scored > 0 ? static_cast<double>(right) / static_cast<double>(scored) : 0.0;
+  };
+  std::vector<double> acc(answers.size());
+  for (size_t i = 0; i < answers.size(); ++i) acc[i] = accuracy(answers[i], nullptr);
+  RankAgreement ra;
+  ra.rows = static_cast<int>(answers.size());
+  ra.rho = spearman(acc, neg_kld);
+  std::mt19937_64 rng(42);
+  std::vector<size_t> idx(n);
+  std::vector<double> rhos;
+  for (int b = 0; b < 1000; ++b) {
+    for (auto& k : idx) k = static_cast<size_t>(rng() % n);
+    for (size_t i = 0; i < answers.size(); ++i) acc[i] = accuracy(answers[i], &idx);
+    const double r = spearman(acc, neg_kld);
+    if (std::isfinite(r)) rhos.push_back(r);
+  }
+  if (rhos.empty() || !std::isfinite(ra.rho)) return std::nullopt;
+  ra.low = quantile(rhos, 0.025);
+  ra.high = quantile(rhos, 0.975);
+  return ra;
+}
+
+std::string generalization_section(const std::vector<SchemeRow>& rows, const std::string& reference, unsigned long long seed) {
+  const SchemeRow* ref = find_row(rows, reference);
+  if (!ref) return "";
+  const Generalization& fg = *ref->quality->generalization;
+  std::string s = fmt::format(
+      "### Generalization benchmark ({} half): verb-form minimal pairs in constructions training never wrote\n\n"
+      "Built from the lexicon with seed {} (`src/minigpt/corpus/generalization.h`); every item is decided by the words "
+      "before the verb and scored as the slots are (the sentence's log-probability with each form). Accuracy is over the "
+      "{} scored paradigms; the diagnostics (where the fp32 model follows a wrong rule, below chance) are shown beside it, "
+      "never averaged in. Each row is paired with {} item by item.\n\n",
+      fg.split, seed, paradigm_names(true).size(), reference);
+  s += targets(rows, *ref);
+  s += fmt::format("| scheme | KLD | accuracy [Wilson 95%] | vs {} [95%, paired] | McNemar p | right only in {} / only in scheme "
+                   "| diagnostics |\n|---|---:|---:|---:|---:|---:|---:|\n",
+                   reference, reference);
+  for (const auto& r : rows) {
+    if (!has_benchmark(r)) continue;
+    const Generalization& g = *r.quality->generalization;
+    const Interval w = wilson(g.overall.correct, g.overall.total);
+    const auto p = paired_answers(g, fg);
+    s += fmt::format("| {} | {} | {:.4f} [{:.4f}, {:.4f}] | {} | {} | {} | {:.4f} |\n", r.scheme,
+                     r.quality->divergence ? fmt::format("{:.3g}", r.quality->divergence->kl_mean) : std::string("-"),
+                     g.overall.accuracy(), w.low, w.high, p ? diff_text(*p) : "-", p ? fmt::format("{:.2g}", p->p_value) : "-",
+                     p ? fmt::format("{} / {}", p->only_b, p->only_a) : "-", g.diagnostic.accuracy());
+  }
+  std::vector<std::string> cols = paradigm_names(true);
+  const std::vector<std::string> diag = paradigm_names(false);
+  cols.insert(cols.end(), diag.begin(), diag.end());
+  s += fmt::format("\n**Per paradigm** (accuracy; ↓ / ↑: below / above {} beyond the paired interval; the last {} columns are "
+                   "the diagnostics):\n\n| scheme |",
+                   reference, diag.size());
+  for (const auto& c : cols) s += " " + c + " |";
+  s += "\n|---|";
+  for (size_t i = 0; i < cols.size(); ++i) s += "---:|";
+  s += "\n";
+  for (const auto& r : rows) {
+    if (!has_benchmark(r)) continue;
+    const Generalization& g = *r.quality->generalization;
+    s += "| " + r.scheme + " |";
+    for (const auto& c : cols) {
+      const auto it = g.by_paradigm.find(c);
+      if (it == g.by_paradigm.end()) {
+        s += " - |";
+        continue;
+      }
+      const auto p = &r == ref ? std::nullopt : paired_answers(g, fg, c);
+      s += fmt::format(" {:.3f}{} |", it->second.accuracy(), !p ? "" : p->high < 0 ? " ↓" : p->low > 0 ? " ↑" : "");
+    }
+    s += "\n";
+  }
+  s += "\nThe paradigms:\n\n";
+  for (int p = 0; p < minigpt::kNumParadigms; ++p)
+    s += fmt::format("- `{}`: {}.\n", minigpt::paradigm_name(static_cast<minigpt::Paradigm>(p)),
+                     minigpt::paradigm_description(static_cast<minigpt::Paradigm>(p)));
+  return s + "\n";
+}
+
+}  // namespace mqexp

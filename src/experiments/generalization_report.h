@@ -1,0 +1,35 @@
+// The generalization benchmark in reports: rows paired item by item through the answers results.json
+// stores, the per-scheme and per-paradigm tables, the rank agreement with KLD, and the benchmark's targets
+// (fp32 off the ceiling, RTN below fp32, GPTQ above RTN, accuracy ranked as KLD ranks).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/intervals.h"
+#include "experiments/results.h"
+
+namespace mqexp {
+
+// Spearman's rank correlation of a and b (average ranks for ties; Pearson's r of the ranks). NaN when a
+// side has fewer than two distinct values. mq::UsageError when the sizes differ.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+// a's accuracy minus b's over the items both scored, on the scored paradigms (or on `paradigm` alone),
+// paired item by item through their stored answers. nullopt when either has no answers for them or the
+// answer strings of a paradigm differ in length (rows from different benchmark halves or limits).
+std::optional<PairedDifference> paired_answers(const Generalization& a, const Generalization& b, const std::string& paradigm = "");
+
+// How the benchmark's accuracy ranks the rows against how their KLD does: Spearman's rho of accuracy and
+// -KLD over the rows with both (fp32 counts with KLD 0), and its 95% interval from a bootstrap over items
+// (1000 resamples, seed 42: the same items resampled for every row; KLD held fixed).
+struct RankAgreement {
+  int rows = 0;
+  double rho = 0, low = 0, high = 0;
+};
+std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows);
+
+// The README section: targets, per-scheme table, per-paradigm table. Empty when no row has the benchmark.
+std::string generalization_section(const std::vector<SchemeRow>& rows, const std::string& reference, unsigned long long seed);
+
+}  // namespace mqexp
