@@ -43,7 +43,9 @@ def paired(a, b):
     la, ua = wilson(e + f, n)
     lb, ub = wilson(e + g, n)
     den = (e + f) * (g + h) * (e + g) * (f + h)
-    phi = (e * h - f * g) / math.sqrt(den) if den > 0 else 0.0
+    assoc = e * h - f * g
+    assoc = assoc - n / 2 if assoc > n / 2 else assoc if assoc < 0 else 0.0  # Newcombe's shrunk phi (intervals.cpp)
+    phi = assoc / math.sqrt(den) if den > 0 else 0.0
     da, ua_, db, ub_ = pa - la, ua - pa, pb - lb, ub - pb
     lo = pa - pb - math.sqrt(max(0.0, da * da - 2 * phi * da * ub_ + ub_ * ub_))
     hi = pa - pb + math.sqrt(max(0.0, ua_ * ua_ - 2 * phi * ua_ * db + db * db))

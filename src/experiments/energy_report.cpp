@@ -5,6 +5,7 @@
 
 #include <fmt/core.h>
 
+#include "experiments/generalization_report.h"
 #include "miniquant/error.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/json_shape.h"
@@ -81,7 +82,7 @@ std::string model_text(const json& s, const json& md) {
     const json& a = m.at("accuracy");
     t += fmt::format("{:<44} {:>30} {:>30} {:>30} {:>9.5f} {:>8.1f} {:>7} {:>6} {:>6}\n", names(m), milli_ci(p["total"]["joules_per_token"]),
                      milli_ci(p["decode"]["joules_per_token"]), milli_ci(p["prefill"]["joules_per_token"]), 1e3 * mean(p["post"]["joules_per_token"]),
-                     mean(p["decode"]["watts"]), num(a.value("ppl", json()), "{:.3f}"), num(a.value("composite", json()), "{:.3f}"),
+                     mean(p["decode"]["watts"]), num(a.value("ppl", json()), "{:.3f}"), num(a.value("accuracy", json()), "{:.3f}"),
                      num(a.value("greedy_agreement_with_float32", json()), "{:.3f}"));
   }
   t += "\nPaired ratios to float32 (energy per token by phase, latency of a generation), geometric mean over rounds [95% CI]:\n";
@@ -288,18 +289,27 @@ std::string energy_readme_block(const json& s) {
     const json& md = s["models"][key];
     const json& ms = md["methods"];
     t += fmt::format("### {}\n\n", md.value("title", std::string(key)));
-    t += "| configuration | total mJ/token [95% CI] | ratio to float32, total (paired) | decode | prefill | accuracy (composite) | decode tok/s |\n"
-         "|---|---|---|---|---|---|---:|\n";
+    t += "| configuration | total mJ/token [95% CI] | ratio to float32, total (paired) | decode | prefill | generalization accuracy "
+         "[Wilson 95%] | vs float32 (paired by item) | decode tok/s |\n"
+         "|---|---|---|---|---|---|---|---:|\n";
+    const json* base_acc = nullptr;  // float32's benchmark answers, to pair every configuration with
+    for (const auto& m : ms)
+      if (ok(m) && m["role"] == "baseline" && m["accuracy"].contains("generalization")) base_acc = &m["accuracy"]["generalization"];
     for (const auto& m : ms) {
       if (!ok(m)) {
-        t += fmt::format("| {} | failed: {} | | | | | |\n", names(m), m["error"].get<std::string>());
+        t += fmt::format("| {} | failed: {} | | | | | | |\n", names(m), m["error"].get<std::string>());
         continue;
       }
       const json sv = m.value("savings_vs_float32", json());
-      t += fmt::format("| {} | {} | {} | {} | {} | {} | {:.0f} |\n", names(m), milli_ci(m["phases"]["total"]["joules_per_token"]),
+      const json& a = m["accuracy"];
+      std::string acc = num(a.value("accuracy", json()), "{:.4f}"), vs;
+      if (a.contains("accuracy_ci95")) acc += fmt::format(" [{:.4f}, {:.4f}]", a["accuracy_ci95"][0].get<double>(), a["accuracy_ci95"][1].get<double>());
+      if (base_acc && a.contains("generalization") && m["role"] != "baseline")
+        if (const auto p = paired_answers(generalization_from_json(a["generalization"]), generalization_from_json(*base_acc)))
+          vs = fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]{}", p->diff, p->low, p->high, p->high < 0 ? " below" : p->low > 0 ? " above" : " tie");
+      t += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.0f} |\n", names(m), milli_ci(m["phases"]["total"]["joules_per_token"]),
                        sv.is_null() ? "1 (baseline)" : ratio(sv["energy_per_token"]["total"]), sv.is_null() ? "" : ratio(sv["energy_per_token"]["decode"]),
-                       sv.is_null() ? "" : ratio(sv["energy_per_token"]["prefill"]), num(m["accuracy"].value("composite", json()), "{:.3f}"),
-                       mean(m["phases"]["decode"]["tokens_per_s"]));
+                       sv.is_null() ? "" : ratio(sv["energy_per_token"]["prefill"]), acc, vs, mean(m["phases"]["decode"]["tokens_per_s"]));
     }
     t += "\n";
     for (const auto& sp : md.value("splits", json::array()))

@@ -14,6 +14,8 @@
 #include "experiments/energy_rounds.h"
 #include "experiments/energy_rss.h"
 #include "experiments/energy_summary.h"
+#include "experiments/evaluate.h"
+#include "experiments/intervals.h"
 #include "experiments/workspace.h"
 #include "miniquant/energy/model.h"
 #include "miniquant/error.h"
@@ -88,24 +90,20 @@ std::string scheme_of(const minigpt::QuantPlan& p) {
   return p.phases ? p.id : one ? p.base.name() : "mixed";
 }
 
-// Accuracy of a MiniGPT configuration: the composite of verb-tense accuracy, hard-set accuracy and next-token
-// top-1 accuracy against the true next token (EPI's "intelligence": mean of the three, as the source's
-// (MMLU + ARC + HellaSwag) / 3 is), with each component and perplexity beside it.
+// Accuracy of a MiniGPT configuration: the generalization benchmark's (its test half; the report pairs it
+// with float32's item by item through the stored answers), with perplexity, next-token top-1 and the
+// in-distribution verb-tense accuracy beside it.
 json accuracy_json(const minigpt::Model& m, const Shared& s) {
   const int win = m.config().n_ctx;
   const auto ppl = minigpt::perplexity(m, s.ppl_stream, win, win / 2);
   const auto vt = minigpt::verb_tense_accuracy(m, s.c.tok, s.c.corpus.test, s.o.max_slots);
-  minigpt::ConstructionScore hard;
-  for (int k = 0; k < minigpt::kNumConstructions; ++k)
-    if (minigpt::is_hard(static_cast<minigpt::Construction>(k))) {
-      hard.total += vt.by_kind[static_cast<size_t>(k)].total;
-      hard.correct += vt.by_kind[static_cast<size_t>(k)].correct;
-    }
-  const double composite = (vt.overall.accuracy() + hard.accuracy() + ppl.top1()) / 3.0;
+  const std::optional<Generalization> g = evaluate_generalization(m, s.c.tok, s.c, EvalLimits{});
+  if (!g) throw mq::Error("energy: the generalization benchmark has no items");
+  const Interval w = wilson(g->overall.correct, g->overall.total);
   return {{"ppl", ppl.ppl}, {"ppl_tokens", ppl.tokens}, {"next_token_top1", ppl.top1()}, {"verb_tense_accuracy", vt.overall.accuracy()},
-          {"verb_tense_slots", vt.overall.total}, {"hard_set_accuracy", hard.accuracy()}, {"hard_set_slots", hard.total},
-          {"composite", composite},
-          {"composite_definition", "mean of verb-tense accuracy, hard-set accuracy and next-token top-1 accuracy"}};
+          {"verb_tense_slots", vt.overall.total}, {"accuracy", g->overall.accuracy()}, {"accuracy_ci95", {w.low, w.high}},
+          {"accuracy_items", g->overall.total}, {"generalization", to_json(*g)},
+          {"accuracy_definition", "generalization benchmark accuracy (test half, scored paradigms), Wilson 95% interval"}};
 }
 
 // What each phase runs, read from the model itself: the recipe the energy model charges per phase.
@@ -135,7 +133,7 @@ Config build_config(const Subject& sub, const std::string& name, const std::stri
     c.info["phases_run"] = phase_activations(*c.model);
     c.info.update(model_bytes_json(*c.model, s.o.prompt_tokens + s.o.gen_tokens / 2));
     c.info["accuracy"] = sub.accuracy ? accuracy_json(*c.model, s)
-                                      : json{{"ppl", nullptr}, {"composite", nullptr},
+                                      : json{{"ppl", nullptr}, {"accuracy", nullptr},
                                              {"note", "random weights: perplexity and accuracy say nothing; greedy agreement only"}};
     c.info["peak_rss_bytes"] = peak_rss_bytes();
     c.info["status"] = "ok";

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/energy/trial_stats.h"
+#include "experiments/generalization_report.h"
 #include "miniquant/error.h"
 
 namespace mqexp {
@@ -16,6 +17,20 @@ double epi(double joules_per_token, double accuracy) {
   return accuracy > 0 ? joules_per_token / accuracy : std::numeric_limits<double>::infinity();
 }
 
+namespace {
+
+// y against x in accuracy: -1 below, 0 a tie, +1 above; by the paired interval of their answers when both have
+// them (of one length), else by value.
+int accuracy_order(const EpiPoint& y, const EpiPoint& x) {
+  if (!y.answers.empty() && y.answers.size() == x.answers.size()) {
+    const PairedDifference d = pair_answer_strings(y.answers, x.answers);
+    return d.high < 0 ? -1 : d.low > 0 ? 1 : 0;
+  }
+  return y.accuracy < x.accuracy ? -1 : y.accuracy > x.accuracy ? 1 : 0;
+}
+
+}  // namespace
+
 std::vector<std::string> epi_frontier(const std::vector<EpiPoint>& points) {
   std::vector<std::string> out;
   for (const EpiPoint& x : points) {
@@ -23,7 +38,8 @@ std::vector<std::string> epi_frontier(const std::vector<EpiPoint>& points) {
     for (const EpiPoint& y : points) {
       if (y.id == x.id) continue;
       const mq::energy::Ratio r = mq::energy::paired_ratio(y.joules_per_token, x.joules_per_token);  // y / x
-      if ((y.accuracy >= x.accuracy && r.high < 1) || (y.accuracy > x.accuracy && r.ratio <= 1)) {
+      const int acc = accuracy_order(y, x);
+      if ((acc >= 0 && r.high < 1) || (acc > 0 && r.ratio <= 1)) {
         dominated = true;
         break;
       }

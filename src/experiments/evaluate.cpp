@@ -91,6 +91,36 @@ std::vector<minigpt::BenchmarkItem> benchmark_items(const CorpusBundle& c, const
   return out;
 }
 
+std::optional<Generalization> evaluate_generalization(const minigpt::Model& m, const minigpt::Tokenizer& tok, const CorpusBundle& c,
+                                                      const EvalLimits& limits, std::vector<double>* margins) {
+  const std::vector<minigpt::BenchmarkItem> bench = benchmark_items(c, limits);
+  if (bench.empty()) return std::nullopt;
+  const minigpt::BenchmarkScores bs = minigpt::benchmark_scores(m, tok, bench);
+  Generalization g;
+  g.split = limits.benchmark_dev ? "dev" : "test";
+  std::vector<double> scored;
+  for (size_t i = 0; i < bench.size(); ++i) {
+    std::string& answers = g.answers[minigpt::paradigm_name(bench[i].paradigm)];
+    answers.push_back(std::isnan(bs.margin[i]) ? '-' : bs.margin[i] > 0 ? '1' : '0');
+    if (std::isnan(bs.margin[i])) continue;  // skipped
+    require_finite(bs.margin[i], "a generalization benchmark margin");
+    scored.push_back(bs.margin[i]);
+    const bool right = bs.margin[i] > 0;
+    Score& p = g.by_paradigm[minigpt::paradigm_name(bench[i].paradigm)];
+    ++p.total;
+    p.correct += right;
+    Score& sum = minigpt::paradigm_scored(bench[i].paradigm) ? g.overall : g.diagnostic;
+    ++sum.total;
+    sum.correct += right;
+  }
+  g.margin = margin_stats(scored);
+  g.skipped_unknown_form = bs.skipped_unknown;
+  g.skipped_too_long = bs.skipped_long;
+  g.seconds = bs.seconds;
+  if (margins) *margins = bs.margin;
+  return g;
+}
+
 Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok, const CorpusBundle& c, const EvalLimits& limits,
                          ItemScores* items) {
   const std::vector<minigpt::Story>& test = c.corpus.test;
@@ -128,33 +158,7 @@ Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok,
   q.skipped_too_long = vt.skipped_long;
   q.verb_tense_seconds = vt.seconds;
   if (items) items->slot_margins = vt.slot_margin;
-  const std::vector<minigpt::BenchmarkItem> bench = benchmark_items(c, limits);
-  if (!bench.empty()) {
-    const minigpt::BenchmarkScores bs = minigpt::benchmark_scores(m, tok, bench);
-    Generalization g;
-    g.split = limits.benchmark_dev ? "dev" : "test";
-    std::vector<double> scored;
-    for (size_t i = 0; i < bench.size(); ++i) {
-      std::string& answers = g.answers[minigpt::paradigm_name(bench[i].paradigm)];
-      answers.push_back(std::isnan(bs.margin[i]) ? '-' : bs.margin[i] > 0 ? '1' : '0');
-      if (std::isnan(bs.margin[i])) continue;  // skipped
-      require_finite(bs.margin[i], "a generalization benchmark margin");
-      scored.push_back(bs.margin[i]);
-      const bool right = bs.margin[i] > 0;
-      Score& p = g.by_paradigm[minigpt::paradigm_name(bench[i].paradigm)];
-      ++p.total;
-      p.correct += right;
-      Score& sum = minigpt::paradigm_scored(bench[i].paradigm) ? g.overall : g.diagnostic;
-      ++sum.total;
-      sum.correct += right;
-    }
-    g.margin = margin_stats(scored);
-    g.skipped_unknown_form = bs.skipped_unknown;
-    g.skipped_too_long = bs.skipped_long;
-    g.seconds = bs.seconds;
-    q.generalization = g;
-    if (items) items->bench_margins = bs.margin;
-  }
+  q.generalization = evaluate_generalization(m, tok, c, limits, items ? &items->bench_margins : nullptr);
   return q;
 }
 

@@ -3,6 +3,7 @@
 // benchmark per paradigm, into a typed Quality; and, against a reference model, the divergence measures (divergence.h) from the same windows.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct ItemScores {
   std::vector<double> slot_margins;   // verb-tense slots (the corpus's test split)
   std::vector<double> bench_margins;  // the benchmark items benchmark_items() selects; > 0 correct
 };
+
+// The generalization benchmark alone (the half and items `limits` selects; nullopt when none): accuracy over
+// the scored paradigms, the diagnostics, per paradigm, margins, answers. margins, if not null, receives the
+// per-item margins (NaN for a skipped item).
+std::optional<Generalization> evaluate_generalization(const minigpt::Model& m, const minigpt::Tokenizer& tok, const CorpusBundle& c,
+                                                      const EvalLimits& limits, std::vector<double>* margins = nullptr);
 
 // items, if not null, receives the per-item margins.
 Quality evaluate_quality(const minigpt::Model& m, const minigpt::Tokenizer& tok, const CorpusBundle& c,

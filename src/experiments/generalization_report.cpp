@@ -37,17 +37,6 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
-// The scored paradigms' answers of a row, concatenated in paradigm order ("" when one is missing).
-std::string scored_answers(const Generalization& g) {
-  std::string s;
-  for (const auto& name : paradigm_names(true)) {
-    const auto it = g.answers.find(name);
-    if (it == g.answers.end()) return "";
-    s += it->second;
-  }
-  return s;
-}
-
 bool has_benchmark(const SchemeRow& r) { return r.ok && r.quality && r.quality->generalization; }
 
 const SchemeRow* find_row(const std::vector<SchemeRow>& rows, const std::string& name) {
@@ -133,22 +122,40 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::nan("");
 }
 
+std::string scored_answers(const Generalization& g) {
+  std::string s;
+  for (const auto& name : paradigm_names(true)) {
+    const auto it = g.answers.find(name);
+    if (it == g.answers.end()) return "";
+    s += it->second;
+  }
+  return s;
+}
+
+PairedDifference pair_answer_strings(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) throw mq::UsageError(fmt::format("paired answers: {} items against {}", a.size(), b.size()));
+  long long both = 0, only_a = 0, only_b = 0, neither = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i], y = b[i];
+    if (x == '-' || y == '-') continue;
+    both += x == '1' && y == '1';
+    only_a += x == '1' && y == '0';
+    only_b += x == '0' && y == '1';
+    neither += x == '0' && y == '0';
+  }
+  return paired_difference(both, only_a, only_b, neither);
+}
+
 std::optional<PairedDifference> paired_answers(const Generalization& a, const Generalization& b, const std::string& paradigm) {
   const std::vector<std::string> names = paradigm.empty() ? paradigm_names(true) : std::vector<std::string>{paradigm};
-  long long both = 0, only_a = 0, only_b = 0, neither = 0;
+  std::string sa, sb;  // the paradigms' answers end to end, each paradigm checked to hold the same items
   for (const auto& name : names) {
     const auto ia = a.answers.find(name), ib = b.answers.find(name);
     if (ia == a.answers.end() || ib == b.answers.end() || ia->second.size() != ib->second.size()) return std::nullopt;
-    for (size_t i = 0; i < ia->second.size(); ++i) {
-      const char x = ia->second[i], y = ib->second[i];
-      if (x == '-' || y == '-') continue;
-      both += x == '1' && y == '1';
-      only_a += x == '1' && y == '0';
-      only_b += x == '0' && y == '1';
-      neither += x == '0' && y == '0';
-    }
+    sa += ia->second;
+    sb += ib->second;
   }
-  return paired_difference(both, only_a, only_b, neither);
+  return pair_answer_strings(sa, sb);
 }
 
 std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows) {

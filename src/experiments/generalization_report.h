@@ -15,6 +15,13 @@ namespace mqexp {
 // side has fewer than two distinct values. mq::UsageError when the sizes differ.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
+// Two answer strings ('1' right, '0' wrong, '-' skipped) of the same items, paired: a's accuracy minus b's
+// over the items both scored. mq::UsageError when the lengths differ.
+PairedDifference pair_answer_strings(const std::string& a, const std::string& b);
+
+// The scored paradigms' answers of a row, concatenated in paradigm order ("" when one is missing).
+std::string scored_answers(const Generalization& g);
+
 // a's accuracy minus b's over the items both scored, on the scored paradigms (or on `paradigm` alone),
 // paired item by item through their stored answers. nullopt when either has no answers for them or the
 // answer strings of a paradigm differ in length (rows from different benchmark halves or limits).

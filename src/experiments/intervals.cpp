@@ -46,12 +46,14 @@ PairedDifference paired_difference(long long both, long long only_a, long long o
   const double pa = static_cast<double>(both + only_a) / n, pb = static_cast<double>(both + only_b) / n;
   r.diff = pa - pb;
   const Interval ia = wilson(both + only_a, r.n, z), ib = wilson(both + only_b, r.n, z);
-  // phi of the 2x2 table (A right / wrong against B right / wrong); 0 when a margin is empty.
+  // phi of the 2x2 table (A right / wrong against B right / wrong) as Newcombe defines it for method 10: a
+  // positive association shrunk by n / 2 (and kept at 0 below that), so the interval is not made too narrow
+  // by chance agreement; 0 when a margin is empty.
   const double denom = static_cast<double>(both + only_a) * static_cast<double>(only_b + neither) *
                        static_cast<double>(both + only_b) * static_cast<double>(only_a + neither);
-  const double phi = denom > 0 ? (static_cast<double>(both) * static_cast<double>(neither) -
-                                  static_cast<double>(only_a) * static_cast<double>(only_b)) / std::sqrt(denom)
-                               : 0.0;
+  const double assoc = static_cast<double>(both) * static_cast<double>(neither) - static_cast<double>(only_a) * static_cast<double>(only_b);
+  const double shrunk = assoc > n / 2 ? assoc - n / 2 : assoc < 0 ? assoc : 0.0;
+  const double phi = denom > 0 ? shrunk / std::sqrt(denom) : 0.0;
   const double da = pa - ia.low, ua = ia.high - pa, db = pb - ib.low, ub = ib.high - pb;
   const double lower = std::sqrt(std::max(0.0, da * da - 2 * phi * da * ub + ub * ub));
   const double upper = std::sqrt(std::max(0.0, ua * ua - 2 * phi * ua * db + db * db));

@@ -166,7 +166,7 @@ std::string sol02(const Sources& s) {
        "`src/experiments/sweep.cpp` |\n"
        "| D answers | the sweep README's generated answers | `src/experiments/sweep_report.cpp` |\n\n"
        "The reference run is `experiments/26-quant-curve` (figures there: `pareto.png`, `verb_tense_accuracy.png`, "
-       "`roofline_overlay.png`).\n\n";
+       "`generalization_accuracy.png`, `roofline_overlay.png`).\n\n";
   o << "## Measured\n\n| scheme | PPL | vs fp32 | model bytes | bits/weight | decode FLOP/byte | on the frontier |\n"
        "|---|---:|---:|---:|---:|---:|:---:|\n";
   std::vector<const SchemeRow*> frontier;

@@ -69,38 +69,6 @@ PairedDifference paired_from(const json& j) {
   return p;
 }
 
-json generalization_json(const Generalization& g) {
-  json by = json::object();
-  for (const auto& [k, s] : g.by_paradigm) by[k] = score_json(s);
-  json scored = json::array();  // for readers of the JSON alone (the plots): which paradigms "overall" counts
-  for (int p = 0; p < minigpt::kNumParadigms; ++p)
-    if (minigpt::paradigm_scored(static_cast<minigpt::Paradigm>(p))) scored.push_back(minigpt::paradigm_name(static_cast<minigpt::Paradigm>(p)));
-  return {{"split", g.split}, {"scored_paradigms", scored}, {"overall", score_json(g.overall)}, {"diagnostic", score_json(g.diagnostic)}, {"by_paradigm", by},
-          {"margin", margin_json(g.margin)},
-          {"skipped_unknown_form", g.skipped_unknown_form}, {"skipped_too_long", g.skipped_too_long}, {"seconds", g.seconds},
-          {"answers", g.answers}};
-}
-Generalization generalization_from(const json& j) {
-  Generalization g;
-  g.split = j.at("split").get<std::string>();
-  g.overall = score_from(j.at("overall"));
-  g.diagnostic = score_from(j.at("diagnostic"));
-  for (const auto& [k, v] : j.at("by_paradigm").items()) g.by_paradigm[k] = score_from(v);
-  g.margin = margin_from(j.at("margin"));
-  g.skipped_unknown_form = j.value("skipped_unknown_form", 0LL);
-  g.skipped_too_long = j.value("skipped_too_long", 0LL);
-  g.seconds = j.value("seconds", 0.0);
-  if (j.contains("answers"))
-    for (const auto& [k, v] : j.at("answers").items()) {
-      std::string a = v.get<std::string>();
-      for (char ch : a)
-        if (ch != '0' && ch != '1' && ch != '-')
-          throw mq::Error(fmt::format("generalization.answers.{} holds a character other than 0, 1 and -", mq::clip_text(k)));
-      g.answers[k] = std::move(a);
-    }
-  return g;
-}
-
 json divergence_json(const Divergence& d) {
   json j = {{"reference", d.reference},
           {"tokens", d.tokens},
@@ -165,6 +133,38 @@ Divergence divergence_from(const json& j) {
 
 }  // namespace
 
+json to_json(const Generalization& g) {
+  json by = json::object();
+  for (const auto& [k, s] : g.by_paradigm) by[k] = score_json(s);
+  json scored = json::array();  // for readers of the JSON alone (the plots): which paradigms "overall" counts
+  for (int p = 0; p < minigpt::kNumParadigms; ++p)
+    if (minigpt::paradigm_scored(static_cast<minigpt::Paradigm>(p))) scored.push_back(minigpt::paradigm_name(static_cast<minigpt::Paradigm>(p)));
+  return {{"split", g.split}, {"scored_paradigms", scored}, {"overall", score_json(g.overall)}, {"diagnostic", score_json(g.diagnostic)}, {"by_paradigm", by},
+          {"margin", margin_json(g.margin)},
+          {"skipped_unknown_form", g.skipped_unknown_form}, {"skipped_too_long", g.skipped_too_long}, {"seconds", g.seconds},
+          {"answers", g.answers}};
+}
+Generalization generalization_from_json(const json& j) {
+  Generalization g;
+  g.split = j.at("split").get<std::string>();
+  g.overall = score_from(j.at("overall"));
+  g.diagnostic = score_from(j.at("diagnostic"));
+  for (const auto& [k, v] : j.at("by_paradigm").items()) g.by_paradigm[k] = score_from(v);
+  g.margin = margin_from(j.at("margin"));
+  g.skipped_unknown_form = j.value("skipped_unknown_form", 0LL);
+  g.skipped_too_long = j.value("skipped_too_long", 0LL);
+  g.seconds = j.value("seconds", 0.0);
+  if (j.contains("answers"))
+    for (const auto& [k, v] : j.at("answers").items()) {
+      std::string a = v.get<std::string>();
+      for (char ch : a)
+        if (ch != '0' && ch != '1' && ch != '-')
+          throw mq::Error(fmt::format("generalization.answers.{} holds a character other than 0, 1 and -", mq::clip_text(k)));
+      g.answers[k] = std::move(a);
+    }
+  return g;
+}
+
 json to_json(const SchemeRow& r) {
   json j = {{"scheme", r.scheme}};
   if (!r.storage_scheme.empty()) j["storage_scheme"] = r.storage_scheme;
@@ -203,7 +203,7 @@ json to_json(const SchemeRow& r) {
     if (q->divergence) j["divergence"] = divergence_json(*q->divergence);
     if (q->generalization) {
       j["generalization_accuracy"] = q->generalization->overall.accuracy();
-      j["generalization"] = generalization_json(*q->generalization);
+      j["generalization"] = to_json(*q->generalization);
     }
   }
   const Footprint& f = r.footprint;
@@ -280,7 +280,7 @@ SchemeRow scheme_row_from_json(const json& j) {
       for (const auto& [k, v] : vt.at("margin").at("by_construction").items()) q.margin_by_construction[k] = margin_from(v);
     }
     if (j.contains("divergence")) q.divergence = divergence_from(j.at("divergence"));
-    if (j.contains("generalization")) q.generalization = generalization_from(j.at("generalization"));
+    if (j.contains("generalization")) q.generalization = generalization_from_json(j.at("generalization"));
     r.quality = q;
   }
   Footprint& f = r.footprint;

@@ -184,6 +184,8 @@ struct SweepResults {
   const SchemeRow* find(const std::string& scheme) const;  // an ok row, or null
 };
 
+nlohmann::json to_json(const Generalization& g);
+Generalization generalization_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const SchemeRow& r);
 SchemeRow scheme_row_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const SweepResults& r);

@@ -155,7 +155,13 @@ void block_c(Checks& c, const std::string& dir, const std::string& root) {
         "between 2x and 8x, traffic counting activations and the KV cache",
         fmt::format("{:.3f} vs {:.3f} FLOP/byte = {:.2f}x{}", g64.footprint.decode.intensity, fp.footprint.decode.intensity,
                     ratio, terms ? "" : " (activations or KV cache missing)"));
-  for (const char* fig : {"pareto.png", "verb_tense_accuracy.png", "roofline_overlay.png"}) {
+  // Every row carries the generalization benchmark (the accuracy axis that moves, with its paired intervals).
+  std::string without;
+  for (const auto& r : res.schemes)
+    if (r.ok && r.quality && !r.quality->generalization) without += (without.empty() ? "" : ", ") + r.scheme;
+  c.expect(without.empty(), "generalization benchmark", "scored in every row (test half, paired with fp32)",
+           without.empty() ? "every row" : "missing in " + without);
+  for (const char* fig : {"pareto.png", "verb_tense_accuracy.png", "generalization_accuracy.png", "roofline_overlay.png"}) {
     const std::string p = dir + "/" + fig;
     std::string head;
     try {
