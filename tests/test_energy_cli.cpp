@@ -275,9 +275,14 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   }
   CHECK((*dyn)["savings_vs_float32"]["energy_per_token"]["total"].contains("ratio_ci95_low"));
   CHECK((*base)["accuracy"]["greedy_agreement_with_float32"] == 1.0);
-  const double comp = (*dyn)["accuracy"]["composite"].get<double>();
-  CHECK(comp > 0.0);
-  CHECK(comp < 1.0);  // next-token top-1 keeps it well below 1
+  // The generalization benchmark's accuracy (test half): off the ceiling, inside its interval, int8 activations
+  // within a few points of the fp32 model's 0.918.
+  const double acc = (*dyn)["accuracy"]["accuracy"].get<double>();
+  CHECK(acc > 0.85);
+  CHECK(acc < 0.95);
+  CHECK((*dyn)["accuracy"]["accuracy_ci95"][0].get<double>() < acc);
+  CHECK((*dyn)["accuracy"]["accuracy_ci95"][1].get<double>() > acc);
+  CHECK((*dyn)["accuracy"]["accuracy_items"] == 5500);
   // The split runs +a8 in prefill and weight-only in decode, read from the model itself.
   CHECK((*split)["phases_run"]["prefill"]["activations"] == "int8 (dynamic, per token)");
   CHECK((*split)["phases_run"]["decode"]["activations"] == "fp32");

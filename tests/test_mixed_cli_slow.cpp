@@ -36,7 +36,7 @@ std::string configs() {
 // Small everything: the point is the plumbing, not the numbers.
 std::string common(const std::string& out, int ppl_tokens = 1024) {
   return "mixed --model " + tiny_checkpoint() + " --configs " + configs() + " --out " + out +
-         " --rounds 2 --gens 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
+         " --rounds 2 --gens 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --max-items 140 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
          " --sensitivity-recipes int2-g64-gptq,int4-g64 --no-plot";
 }
 

@@ -48,7 +48,7 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   const std::string out = kDir + "/sweep";
   std::filesystem::remove_all(out);
   const CliResult r = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
-                              " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
+                              " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
   CHECK(r.out.find("1 of 20 schemes failed") != std::string::npos);
@@ -174,7 +174,7 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
 
   // Same command, same quality numbers.
   const CliResult again = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + "2 --ceilings " + ceilings() +
-                                  " --calibration 4 --max-slots 60 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --no-plot --schemes fp32 int4-g64-gptq");
+                                  " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --no-plot --schemes fp32 int4-g64-gptq");
   CHECK(again.code == 0);
   const nlohmann::json res2 = load(out + "2/results.json");
   CHECK(res2["schemes"][1]["ppl"] == at("int4-g64-gptq")["ppl"]);
@@ -220,7 +220,7 @@ TEST_CASE("roofline writes its ceilings with the machine facts") {
 TEST_CASE("quantize then eval reproduces the sweep's rows exactly") {
   const std::string out = kDir + "/same";
   std::filesystem::remove_all(out);
-  const std::string limits = " --max-slots 60 --ppl-tokens 3000";
+  const std::string limits = " --max-slots 60 --max-items 280 --ppl-tokens 3000";
   const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
                               " --calibration 4 --speed-reps 1 --no-gpt2 --no-plot --schemes int4-g64-gptq int8-per-channel" + limits);
   INFO(s.out);
@@ -265,7 +265,7 @@ TEST_CASE("--quant-map: a sweep row named by its config_id, eval of the map repr
   // Mixed three ways: GPTQ and RTN, int4 and int8, weight-only and +a8.
   const std::string map = write("map.json", R"({"config_id": "qkv-int8", "default": "int4-g64-gptq",
       "tensors": [{"match": "qkv", "quant": "int8-per-channel+a8"}], "gptq": {"calibration_windows": 3}})");
-  const std::string limits = " --max-slots 60 --ppl-tokens 3000";
+  const std::string limits = " --max-slots 60 --max-items 280 --ppl-tokens 3000";
   const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
                               " --calibration 4 --speed-reps 1 --no-gpt2 --no-plot --schemes int4-g64 --quant-map " + map + limits);
   INFO(s.out);
@@ -349,7 +349,7 @@ TEST_CASE("--quant-map: a sweep row named by its config_id, eval of the map repr
 TEST_CASE("quantize: --act-order is the scheme's -act-order") {
   const std::string out = kDir + "/act";
   std::filesystem::create_directories(out);
-  const std::string limits = " --max-slots 30 --ppl-tokens 1500";
+  const std::string limits = " --max-slots 30 --max-items 280 --ppl-tokens 1500";
   std::vector<nlohmann::json> evals;
   for (const std::string args : {"--scheme int3-g64-gptq-act-order", "--scheme int3-g64-gptq --act-order"}) {
     CAPTURE(args);

@@ -196,6 +196,8 @@ void register_mixed(CLI::App& app) {
   cmd->add_option("--gens", o.gens, "generations per configuration per round (one measurement)")->capture_default_str();
   cmd->add_option("--ppl-tokens", o.ppl_tokens, "perplexity and KLD over the test split's first N tokens (0: all)")->capture_default_str();
   cmd->add_option("--max-slots", o.max_slots, "verb-tense slots to score (0: all)")->capture_default_str();
+  cmd->add_option("--max-items", o.max_items, "generalization benchmark items to score, spread over the paradigms (0: all)")
+      ->capture_default_str();
   cmd->add_option("--sensitivity-tokens", o.sensitivity_tokens, "KLD tokens of each sensitivity unit")->capture_default_str();
   cmd->add_option("--sensitivity-recipes", o.sensitivity_recipes, "recipes each Linear is tried in (and the allocation may choose)")
       ->delimiter(',')

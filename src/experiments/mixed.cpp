@@ -113,7 +113,7 @@ json measure_config(const MixedOptions& o, Context& ctx, const minigpt::QuantPla
   double qsec = 0;
   auto lm = quantized(o, ctx, plan, qsec);
   minigpt::Model& m = lm->model;
-  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false};
+  const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false, .max_items = o.max_items};
   SchemeRow row;
   row.scheme = plan.id;
   row.storage_scheme = plan.rules.empty() ? plan.base.scheme.name() : "mixed";
@@ -163,7 +163,8 @@ void validate(const MixedOptions& o) {
   if (o.gens < 1 || o.gens > 100) throw mq::UsageError(fmt::format("--gens {} is outside 1..100", o.gens));
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw mq::UsageError(fmt::format("--shard {}/{}: expected i/n with 0 <= i < n", o.shard, o.shards));
-  if (o.ppl_tokens < 0 || o.sensitivity_tokens < 0 || o.max_slots < 0) throw mq::UsageError("token and slot limits must be >= 0");
+  if (o.ppl_tokens < 0 || o.sensitivity_tokens < 0 || o.max_slots < 0 || o.max_items < 0)
+    throw mq::UsageError("token, slot and item limits must be >= 0");
   if (o.calibration < 1 || o.calibration > 100000) throw mq::UsageError(fmt::format("--calibration {} is outside 1..100000", o.calibration));
   if (o.prompt_tokens < 1 || o.gen_tokens < 2) throw mq::UsageError("--prompt-tokens must be >= 1 and --gen-tokens >= 2");
   for (const auto& r : o.sensitivity_recipes) {
@@ -238,6 +239,7 @@ std::string unit_key(const MixedOptions& o, const MixedUnit& u, const std::strin
   } else {
     k["ppl_tokens"] = o.ppl_tokens;
     k["max_slots"] = o.max_slots;
+    if (o.max_items != 0) k["max_items"] = o.max_items;  // keys of full runs stay those of the runs before the option
     k["quality_only"] = true;  // speed and energy moved to the rounds (mixed_energy.h)
   }
   const std::string text = k.dump();

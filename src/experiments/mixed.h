@@ -34,6 +34,7 @@ struct MixedOptions {
   int gens = 2;                    // generations per configuration per round (one measurement: their sum)
   int64_t ppl_tokens = 32768;      // perplexity and KLD over the test split's first tokens (0: all)
   int64_t max_slots = 3000;        // verb-tense slots (0: all); the sweep scores all 7,089
+  int64_t max_items = 0;           // generalization benchmark items of the test half (0: all 7,000)
   int64_t sensitivity_tokens = 8192;  // KLD tokens of each sensitivity unit
   int calibration = 128;           // GPTQ calibration windows, for every map of the study
   std::string meter = "auto";

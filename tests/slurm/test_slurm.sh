@@ -114,7 +114,7 @@ echo "slurm up after ${SECONDS} s: $(sinfo -h -o '%P %a %D %t %N')"
 # --- the study: 4 configuration units (fp32 and tests/slurm/configs), small limits -----------------------------
 export OMP_NUM_THREADS=1  # the array tasks and the unsharded run alike
 opts=(--model "$root/data/minigpt.safetensors" --configs "$root/tests/slurm/configs" --rounds 2 --gens 1 --ppl-tokens 1024
-  --max-slots 40 --calibration 4 --prompt-tokens 8 --gen-tokens 4 --meter model --no-plot)
+  --max-slots 40 --max-items 140 --calibration 4 --prompt-tokens 8 --gen-tokens 4 --meter model --no-plot)
 study=$state/study whole=$state/whole
 fail() {
   echo "FAIL: $*"
