@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -19,7 +22,7 @@ namespace {
 // A folder with executables `node` (printing `version` for --version, its major for -p) and `npm` (which
 // fails loudly if called: a skipped set-up must not install anything).
 std::string fake_bin(const std::string& version, bool with_node = true) {
-  const std::string dir = (fs::temp_directory_path() / ("mq_fake_node_" + version)).string();
+  const std::string dir = mqtest::temp_path("mq_test", "mq_fake_node_" + version);
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string major = version.substr(1, version.find('.') - 1);
