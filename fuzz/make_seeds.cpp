@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -359,6 +360,33 @@ void experiment_file_seeds() {
   put("ceilings", "deep.json", R"({"levels": )" + nested(10000) + "}");
 }
 
+// ---- issue 53: the option parser and a mixed runs/ unit file ---------------------------------------
+void option_and_unit_seeds() {
+  for (const char* t : {"0/2", "1/2", "0/1", "0/2/3", "1x/2", "0x1/2", " 0/1", "+0/+1", "1/2 ", "01/2", "99999999999999999999/2", "-1/2",
+                        "q4_k[prefill=+a8,decode=weight-only], int8-per-channel", ",,,", "a,[b,c", "]a,b["})
+    put("options", std::to_string(std::hash<std::string>{}(t)) + ".txt", t);
+  // One committed unit of each kind, and hand edits the merge once copied into results.json.
+  const nlohmann::json config = committed("experiments/27-mixed-epi/runs/config/bookends-e8m3l8.json");
+  put("mixed_unit", "config.json", config.dump());
+  nlohmann::json u = config;
+  u["row"]["ppl"] = "abc";
+  put("mixed_unit", "ppl_text.json", u.dump());
+  u = config;
+  u["row"]["bytes"] = -5;
+  put("mixed_unit", "bytes_negative.json", u.dump());
+  u = config;
+  u["row"]["divergence"]["delta_ppl"]["ci95"] = nlohmann::json::array();
+  put("mixed_unit", "ci_empty.json", u.dump());
+  u = config;
+  u["machine"]["host"] = 7;
+  put("mixed_unit", "host_number.json", u.dump());
+  for (const auto& e : fs::directory_iterator(std::string(MQ_SOURCE_DIR) + "/experiments/27-mixed-epi/runs/sensitivity")) {
+    put("mixed_unit", "sensitivity.json", mq::read_file(e.path().string()));
+    break;
+  }
+  put("mixed_unit", "deep.json", R"({"row": )" + nested(10000) + "}");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -375,5 +403,6 @@ int main(int argc, char** argv) {
   gguf_seeds();
   quant_map_seeds();
   experiment_file_seeds();
+  option_and_unit_seeds();
   return 0;
 }

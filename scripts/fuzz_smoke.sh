@@ -13,9 +13,8 @@ cmake --build --preset "${preset}" -j "$(nproc)" --target fuzz_all >/dev/null
 build=build/${preset}
 rm -rf "${build}/seeds"
 "${build}/fuzz/make_fuzz_seeds" "${build}/seeds"
-# 10 targets x 10 s = 100 s of fuzzing: no more than the 7 x 15 s = 105 s before the experiment-file
-# targets (energy coefficients, energy summary, ceilings) joined.
-# One fuzzer per core at a time (each is single-threaded): 10 targets take 5 x 10 s on two cores.
+# 12 targets x 10 s = 120 s of fuzzing (the option parser and the mixed unit file joined in issue 53).
+# One fuzzer per core at a time (each is single-threaded): 12 targets take 6 x 10 s on two cores.
 fuzz_one() {  # fuzz_one TARGET: runs it; prints its line; returns 1 on a finding
   local target=$1 corpus max_len log execs cov
   corpus="${build}/corpus/${target}"   # grows across runs; the seeds are regenerated each time
@@ -34,7 +33,7 @@ fuzz_one() {  # fuzz_one TARGET: runs it; prints its line; returns 1 on a findin
   echo "fuzz_${target}: ${execs} executions in ${seconds} s, coverage ${cov} edges, 0 crashes"
 }
 lanes=$(nproc)
-targets=(safetensors checkpoint model_config train_config npy gguf quant_map energy_coefficients energy_summary ceilings)
+targets=(safetensors checkpoint model_config train_config npy gguf quant_map energy_coefficients energy_summary ceilings options mixed_unit)
 failed=0
 for ((i = 0; i < ${#targets[@]}; i += lanes)); do
   pids=()

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli_run.h"
+#include "temp_dir.h"
 #include "experiments/workspace.h"
 #include "miniquant/format.h"
 #include "minigpt/checkpoint.h"
@@ -26,12 +27,8 @@ namespace hostile {
 namespace fs = std::filesystem;
 using namespace minigpt;
 
-inline std::string fresh_dir(const std::string& name) {
-  const std::string d = "hostile_input_tmp/" + name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+// A clean folder `name` in this test process's own temporary folder (tests/temp_dir.h).
+inline std::string fresh_dir(const std::string& name) { return mqtest::fresh_subdir("mq_hostile", name); }
 
 inline std::string nested(int depth) { return std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']'); }
 

@@ -10,6 +10,7 @@
 
 #include "miniquant/error.h"
 #include "minigpt/checkpoint.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 namespace fs = std::filesystem;
@@ -19,7 +20,7 @@ ModelConfig tiny() { return ModelConfig{.vocab_size = 11, .n_ctx = 16, .d_model 
 const CheckpointMeta kMeta{R"({"words":["a","b"]})", "0123456789abcdef", R"({"steps":3})"};
 
 std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "minigpt_test_checkpoint";
+  const fs::path dir = fs::path(mqtest::temp_path("mq_test", "minigpt_test_checkpoint"));
   fs::create_directories(dir);
   return (dir / name).string();
 }

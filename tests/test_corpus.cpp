@@ -17,6 +17,7 @@
 #include "miniquant/error.h"
 #include "minigpt/corpus/corpus.h"
 #include "story_enumerator.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 namespace fs = std::filesystem;
@@ -70,7 +71,7 @@ bool lower_word(const std::string& w) {
 struct ScratchLexicon {
   fs::path dir;
   explicit ScratchLexicon(const std::string& tag) {
-    dir = fs::temp_directory_path() / ("mq_lex_" + tag + "_" + std::to_string(::getpid()));
+    dir = fs::path(mqtest::temp_path("mq_test", "mq_lex_" + tag + "_" + std::to_string(::getpid())));
     fs::remove_all(dir);
     fs::create_directories(dir);
     for (const auto& e : fs::directory_iterator(kLexDir)) fs::copy_file(e.path(), dir / e.path().filename());

@@ -15,6 +15,7 @@
 #include "miniquant/energy/select.h"
 #include "miniquant/energy/trial_stats.h"
 #include "miniquant/error.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace mq::energy;
@@ -22,7 +23,7 @@ using namespace mq::energy;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("mq_test_energy_" + name + "_" + std::to_string(::getpid()));
+  const fs::path p = fs::path(mqtest::temp_path("mq_test", "mq_test_energy_" + name + "_" + std::to_string(::getpid())));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;

@@ -23,6 +23,7 @@
 #include "miniquant/energy/trial_stats.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace mqexp;
@@ -213,11 +214,11 @@ TEST_CASE("bad energy flags exit 2 with one line") {
   }
   const CliResult r = run_cli("energy --meter watts --out /tmp/mq_energy_badflags");
   CHECK(r.out.find("expected auto, rapl, perf or model") != std::string::npos);
-  fs::remove_all("/tmp/mq_energy_badflags");
+  fs::remove_all(mqtest::temp_path("mq_test", "mq_energy_badflags"));
 }
 
 TEST_CASE("--calibrate without a meter fails with one clear line, before any work") {
-  const std::string out = (fs::temp_directory_path() / "mq_energy_calib").string();
+  const std::string out = mqtest::temp_path("mq_test", "mq_energy_calib");
   const CliResult r = run_cli("energy --calibrate --powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   CHECK(r.code == 1);
   CHECK(r.out.find("--calibrate needs a real energy meter") != std::string::npos);
@@ -234,7 +235,7 @@ const json* find_config(const json& ms, const std::string& name) {
 }  // namespace
 
 TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the curve, statements; a failing method recorded") {
-  const std::string out = (fs::temp_directory_path() / "mq_energy_e2e").string();
+  const std::string out = mqtest::temp_path("mq_test", "mq_energy_e2e");
   fs::remove_all(out);
   const CliResult r = run_cli(
       "energy --methods float32 int5-nonsense int8_dynamic --splits int8-per-channel[prefill=+a8,decode=weight-only] --no-gpt2 "
@@ -333,7 +334,7 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
 }
 
 TEST_CASE("miniquant energy --quant-map: the map is a method named by its config_id, its Linears charged as each runs") {
-  const std::string out = (fs::temp_directory_path() / "mq_energy_map").string();
+  const std::string out = mqtest::temp_path("mq_test", "mq_energy_map");
   fs::remove_all(out);
   // The shipped MiniGPT has 4 layers: the first two run +a8, the last two store the same codes weight-only.
   const std::string map = write_test_file(out + "_in", "half.json", R"({"config_id": "half-a8", "default": "int8-per-channel",

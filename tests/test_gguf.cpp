@@ -17,6 +17,7 @@
 #include "miniquant/half.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
+#include "temp_dir.h"
 
 using namespace mq;
 using namespace mq::gguf;
@@ -308,7 +309,7 @@ TEST_CASE("reader: semantic checks (types, offsets, shapes, alignment, duplicate
 }
 
 TEST_CASE("write is atomic: an unwritable path throws and leaves nothing") {
-  const std::string dir = std::filesystem::temp_directory_path() / "mq_gguf_test";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_gguf_test");
   std::filesystem::create_directories(dir);
   const std::string ok = dir + "/ok.gguf";
   write(ok, sample_file());

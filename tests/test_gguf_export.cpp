@@ -22,6 +22,7 @@
 #include "minigpt/quantized_checkpoint.h"
 #include "minigpt/quantized_projection.h"
 #include "experiments/workspace.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 using mq::gguf::TensorType;
@@ -125,7 +126,7 @@ TEST_CASE("to_gguf refuses a scheme without a GGUF type") {
 }
 
 TEST_CASE("export-gguf: output, errors and exit codes") {
-  const std::string dir = std::filesystem::temp_directory_path() / "mq_export_gguf_test";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_export_gguf_test");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string out = dir + "/m.gguf";
@@ -182,7 +183,7 @@ TEST_CASE("export-gguf: output, errors and exit codes") {
 }
 
 TEST_CASE("export-gguf and quantize --quant-map: per-layer GGUF types, and the map's errors") {
-  const std::string dir = std::filesystem::temp_directory_path() / "mq_export_gguf_map_test";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_export_gguf_map_test");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   // Layer 0 in Q8_0, layers 1-3 in Q4_0, every MLP down projection Q4_1 (a tensor kind beats a group).

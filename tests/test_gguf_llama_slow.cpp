@@ -30,6 +30,7 @@
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_projection.h"
 #include "experiments/workspace.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 using mq::gguf::TensorType;
@@ -267,7 +268,7 @@ TEST_CASE("node-llama-cpp is usable (else the llama.cpp check below is skipped)"
 }
 
 TEST_CASE("llama.cpp runs the exported MiniGPT and agrees with miniquant" * doctest::skip(!llama_installed())) {
-  const std::string dir = fs::temp_directory_path() / "mq_gguf_llama";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_gguf_llama");
   fs::remove_all(dir);
   fs::create_directories(dir);
 
@@ -388,7 +389,7 @@ TEST_CASE("llama.cpp runs every K-type export and agrees with miniquant, one Nod
   // evaluated by llama.cpp in one check.mjs run (one Node start for six files). llama.cpp's K dot products
   // quantize each activation row to 8 bits per 256 (q8_K), so it sits a little apart from our weight-only
   // model, as it does for Q4_0 above; the bands are set around the measurements (README "GGUF export").
-  const std::string dir = fs::temp_directory_path() / "mq_gguf_llama_k";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_gguf_llama_k");
   fs::remove_all(dir);
   fs::create_directories(dir);
   mqexp::LoadedModel base = mqexp::load_checkpoint(mqexp::kDefaultModel);

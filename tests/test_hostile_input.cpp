@@ -532,16 +532,19 @@ TEST_CASE("class 6, work lost to a bad output path: outputs are checked before t
   check_error(run_cli("roofline --no-plot --out " + ck + "/sub"), 1, {"cannot create the output folder"});
   check_error(run_cli("sweep --no-plot --out " + ck + "/sub"), 1, {"cannot create the output folder"});
 
-  // Atomic writes: a stale .tmp is replaced, a failed write removes its .tmp and leaves the target alone.
+  // Atomic writes: the temporary is write_file_atomic's own (`.<name>.mq-XXXXXX`, issue 53), so a file named
+  // like the old fixed temporary is someone's file and stays; a failed write removes its temporary and
+  // leaves the target alone.
   const std::string target = dir + "/atomic.bin";
   write_test_file(dir, "atomic.bin.tmp", "stale half-written data");
   mq::write_file_atomic(target, "new");
   CHECK(mq::read_file(target) == "new");
-  CHECK(!fs::exists(target + ".tmp"));
+  CHECK(mq::read_file(target + ".tmp") == "stale half-written data");
   fs::create_directories(dir + "/is_a_dir");
   CHECK_THROWS_AS(mq::write_file_atomic(dir + "/is_a_dir", "x"), mq::Error);
   CHECK(!fs::exists(dir + "/is_a_dir.tmp"));
   CHECK(fs::is_directory(dir + "/is_a_dir"));
+  for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".mq-") == std::string::npos);
   CHECK_THROWS_WITH_AS(mq::check_writable_output(dir + "/missing/x"), doctest::Contains("no such file or directory"), mq::Error);
   CHECK_NOTHROW(mq::check_writable_output(dir + "/fine.bin"));
   CHECK(!fs::exists(dir + "/fine.bin"));

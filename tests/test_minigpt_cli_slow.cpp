@@ -9,10 +9,11 @@
 
 #include "cli_run.h"
 #include "miniquant/util/io.h"
+#include "temp_dir.h"
 
 namespace {
 
-const std::string kDir = "/tmp/mq_test_minigpt_cli";
+const std::string kDir = mqtest::temp_path("mq_test", "mq_test_minigpt_cli");
 
 std::string write(const std::string& name, const std::string& text) { return write_test_file(kDir, name, text); }
 

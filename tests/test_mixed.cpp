@@ -17,6 +17,7 @@
 #include "miniquant/util/io.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -66,7 +67,7 @@ TEST_CASE("a map with every Linear at one recipe is exactly the uniform plan (RT
 }
 
 TEST_CASE("the study's units: the baseline, every map, every Linear x recipe and layer x recipe below 8 bits") {
-  const std::string dir = "/tmp/mq_test_mixed/configs";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_test_mixed/configs");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   mq::write_file_atomic(dir + "/b.json", R"({"config_id": "protect-early", "default": "int4-g64", "layer_groups": [{"layers": [0], "quant": "int8-per-channel"}]})");

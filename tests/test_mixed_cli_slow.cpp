@@ -14,10 +14,11 @@
 #include "cli_run.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "temp_dir.h"
 
 namespace {
 
-const std::string kDir = "/tmp/mq_test_mixed_cli";
+const std::string kDir = mqtest::temp_path("mq_test", "mq_test_mixed_cli");
 
 const std::string& tiny_checkpoint() {
   static const std::string path = train_tiny(kDir, R"({"vocab_size": 1963, "n_ctx": 32, "d_model": 128, "n_layer": 2, "n_head": 2, "d_ff": 512})", 3);

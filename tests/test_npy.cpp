@@ -7,12 +7,13 @@
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "miniquant/npy.h"
+#include "temp_dir.h"
 
 using namespace mq;
 
 namespace {
 
-std::string tmp_path(const char* name) { return std::string("/tmp/mq_test_npy_") + name; }
+std::string tmp_path(const char* name) { return mqtest::temp_path("mq_test", std::string("mq_test_npy_") + name); }
 
 // A hand-made .npy file: header text as numpy writes it, then the raw bytes.
 std::string npy_bytes(const std::string& dict, const std::string& data) {
@@ -73,7 +74,7 @@ TEST_CASE("bad files say what is wrong") {
   CHECK(load_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }", "")) ==
         "'/tmp/mq_test_npy_bad.npy': shape (2, 2, 2) is not a matrix (1-D or 2-D expected)");
   try {
-    load_npy("/tmp/mq_test_npy_does_not_exist.npy");
+    load_npy(mqtest::temp_path("mq_test", "mq_test_npy_does_not_exist.npy"));
     FAIL("loaded a missing file");
   } catch (const Error& e) {
     CHECK(std::string(e.what()) == "cannot read '/tmp/mq_test_npy_does_not_exist.npy': no such file or directory");

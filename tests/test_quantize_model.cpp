@@ -16,6 +16,7 @@
 #include "minigpt/quantized_checkpoint.h"
 #include "minigpt/quantized_projection.h"
 #include "minigpt/safetensors.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 
@@ -124,7 +125,7 @@ TEST_CASE("a quantized checkpoint loads back to the same model without fp32 weig
     Model m = random_model();
     const QuantPlan plan = QuantPlan::uniform(scheme);
     quantize_model(m, plan);
-    const std::string path = "/tmp/mq_test_quantized.safetensors";
+    const std::string path = mqtest::temp_path("mq_test", "mq_test_quantized.safetensors");
     save_quantized_model(path, m, plan, CheckpointMeta{"", "", "{}"});
     QuantPlan back_plan;
     const Model back = load_any_model(path, "", nullptr, &back_plan);
@@ -143,7 +144,7 @@ TEST_CASE("a quantized checkpoint loads back to the same model without fp32 weig
     CHECK(f.find("wte")->dtype == DType::F16);
     CHECK(f.find("h.0.mlp.c_fc.weight") == nullptr);
   }
-  const std::string path = "/tmp/mq_test_quantized.safetensors";
+  const std::string path = mqtest::temp_path("mq_test", "mq_test_quantized.safetensors");
   TensorFile f = read_safetensors(path);
   std::erase_if(f.tensors, [](const NamedTensor& t) { return t.name == "h.1.attn.c_attn.weight.scales"; });
   write_safetensors(path, f);

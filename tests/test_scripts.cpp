@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -19,7 +22,7 @@ namespace {
 // A folder with executables `node` (printing `version` for --version, its major for -p) and `npm` (which
 // fails loudly if called: a skipped set-up must not install anything).
 std::string fake_bin(const std::string& version, bool with_node = true) {
-  const std::string dir = (fs::temp_directory_path() / ("mq_fake_node_" + version)).string();
+  const std::string dir = mqtest::temp_path("mq_test", "mq_fake_node_" + version);
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string major = version.substr(1, version.find('.') - 1);
@@ -61,4 +64,39 @@ TEST_CASE("setup_node.sh without Node: one line, exit 0") {
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
   CHECK(r.out.find("no node on PATH") != std::string::npos);
   fs::remove_all(bin);
+}
+
+TEST_CASE("class slurm arguments: the scripts of scripts/slurm/ check shard, task id, flags and folder before creating anything") {
+  // A scratch folder holding OUT; each call runs there with a binary that would succeed (/bin/true), so only
+  // the argument checks can stop it. Each bad call: exit 2, one line, and nothing new in the scratch folder.
+  const std::string dir = mqtest::temp_path("mq_test", "slurm_args");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/work/OUT");
+  const std::string s = MQ_SOURCE_DIR "/scripts/slurm/";
+  const std::pair<std::string, std::string> bad[] = {
+      {"bash " + s + "energy_task.sh OUT '0/../../esc' float32", "energy_task: INDEX must be an integer >= 0 (digits only), got '0/../../esc'"},
+      {"bash " + s + "energy_task.sh '' 0 float32", "energy_task: OUT is empty"},
+      {"bash " + s + "mixed_task.sh configs 'x/../../../esc' 2 OUT", "mixed_task: SHARD must be an integer >= 0 (digits only)"},
+      {"bash " + s + "mixed_task.sh configs 2 2 OUT", "mixed_task: SHARD 2 must be below SHARDS 2"},
+      {"bash " + s + "mixed_task.sh configs 0 0x2 OUT", "mixed_task: SHARDS must be a positive integer"},
+      {"SLURM_ARRAY_TASK_ID='x/../../../esc' MQ_ROOT=" MQ_SOURCE_DIR " bash " + s + "mixed_array.sbatch 2 OUT configs",
+       "mixed_array: SLURM_ARRAY_TASK_ID must be an integer >= 0"},
+      {"SLURM_ARRAY_TASK_ID='1 ' MQ_ROOT=" MQ_SOURCE_DIR " bash " + s + "energy_array.sbatch OUT a b", "energy_array: SLURM_ARRAY_TASK_ID must be"},
+      {"bash " + s + "submit_mixed.sh --max-parallel", "submit_mixed: --max-parallel needs a value"},
+      {"bash " + s + "submit_mixed.sh 2 ''", "submit_mixed: OUT is empty"},
+      {"bash " + s + "submit_energy.sh --cpus", "submit_energy: --cpus needs a value"},
+      {"bash " + s + "mixed_merge.sh OUT 7", "mixed_merge: AUTO must be 0 or 1, got '7'"},
+  };
+  for (const auto& b : bad) {
+    const std::string& cmd = b.first;  // CAPTURE cannot capture a structured binding under clang 14
+    CAPTURE(cmd);
+    const mq::CommandOutput r = mq::run_command("cd '" + dir + "/work' && MQ_BIN=/bin/true " + cmd + " 2>&1");
+    CHECK(r.code == 2);
+    CHECK(r.out.find(b.second) != std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    std::vector<std::string> made;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) made.push_back(fs::relative(e.path(), dir).string());
+    CHECK(made == std::vector<std::string>{"work", "work/OUT"});
+  }
+  fs::remove_all(dir);
 }

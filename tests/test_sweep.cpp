@@ -12,6 +12,7 @@
 #include "experiments/pareto.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_report.h"
+#include "temp_dir.h"
 
 using namespace mqexp;
 
@@ -114,7 +115,7 @@ TEST_CASE("ceilings compared with a reference run: same CPU within tolerance, or
 }
 
 TEST_CASE("README generated block: replaced between markers, appended when missing") {
-  const std::string dir = std::filesystem::temp_directory_path() / "mq_test_readme";
+  const std::string dir = mqtest::temp_path("mq_test", "mq_test_readme");
   std::filesystem::create_directories(dir);
   const std::string p = dir + "/README.md";
   std::filesystem::remove(p);

@@ -7,11 +7,12 @@
 
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
 TEST_CASE("caches: a fake sysfs tree is read level by level; a missing tree falls back and says from where") {
-  const std::string root = (fs::temp_directory_path() / "mq_fake_cache").string();
+  const std::string root = mqtest::temp_path("mq_test", "mq_fake_cache");
   fs::remove_all(root);
   const auto index = [&](int i, const char* level, const char* type, const char* size, const char* shared) {
     const std::string d = root + "/index" + std::to_string(i);

@@ -11,6 +11,7 @@
 
 #include "miniquant/error.h"
 #include "minigpt/train.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 namespace fs = std::filesystem;
@@ -40,7 +41,7 @@ std::vector<int32_t> stream(size_t n, uint64_t seed) {
 }
 
 std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "minigpt_test_train";
+  const fs::path dir = fs::path(mqtest::temp_path("mq_test", "minigpt_test_train"));
   fs::create_directories(dir);
   return (dir / name).string();
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "minigpt/train.h"
+#include "temp_dir.h"
 
 using namespace minigpt;
 
@@ -41,7 +42,7 @@ TEST_CASE("shipped config trains: loss falls well below log(vocab) in 60 steps")
   CHECK(r.back().has_val);
   CHECK(r.back().val_loss < r[0].loss - 2.0);
 
-  const std::string p = (std::filesystem::temp_directory_path() / "minigpt_slow.safetensors").string();
+  const std::string p = mqtest::temp_path("mq_test", "minigpt_slow.safetensors");
   save_model(p, m, {});
   const Model l = load_model(p);
   const std::vector<int32_t> tok(val.begin(), val.begin() + 64);

@@ -17,6 +17,7 @@
 #include "experiments/experiment_io.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -46,7 +47,7 @@ TEST_CASE("node-llama-cpp is usable (else the vs-llama run below is skipped)") {
 }
 
 TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" * doctest::skip(!llama_installed())) {
-  const std::string dir = (fs::temp_directory_path() / "mq_vs_llama_slow").string();
+  const std::string dir = mqtest::temp_path("mq_test", "mq_vs_llama_slow");
   fs::remove_all(dir);
   fs::create_directories(dir + "/tmp");
   const mq::CommandOutput r = mq::run_command("TMPDIR=" + dir + "/tmp " + MQ_CLI_PATH +

@@ -12,6 +12,7 @@
 #include "experiments/intervals.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/quantize_model.h"
@@ -34,6 +35,10 @@ struct EvalOptions {
 };
 
 void run(const EvalOptions& o) {
+  // --json prints these paths as JSON text: a name JSON cannot hold fails now, not after the evaluation.
+  if (o.json)
+    for (const mq::FlagPath& p : {mq::FlagPath{"--model", o.model}, mq::FlagPath{"--quant-map", o.quant_map}, mq::FlagPath{"--reference", o.reference}})
+      mq::check_utf8_path(p);
   const mq::Stopwatch clock;
   // The map is read (and its errors reported) before the corpus and the model are.
   const std::optional<minigpt::QuantPlan> map =

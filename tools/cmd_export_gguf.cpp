@@ -42,6 +42,8 @@ void check_output_path(const std::string& out, const ExportOptions& o) {
   namespace fs = std::filesystem;
   if (out.empty()) throw mq::UsageError("--out is empty: give the GGUF file to write");
   mq::check_not_an_input({"--out", out}, {{"--model", o.model}, {"--quant-map", o.quant_map}});
+  mq::check_regular_or_absent(out);  // a device or FIFO: refused, not replaced by a regular file
+  mq::check_utf8_path({"--out", out});
   const fs::path p(out);
   if (p.filename().empty()) throw mq::UsageError(fmt::format("--out {}: names a directory, not a file", out));
   std::error_code ec;

@@ -29,6 +29,7 @@ struct KquantsCli {
   std::string out = MQ_SOURCE_DIR "/experiments/29-kquants";
   bool plot = true;
   bool report_only = false;
+  bool ggml_given = false;  // --ggml named: its absence is an error, not a skip
 };
 
 void write_report(const std::string& out, const nlohmann::json& results, const nlohmann::json& manifest, bool plot) {
@@ -38,6 +39,17 @@ void write_report(const std::string& out, const nlohmann::json& results, const n
 }
 
 void run(KquantsCli& cli) {
+  // A library the user named must be there (exit 2); only the default one may be absent (skipped, exit 0).
+  if (cli.ggml_given) {
+    try {
+      mq::check_input_file(cli.o.ggml_library);
+    } catch (const mq::Error& e) {
+      throw mq::UsageError(fmt::format("--ggml: {}", e.what()));
+    }
+  }
+  if (!cli.report_only)
+    mq::check_folder_outputs("--out", cli.out, {"results.json", "manifest.json", "README.md", "kld_vs_bits.png"},
+                             {{"--model", cli.o.model}});
   mq::check_writable_dir(cli.out);
   if (cli.report_only) {
     write_report(cli.out, mqexp::read_json(cli.out + "/results.json"), mqexp::read_json(cli.out + "/manifest.json"), cli.plot);
@@ -111,8 +123,9 @@ void register_kquants(CLI::App& app) {
   cmd->add_option("--ggml", cli->o.ggml_library, "llama.cpp's libggml-base.so")->capture_default_str();
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figure");
   cmd->add_flag("--report-only", cli->report_only, "only redraw the figure and README of --out from its results.json");
-  cmd->callback([cli] {
-    cli->o.types = split_names(cli->o.types);
+  cmd->callback([cli, cmd] {
+    cli->ggml_given = cmd->count("--ggml") > 0;
+    if (cmd->count("--types")) cli->o.types = split_names_given(cli->o.types, "--types");
     for (const std::string& t : cli->o.types) {
       const minigpt::QuantPlan p = minigpt::QuantPlan::uniform(t);  // an unknown name fails here, before anything runs
       if (!p.base.scheme.is_kquant())

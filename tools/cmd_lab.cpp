@@ -101,6 +101,14 @@ void check(const LabCheckOptions& o) {
 void solutions(bool only_check, const std::string& out) {
   const std::string root = MQ_SOURCE_DIR;
   const auto files = mqexp::lab_solutions(root);
+  // An empty --out wrote into "/" ("" + "/" + name): refused like every command's empty output.
+  if (out.empty()) throw mq::UsageError("--out is empty: give the output folder");
+  if (!only_check) {
+    std::vector<std::string> names;
+    for (const auto& f : files) names.push_back(f.first);
+    mq::check_folder_outputs("--out", out, names, {});
+    mq::check_writable_dir(out);
+  }
   std::vector<std::string> stale;
   for (const auto& [name, text] : files) {
     const std::string path = out + "/" + name;

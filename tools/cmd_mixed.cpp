@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -121,18 +122,15 @@ void merge(const MixedCli& cli, double seconds) {
 
 void run(MixedCli& cli) {
   mqexp::MixedOptions& o = cli.o;
-  const auto slash = cli.shard.find('/');
-  if (slash == std::string::npos) throw mq::UsageError(fmt::format("--shard {}: expected i/n, e.g. 0/2", cli.shard));
-  try {
-    o.shard = std::stoi(cli.shard.substr(0, slash));
-    o.shards = std::stoi(cli.shard.substr(slash + 1));
-  } catch (const std::exception&) {
-    throw mq::UsageError(fmt::format("--shard {}: expected i/n, e.g. 0/2", cli.shard));
-  }
+  std::tie(o.shard, o.shards) = parse_shard(cli.shard, "--shard");
+  for (const auto& r : o.extra_runs) check_input_folder("--runs", r);
   mqexp::validate(o);
+  // The folders read are inputs too: results written into --configs or a --runs folder spoil the next run.
+  std::vector<mq::FlagPath> inputs = {{"--model", o.model}, {"--coefficients", o.roots.coefficients}, {"--configs", o.configs_dir}};
+  for (const auto& r : o.extra_runs) inputs.push_back({"--runs", r});
   mq::check_folder_outputs("--out", o.out, {"results.json", "manifest.json", "README.md", "allocation.json", "pareto_epi.png",
                                             "pareto_bytes.png", "sensitivity.png"},
-                           {{"--model", o.model}, {"--coefficients", o.roots.coefficients}});
+                           inputs);
   mq::check_writable_dir(o.out);  // before the long run, not after it
   const mq::Stopwatch clock;
   const auto say = [&](const std::string& line) { fmt::print(stderr, "[{:6.0f} s] {}\n", clock.seconds(), line); };

@@ -57,6 +57,9 @@ std::string readme_block(const nlohmann::json& j) {
 
 void run(const RooflineOptions& o, const std::string& command) {
   const std::vector<int> threads = o.threads.empty() ? mqexp::default_ceiling_threads() : o.threads;
+  // An empty folder, a device under an output name or a non-UTF-8 name fail here (ceilings.json is read too,
+  // as the previous run's, but rewritten on purpose).
+  mq::check_folder_outputs("--out", o.out, {"ceilings.json", "roofline.png", "README.md"}, {});
   mq::check_writable_dir(o.out);  // before the measurements, not after them
   // The ceilings this folder holds now (on a fresh clone: the committed run's), to compare with.
   const std::string json_path = o.out + "/ceilings.json";

@@ -201,7 +201,8 @@ void register_sweep(CLI::App& app) {
     mqexp::SweepOptions& o = cli->o;
     o.schemes = cmd->count("--schemes") ? mqexp::expand_scheme_sets(split_names_given(o.schemes, "--schemes"))
                                         : mqexp::default_sweep_schemes();
-    for (const auto& n : split_names(cli->extra)) o.schemes.push_back(n);
+    if (cmd->count("--add-scheme"))
+      for (const auto& n : split_names_given(cli->extra, "--add-scheme")) o.schemes.push_back(n);
     for (const auto& f : cli->quant_maps) o.quant_maps.push_back(read_quant_map(f));
     // Unknown names, bad maps and two rows of one name fail here, before anything runs.
     if (!cli->report_only) (void)mqexp::sweep_plans(o);

@@ -30,8 +30,9 @@ struct VsLlamaCli {
 
 void run(VsLlamaCli& cli) {
   mqexp::VsLlamaOptions& o = cli.o;
-  if (!cli.models.empty()) o.models = split_names(cli.models);
-  if (!cli.formats.empty()) o.formats = split_names(cli.formats);
+  // Given (even as "" or ","), a list must name something: an empty one ran every format.
+  if (!cli.models.empty()) o.models = split_names_given(cli.models, "--models");
+  if (!cli.formats.empty()) o.formats = split_names_given(cli.formats, "--formats");
   mqexp::validate(o);
   o.llama_speed = (self_dir() / "llama_speed").string();  // cmake/llama_speed.cmake builds it beside this binary
   mqexp::check_llama_installed(o);

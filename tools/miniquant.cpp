@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "experiments/experiment_io.h"
 #include "miniquant/error.h"
 #include "miniquant/util/sysinfo.h"
 
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  for (int i = 0; i < argc; ++i) mqcli::command_line() += (i ? " " : "") + std::string(i ? argv[i] : "miniquant");
+  // As manifests record it: paths made portable (experiments/29-kquants once recorded `--out /tmp/kq29`).
+  for (int i = 0; i < argc; ++i) mqcli::command_line() += (i ? " " : "") + (i ? mqexp::portable_command_arg(argv[i]) : std::string("miniquant"));
 
   try {
     app.parse(argc, argv);

@@ -16,6 +16,9 @@ shift 3
 mq_prog=energy_task
 # shellcheck source=scripts/slurm/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# INDEX names the folder OUT/task-INDEX: digits only, so it cannot lead outside OUT.
+mq_folder OUT "$out"
+mq_index INDEX "$index"
 mq_binary
 mq_threads_from_slurm
 IFS=, read -ra methods <<<"$group"

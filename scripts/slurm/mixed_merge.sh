@@ -16,6 +16,8 @@ shift 2
 mq_prog=mixed_merge
 # shellcheck source=scripts/slurm/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+mq_folder OUT "$out"
+mq_flag01 AUTO "$auto"
 mq_binary
 runs=()
 for d in "$out"/shard-*/runs; do

@@ -17,6 +17,11 @@ shift 4
 mq_prog=mixed_task
 # shellcheck source=scripts/slurm/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# SHARD names the folder OUT/shard-SHARD: digits only and below SHARDS, checked before it is created.
+mq_count SHARDS "$shards"
+mq_index SHARD "$shard"
+[ "$shard" -lt "$shards" ] || mq_die "SHARD $shard must be below SHARDS $shards"
+mq_folder OUT "$out"
 mq_binary
 mq_threads_from_slurm
 mine="$out/shard-$shard"

@@ -21,9 +21,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 max_parallel="" cpus=2 dry=0 site=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --max-parallel) max_parallel=${2:?}; shift 2 ;;
-    --cpus) cpus=${2:?}; shift 2 ;;
-    --sbatch) read -ra site <<<"${2:?}"; shift 2 ;;
+    --max-parallel) mq_value "$@"; max_parallel=$2; shift 2 ;;
+    --cpus) mq_value "$@"; cpus=$2; shift 2 ;;
+    --sbatch) mq_value "$@"; read -ra site <<<"$2"; shift 2 ;;
     --dry-run) dry=1; shift ;;
     -h | --help) usage ;;
     -*) echo "submit_energy: unknown option $1" >&2; usage ;;
@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ $# -ge 2 ] || usage
+mq_folder OUT "$1"
 out=$(realpath -m "$1")
 shift
 groups=()

@@ -27,12 +27,12 @@ max_parallel="" cpus=2 stage=run auto=0 dry=0
 merge_opts=() site=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --max-parallel) max_parallel=${2:?}; shift 2 ;;
-    --cpus) cpus=${2:?}; shift 2 ;;
-    --stage) stage=${2:?}; shift 2 ;;
+    --max-parallel) mq_value "$@"; max_parallel=$2; shift 2 ;;
+    --cpus) mq_value "$@"; cpus=$2; shift 2 ;;
+    --stage) mq_value "$@"; stage=$2; shift 2 ;;
     --auto) auto=1; shift ;;
     --allow-partial | --per-machine) merge_opts+=("$1"); shift ;;
-    --sbatch) read -ra site <<<"${2:?}"; shift 2 ;;
+    --sbatch) mq_value "$@"; read -ra site <<<"$2"; shift 2 ;;
     --dry-run) dry=1; shift ;;
     -h | --help) usage ;;
     -*) echo "submit_mixed: unknown option $1" >&2; usage ;;

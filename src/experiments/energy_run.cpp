@@ -358,6 +358,22 @@ std::string activations_of(const minigpt::Model& m) {
   return s + "fp32 in the others";
 }
 
+namespace {
+// The splits one subject will run (the default list when none given, nothing for "none") are each
+// named once and by no method of the subject.
+void check_unique_splits(const std::vector<std::string>& given, const std::vector<std::string>& methods, const char* flag,
+                         const char* methods_flag) {
+  if (given.size() == 1 && given[0] == "none") return;
+  const std::vector<std::string>& splits = given.empty() ? (std::string(flag) == "--splits" ? default_phase_splits() : default_gpt2_phase_splits()) : given;
+  std::set<std::string> seen;
+  for (const auto& sp : splits) {
+    if (!seen.insert(sp).second) throw mq::UsageError(fmt::format("{}: {} is listed twice", flag, mq::clip_text(sp)));
+    if (std::find(methods.begin(), methods.end(), sp) != methods.end())
+      throw mq::UsageError(fmt::format("{}: {} is also one of {}; configurations need unique names", flag, mq::clip_text(sp), methods_flag));
+  }
+}
+}  // namespace
+
 void validate(const EnergyOptions& o) {
   if (o.rounds < 2) throw mq::UsageError(fmt::format("--rounds {}: a paired interval needs at least 2 rounds", o.rounds));
   if (o.warmup < 0) throw mq::UsageError(fmt::format("--warmup {}: must be >= 0", o.warmup));
@@ -389,6 +405,16 @@ void validate(const EnergyOptions& o) {
         const minigpt::QuantPlan p = minigpt::QuantPlan::uniform(sp);  // throws UsageError for a bad split
         if (!p.phases) throw mq::UsageError(fmt::format("--splits {}: not a phase split (e.g. int4-g64[prefill=+a8,decode=+bf16])", sp));
       }
+  // Splits are configurations found by name like the methods: one listed twice, or also a method, made two
+  // configurations of one name and summarize_subject read past its table (a SIGSEGV after the batch curve).
+  std::vector<std::string> mini_methods(names.begin(), names.end());
+  const std::vector<std::string>& gpt2_methods = o.gpt2_methods.empty() ? default_gpt2_energy_methods() : o.gpt2_methods;
+  check_unique_splits(o.splits, mini_methods, "--splits", "--methods or --quant-map");
+  if (o.gpt2) {
+    if (std::set<std::string>(gpt2_methods.begin(), gpt2_methods.end()).size() != gpt2_methods.size())
+      throw mq::UsageError("--gpt2-methods: a method is listed twice");
+    check_unique_splits(o.gpt2_splits, gpt2_methods, "--gpt2-splits", "--gpt2-methods");
+  }
 }
 
 EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {

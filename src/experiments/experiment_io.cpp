@@ -1,6 +1,8 @@
 #include "experiments/experiment_io.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/core.h>
 
@@ -28,6 +30,34 @@ std::string relativize(std::string text) {
   const std::string root = std::string(MQ_SOURCE_DIR) + "/";
   for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at)) text.erase(at, root.size());
   return text;
+}
+
+std::string portable_command_arg(const std::string& arg) {
+  // An option's value may be glued to it (--out=/tmp/x): only the value is a path.
+  const auto eq = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;
+  const std::string head = eq == std::string::npos ? "" : arg.substr(0, eq + 1);
+  std::string v = eq == std::string::npos ? arg : arg.substr(eq + 1);
+  if (v.empty() || v[0] != '/') return arg;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::weakly_canonical(v, ec);
+  if (ec) return arg;
+  const auto under = [&](const std::filesystem::path& root) -> std::optional<std::string> {
+    if (root.empty() || root == "/") return std::nullopt;
+    std::error_code e2;
+    const std::filesystem::path r = std::filesystem::weakly_canonical(root, e2);
+    if (e2) return std::nullopt;
+    const auto rel = abs.lexically_relative(r);
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    return rel == "." ? std::string() : rel.string();
+  };
+  // The checkout first (a repository-relative path), then the temp folder and the home folder, which name
+  // this machine and user and mean nothing in a tracked manifest.
+  if (const auto r = under(MQ_SOURCE_DIR)) return head + (r->empty() ? "." : *r);
+  if (const auto r = under(std::filesystem::temp_directory_path(ec))) return head + "$TMPDIR" + (r->empty() ? "" : "/" + *r);
+  const char* home = std::getenv("HOME");
+  if (home != nullptr)
+    if (const auto r = under(home)) return head + "~" + (r->empty() ? "" : "/" + *r);
+  return arg;
 }
 
 void relativize(nlohmann::json& j) {
@@ -114,7 +144,10 @@ nlohmann::json bf16_widths() {
 nlohmann::json build_json() {
   const mq::BuildInfo b = mq::build_info();
   const mq::SourceState s = mq::source_state(MQ_SOURCE_DIR);
+  // A release tarball has no .git: the manifest says so in words (git_commit stays null), and every reader
+  // of git_commit goes through commit_text, which does not fail on null.
   return {{"git_commit", s.commit.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.commit)},
+          {"git_metadata", s.commit.empty() ? "absent (no git repository at the source folder: a release tarball or a copy)" : "present"},
           {"git_dirty", s.dirty},
           {"binary_configured_at_commit", b.git_commit},
           {"build_type", b.build_type},
@@ -132,6 +165,12 @@ nlohmann::json build_json() {
           {"weight_only_layout", !mq::has_bf16_weight_path(4)  ? "row-major"
                                  : mq::has_bf16_weight_path(3) ? "int8/int4/int3/int2 in 16-row blocks"
                                                                : "int8/int4/int2 in 16-row blocks"}};
+}
+
+std::string commit_text(const nlohmann::json& build) {
+  const auto it = build.find("git_commit");
+  if (it != build.end() && it->is_string()) return it->get<std::string>().substr(0, 12);
+  return "unknown (no git metadata)";
 }
 
 }  // namespace mqexp

@@ -18,6 +18,10 @@ inline const std::string kPython = "/usr/bin/python3";
 // no absolute path of the machine that wrote them.
 std::string relativize(std::string text);
 void relativize(nlohmann::json& j);
+// One argument of a command line as a manifest records it: an absolute path inside the checkout becomes
+// repository-relative, one in the temp folder "$TMPDIR/...", one in the home folder "~/..."; anything else
+// is kept. A tracked manifest then names no machine's temporary folder or user.
+std::string portable_command_arg(const std::string& arg);
 // Atomic writes through relativize(): every JSON and text output of the experiments goes through these.
 void write_json_atomic(const std::string& path, const nlohmann::json& j);
 void write_text_atomic(const std::string& path, const std::string& text);
@@ -39,5 +43,8 @@ std::string generated_block(const std::string& readme_text);
 // compiler, build type and flags, commits.
 nlohmann::json machine_json();
 nlohmann::json build_json();
+// A manifest build block's commit for a README: its first 12 hex digits, or "unknown (no git metadata)"
+// when the run had no .git (git_commit null or absent).
+std::string commit_text(const nlohmann::json& build);
 
 }  // namespace mqexp

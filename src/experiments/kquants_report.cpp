@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "experiments/experiment_io.h"
 #include "experiments/kquants.h"
 
 namespace mqexp {
@@ -27,7 +28,7 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
   s += fmt::format("Measured by `miniquant kquants` on {} ({} threads), {}; commit {}. Test split: {} tokens; seed {}; "
                    "importance and GPTQ calibration: {} windows of the val split. The run took {:.1f} min.\n\n",
                    m.at("machine").value("cpu_model", "?"), m.value("threads", 0), m.value("date", "?"),
-                   m.at("build").value("git_commit", std::string("unknown")).substr(0, 12), r.at("rows").empty() ? 0 : r.at("rows")[0].value("tokens", 0LL),
+                   commit_text(m.at("build")), r.at("rows").empty() ? 0 : r.at("rows")[0].value("tokens", 0LL),
                    r.value("seed", 0), r.value("calibration_windows", 0), m.at("durations_s").value("total", 0.0) / 60.0);
   const auto& g = r.at("ggml");
   s += fmt::format("llama.cpp's quantizer: `ggml_quantize_chunk` of {} (sha256 {}). Its blocks of every tensor were also "

@@ -49,6 +49,9 @@ struct MixedOptions {
 
 // Checks options that need no model (mq::UsageError).
 void validate(const MixedOptions& o);
+// Checks a finished unit file (runs/<kind>/<id>.json, status "ok") against what the merge reads of it:
+// mq::Error "<file>: <path>: <what is wrong>" (a hand-edited perplexity "abc", bytes -5, a missing field).
+void check_mixed_unit(const nlohmann::json& unit, const std::string& file);
 
 // The hand-written maps of `dir`, by file name; config_ids must be unique and usable as file names.
 std::vector<minigpt::QuantPlan> load_mixed_configs(const std::string& dir);

@@ -6,6 +6,8 @@
 
 #include "experiments/experiment_io.h"
 #include "miniquant/error.h"
+#include "miniquant/util/json_checked.h"
+#include "miniquant/util/json_shape.h"
 #include "miniquant/util/path_name.h"
 #include "miniquant/util/sysinfo.h"
 #include "minigpt/safetensors.h"
@@ -44,14 +46,19 @@ json cpu_of(json machine) {
 std::optional<json> finished(const std::string& path, const std::string& key) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
+  json j;
   try {
-    json j = read_json(path);
-    if (j.is_object() && j.value("key", json()) == key && j.value("status", json()) == "ok") return j;
+    j = read_json(path);
   } catch (const std::exception&) {
-    // A truncated or foreign file (not JSON, not an object, or too large) is measured again (writes are
-    // atomic, so this is not ours).
+    // A truncated or foreign file (not JSON, or too large) is measured again (writes are atomic, so this is
+    // not ours).
+    return std::nullopt;
   }
-  return std::nullopt;
+  if (!j.is_object() || j.value("key", json()) != key || j.value("status", json()) != "ok") return std::nullopt;
+  // Ours by its key and finished, yet its values are what the merge copies into results.json: a hand-edited
+  // one (perplexity "abc", bytes -5) is one line naming the file and the field, not a wrong table.
+  check_mixed_unit(j, path);
+  return j;
 }
 
 std::vector<std::string> all_runs_dirs(const MixedOptions& o) {
@@ -101,3 +108,36 @@ Sens read_sensitivities(const MixedOptions& o, const minigpt::ModelConfig& c) {
 }
 
 }  // namespace mqexp::mixed_detail
+
+namespace mqexp {
+
+void check_mixed_unit(const json& unit, const std::string& file) {
+  // What the merge, the answers and the report read of a finished unit (mixed_merge.cpp, mixed_answers.cpp,
+  // mixed_report.cpp); other keys are kept as they are.
+  static const json common = {{"kind", "string"}, {"id", "string"}, {"key", "string"}, {"date", "string"},
+                              {"seconds", "number"}, {"threads?", "int"}, {"plan", "object"},
+                              {"machine", {{"host?", "string"}, {"cpu_model?", "string"}}}};
+  static const json config = {{"composite", {{"composite", "number"}}},
+                              {"row", {{"ppl", "number"}, {"bytes", "int64"}, {"bytes_linear?", "int64"}, {"bits_per_weight?", "number"},
+                                       {"divergence", {{"kl", {{"mean", "number"}}}, {"delta_ppl", {{"value", "number"}, {"ci95", json::array({"number"})}}}}}}}};
+  static const json sensitivity = {{"kl_mean", "number"}, {"kl_low", "number"}, {"kl_high", "number"}, {"top1", "number"},
+                                   {"ppl", "number"}, {"dppl", "number"}, {"tokens", "int64"}, {"bytes_linear", "int64"}};
+  mq::check_json_shape(unit, common, file);
+  const std::string kind = unit.at("kind").get<std::string>();
+  if (kind == "sensitivity") {
+    mq::check_json_shape(unit, sensitivity, file);
+    if (unit.at("bytes_linear").get<int64_t>() < 0 || unit.at("tokens").get<int64_t>() < 0)
+      throw mq::Error(fmt::format("{}: /bytes_linear and /tokens must be >= 0", file));
+  } else if (kind == "config" || kind == "auto") {
+    mq::check_json_shape(unit, config, file);
+    const json& row = unit.at("row");
+    if (row.at("bytes").get<int64_t>() < 0 || row.value("bytes_linear", int64_t{0}) < 0)
+      throw mq::Error(fmt::format("{}: /row/bytes: a size must be >= 0", file));
+    if (row.at("divergence").at("delta_ppl").at("ci95").size() != 2)
+      throw mq::Error(fmt::format("{}: /row/divergence/delta_ppl/ci95: expected two bounds", file));
+  } else {
+    throw mq::Error(fmt::format("{}: /kind: expected sensitivity, config or auto, found \"{}\"", file, mq::clip_text(kind)));
+  }
+}
+
+}  // namespace mqexp

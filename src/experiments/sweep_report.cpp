@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "experiments/experiment_io.h"
 #include "experiments/generalization_report.h"
 #include "experiments/intervals.h"
 
@@ -304,7 +305,6 @@ std::string speedup_sentence(const std::vector<SchemeRow>& rows, const std::stri
 std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
   const std::vector<SchemeRow>& rows = res.schemes;
   const SchemeRow* base = res.find(res.baseline);
-  const auto& commit = manifest.at("build").value("git_commit", json("unknown"));
   const json& machine = manifest.at("machine");
   // Manifests from before the field was recorded came from AVX-512 VNNI machines.
   const std::string int8_kernel = manifest.at("build").value("int8_activation_kernel", std::string("vnni"));
@@ -315,7 +315,7 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
                                                    machine.at("cpu_model_number").get<int>(), machine.at("cpu_stepping").get<int>())
                                      : std::string(),
       manifest.at("threads").get<int>(), manifest.at("date").get<std::string>(),
-      commit.is_string() ? commit.get<std::string>().substr(0, 12) : std::string("unknown"),
+      commit_text(manifest.at("build")),
       base && base->quality ? base->quality->test_tokens : 0LL, res.seed);
   if (manifest.contains("durations_s"))
     s += fmt::format("The whole sweep took {:.1f} min on that machine; on another, or with other work running, it takes "

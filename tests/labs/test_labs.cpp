@@ -19,6 +19,7 @@
 #include "experiments/lab_course.h"
 #include "experiments/lab_solutions.h"
 #include "miniquant/util/io.h"
+#include "../temp_dir.h"
 
 namespace {
 
@@ -89,7 +90,7 @@ TEST_CASE("lab solutions: the committed files are what the generator writes from
 }
 
 TEST_CASE("lab course: starter state, stale graders") {
-  const fs::path dir = fs::temp_directory_path() / ("mq_test_labs_" + std::to_string(::getpid()));
+  const fs::path dir = fs::path(mqtest::temp_path("mq_test", "mq_test_labs_" + std::to_string(::getpid())));
   fs::remove_all(dir);
   // A copy of lab 01's starter in a tree of its own: unchanged, edited without implementing, started.
   mqexp::LabInfo lab = mqexp::find_lab("01");

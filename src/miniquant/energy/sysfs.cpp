@@ -10,26 +10,21 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 
 namespace mq::energy {
 
 SysfsValue read_sysfs(const std::string& path) {
   SysfsValue v;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    v.error = errno == ENOENT ? "missing" : errno == EACCES ? "permission denied" : std::strerror(errno);
+  // The tree is the user's (--powercap-root, --perf-root): a FIFO or device there must neither block
+  // nor be read without end, so the one bounded, non-blocking, regular-files-only reader of util/io.h.
+  // A sysfs attribute is one short line; 4 KB is a page, sysfs's own limit.
+  const mq::ReadResult r = mq::try_read_file(path, 4096);
+  if (!r.ok) {
+    v.error = r.error == "no such file or directory" ? "missing" : r.error;
     return v;
   }
-  char buf[256];
-  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  const int err = errno;
-  ::close(fd);
-  if (n < 0) {
-    // sysfs may refuse at read time rather than open time.
-    v.error = err == EACCES || err == EPERM ? "permission denied" : std::strerror(err);
-    return v;
-  }
-  std::string s(buf, static_cast<size_t>(n));
+  std::string s = r.text;
   const auto e = s.find_last_not_of(" \t\r\n");
   s = e == std::string::npos ? std::string() : s.substr(0, e + 1);
   const auto nl = s.find('\n');

@@ -147,7 +147,8 @@ nlohmann::json read_json_file(const std::string& path, size_t max_bytes) {
     throw Error(fmt::format("{}: {} bytes is larger than any JSON file of this kind (at most {}); the file is corrupt or "
                             "not the one meant",
                             path, st.st_size, max_bytes));
-  const std::string text = read_file(path);
+  // Bounded by the limit plus one byte, so a file that grew after the stat is reported as too large below.
+  const std::string text = read_file(path, max_bytes + 1);
   if (text.size() > max_bytes)  // it grew between the stat and the read
     throw Error(fmt::format("{}: {} bytes is larger than any JSON file of this kind (at most {})", path, text.size(), max_bytes));
   return parse_json_checked(text, path);
