@@ -240,7 +240,7 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   const CliResult r = run_cli(
       "energy --methods float32 int5-nonsense int8_dynamic --splits int8-per-channel[prefill=+a8,decode=weight-only] --no-gpt2 "
       "--rounds 3 --warmup 1 --prompt-tokens 8 --gen-tokens 6 --batch 1,3 --batch-prompt 4 --batch-steps 2 --batch-rounds 2 --curve-lengths 4,16 "
-      "--curve-gen 4 --curve-rounds 2 --curve-methods float32 int8_dynamic --ppl-tokens 300 --max-slots 8 --no-plot --no-fp32-check "
+      "--curve-gen 4 --curve-rounds 2 --curve-methods float32 int8_dynamic --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot --no-fp32-check "
       "--powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   INFO(r.out);
   CHECK(r.code == 1);  // one method failed
@@ -276,14 +276,14 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   }
   CHECK((*dyn)["savings_vs_float32"]["energy_per_token"]["total"].contains("ratio_ci95_low"));
   CHECK((*base)["accuracy"]["greedy_agreement_with_float32"] == 1.0);
-  // The generalization benchmark's accuracy (test half): off the ceiling, inside its interval, int8 activations
-  // within a few points of the fp32 model's 0.918.
+  // The generalization benchmark's accuracy (test half, 10 items of each paradigm): inside its interval, int8
+  // activations within the band the full run's 0.914 sits in.
   const double acc = (*dyn)["accuracy"]["accuracy"].get<double>();
-  CHECK(acc > 0.85);
-  CHECK(acc < 0.95);
+  CHECK(acc > 0.80);
+  CHECK(acc < 0.99);
   CHECK((*dyn)["accuracy"]["accuracy_ci95"][0].get<double>() < acc);
   CHECK((*dyn)["accuracy"]["accuracy_ci95"][1].get<double>() > acc);
-  CHECK((*dyn)["accuracy"]["accuracy_items"] == 5500);
+  CHECK((*dyn)["accuracy"]["accuracy_items"] == 110);  // the 11 scored paradigms' items; the diagnostics apart
   // The split runs +a8 in prefill and weight-only in decode, read from the model itself.
   CHECK((*split)["phases_run"]["prefill"]["activations"] == "int8 (dynamic, per token)");
   CHECK((*split)["phases_run"]["decode"]["activations"] == "fp32");
@@ -340,7 +340,7 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   const std::string map = write_test_file(out + "_in", "half.json", R"({"config_id": "half-a8", "default": "int8-per-channel",
       "layer_groups": [{"layers": [0, 1], "quant": "int8-per-channel+a8"}]})");
   const std::string common = " --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 --batch 1 "
-                             "--batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --no-plot --no-fp32-check "
+                             "--batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot --no-fp32-check "
                              "--powercap-root /nonexistent --perf-root /nonexistent --out " + out;
   const CliResult r = run_cli("energy --methods float32 int8_dynamic --quant-map " + map + common);
   INFO(r.out);

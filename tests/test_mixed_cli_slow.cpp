@@ -229,7 +229,7 @@ TEST_CASE("mixed: bad input stops with one line and exit 2 before any work") {
   const std::string out = kDir + "/bad";
   CliResult r = run_cli(common(out) + " --shard 2/2");
   CHECK(r.code == 2);
-  CHECK(r.out.find("--shard 2/2") != std::string::npos);
+  CHECK(r.out.find("--shard '2/2': i 2: must be in [0, 1]") != std::string::npos);
   r = run_cli(common(out) + " --shard x");
   CHECK(r.code == 2);
   r = run_cli(common(out) + " --rounds 1");

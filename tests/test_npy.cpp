@@ -66,17 +66,19 @@ TEST_CASE("float64, float16, Fortran order and 1-D files") {
 }
 
 TEST_CASE("bad files say what is wrong") {
-  CHECK(load_error("hello world, not numpy") == "'/tmp/mq_test_npy_bad.npy' is not a .npy file (no \\x93NUMPY magic)");
+  const std::string bad = "'" + tmp_path("bad.npy") + "'";  // the test's own temporary folder
+  CHECK(load_error("hello world, not numpy") == bad + " is not a .npy file (no \\x93NUMPY magic)");
   CHECK(load_error(npy_bytes("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", "abcd")) ==
-        "'/tmp/mq_test_npy_bad.npy': dtype '<i4' is not supported (little-endian float16/32/64: <f2, <f4, <f8)");
+        bad + ": dtype '<i4' is not supported (little-endian float16/32/64: <f2, <f4, <f8)");
   CHECK(load_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", "abcd")) ==
-        "'/tmp/mq_test_npy_bad.npy': truncated data: shape (2, 2) needs 16 bytes, the file has 4");
+        bad + ": truncated data: shape (2, 2) needs 16 bytes, the file has 4");
   CHECK(load_error(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }", "")) ==
-        "'/tmp/mq_test_npy_bad.npy': shape (2, 2, 2) is not a matrix (1-D or 2-D expected)");
+        bad + ": shape (2, 2, 2) is not a matrix (1-D or 2-D expected)");
+  const std::string missing = tmp_path("does_not_exist.npy");
   try {
-    load_npy(mqtest::temp_path("mq_test", "mq_test_npy_does_not_exist.npy"));
+    load_npy(missing);
     FAIL("loaded a missing file");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()) == "cannot read '/tmp/mq_test_npy_does_not_exist.npy': no such file or directory");
+    CHECK(std::string(e.what()) == "cannot read '" + missing + "': no such file or directory");
   }
 }

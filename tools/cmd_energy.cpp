@@ -89,7 +89,7 @@ void run(EnergyCli& cli) {
   summary["options"] = {{"rounds", o.rounds},         {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
                         {"batch_steps", o.batch_steps}, {"batch_rounds", o.batch_rounds}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
-                        {"max_slots", o.max_slots},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
+                        {"max_slots", o.max_slots}, {"max_items", o.max_items},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
                         {"control", o.control},       {"curve_lengths", o.curve_lengths}, {"curve_gen", o.curve_gen},
                         {"curve_rounds", o.curve_rounds}, {"quant_maps", cli.quant_maps}};
   summary["date"] = date;
@@ -166,6 +166,9 @@ void register_energy(CLI::App& app) {
   cmd->add_option("--seed", o.seed, "corpus seed")->capture_default_str();
   cmd->add_option("--ppl-tokens", o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")->capture_default_str();
   cmd->add_option("--max-slots", o.max_slots, "verb-tense slots to score (0: all)")->capture_default_str();
+  cmd->add_option("--max-items", o.max_items, "generalization benchmark items to score, spread over the paradigms (0: all)")
+      ->check(NonNegative)
+      ->capture_default_str();
   cmd->add_option("--calibration", o.calibration, "GPTQ calibration windows")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
   cmd->add_flag("--calibrate", o.calibrate, "fit the model's coefficients from a real meter (writes energy_model.calibrated.json)");

@@ -85,8 +85,9 @@ inline std::pair<int, int> parse_shard(const std::string& text, const std::strin
   const auto slash = text.find('/');
   if (slash == std::string::npos || text.find('/', slash + 1) != std::string::npos)
     throw mq::UsageError(fmt::format("{} '{}': expected i/n, e.g. 0/2", flag, text));
-  const int n = static_cast<int>(parse_int_strict(text.substr(slash + 1), flag + " n", 1, 100000));
-  const int i = static_cast<int>(parse_int_strict(text.substr(0, slash), flag + " i", 0, n - 1));
+  // The messages name the whole value the user typed, then the part that is wrong.
+  const int n = static_cast<int>(parse_int_strict(text.substr(slash + 1), fmt::format("{} '{}': n", flag, text), 1, 100000));
+  const int i = static_cast<int>(parse_int_strict(text.substr(0, slash), fmt::format("{} '{}': i", flag, text), 0, n - 1));
   return {i, n};
 }
 

@@ -129,3 +129,16 @@ def place_labels(ax, items, fontsize=7.5):
         ax.annotate(text, (x, y), xytext=(side * 6, off / px_per_pt), textcoords="offset points", va="center",
                     ha="left" if side > 0 else "right", fontsize=fontsize,
                     arrowprops=dict(arrowstyle="-", lw=0.4, color="0.5") if off else None)
+
+
+def wilson(k, n, z=1.959963984540054):
+    """Wilson score 95% interval of k / n (intervals.h `wilson`); [0, 1] for n = 0."""
+    import math
+
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))

@@ -13,17 +13,7 @@ import numpy as np
 
 import common
 
-Z = 1.959963984540054
-
-
-def wilson(k, n):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + Z * Z / n
-    c = (p + Z * Z / (2 * n)) / d
-    h = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
+wilson = common.wilson
 
 
 def paired(a, b):

@@ -72,23 +72,12 @@ if has_kld:
     bx.grid(True, which="both", alpha=0.25)
     common.place_labels(bx, [(r["bytes"], r["divergence"]["kl"]["mean"], f'{r["scheme"]} ({r["divergence"]["kl"]["mean"]:.2g})') for r in kr])
 if has_gen:
-    import math
-
     gx = axes[-1]
-    z = 1.959963984540054
-
-    def wilson(k, n):
-        p = k / n
-        d = 1 + z * z / n
-        c = (p + z * z / (2 * n)) / d
-        h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-        return max(0.0, c - h), min(1.0, c + h)
-
     gr = [r for r in rows if "generalization" in r]
     pts = []
     for r in gr:
         o = r["generalization"]["overall"]
-        lo_, hi_ = wilson(o["correct"], o["total"])
+        lo_, hi_ = common.wilson(o["correct"], o["total"])
         gptq = r.get("method") == "gptq"
         gx.errorbar(r["bytes"], o["accuracy"], yerr=[[o["accuracy"] - lo_], [hi_ - o["accuracy"]]], fmt="s" if gptq else "o",
                     color="tab:green" if gptq else "tab:blue", ms=5, capsize=2, lw=0.8)

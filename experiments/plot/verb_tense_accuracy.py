@@ -5,8 +5,6 @@ hard three, the hard set together, all slots). Each cell shows the accuracy and 
 
 usage: verb_tense_accuracy.py results.json verb_tense_accuracy.png
 """
-import math
-
 import numpy as np
 
 import common
@@ -15,27 +13,17 @@ EASY = ["agreement", "local_time_cue", "attractor", "long_range"]
 HARD = ["coordination", "object_relative", "relative_inner"]
 
 
-def wilson(k, n, z=1.959963984540054):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
-
-
 def cells(by, overall, kinds):
     """(accuracy, low, high) per column: each construction, the hard set pooled, all slots."""
     out = []
     for k in kinds:
         s = by.get(k)
-        out.append(None if s is None else (s["accuracy"], *wilson(s["correct"], s["total"])))
+        out.append(None if s is None else (s["accuracy"], *common.wilson(s["correct"], s["total"])))
     hard = [by[k] for k in HARD if k in by]
     if hard:
         c, n = sum(s["correct"] for s in hard), sum(s["total"] for s in hard)
-        out.append((c / n if n else 0.0, *wilson(c, n)))
-    out.append((overall["accuracy"], *wilson(overall["correct"], overall["total"])))
+        out.append((c / n if n else 0.0, *common.wilson(c, n)))
+    out.append((overall["accuracy"], *common.wilson(overall["correct"], overall["total"])))
     return out
 
 

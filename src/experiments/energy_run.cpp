@@ -97,7 +97,7 @@ json accuracy_json(const minigpt::Model& m, const Shared& s) {
   const int win = m.config().n_ctx;
   const auto ppl = minigpt::perplexity(m, s.ppl_stream, win, win / 2);
   const auto vt = minigpt::verb_tense_accuracy(m, s.c.tok, s.c.corpus.test, s.o.max_slots);
-  const std::optional<Generalization> g = evaluate_generalization(m, s.c.tok, s.c, EvalLimits{});
+  const std::optional<Generalization> g = evaluate_generalization(m, s.c.tok, s.c, EvalLimits{.max_items = s.o.max_items});
   if (!g) throw mq::Error("energy: the generalization benchmark has no items");
   const Interval w = wilson(g->overall.correct, g->overall.total);
   return {{"ppl", ppl.ppl}, {"ppl_tokens", ppl.tokens}, {"next_token_top1", ppl.top1()}, {"verb_tense_accuracy", vt.overall.accuracy()},

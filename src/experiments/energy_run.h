@@ -70,6 +70,7 @@ struct EnergyOptions {
   uint64_t seed = 42;
   int64_t ppl_tokens = 8192;  // perplexity and next-token accuracy over the test split's first tokens
   int64_t max_slots = 600;    // verb-tense slots
+  int64_t max_items = 0;      // generalization benchmark items of the test half (0: all)
   int calibration = 32;       // GPTQ calibration windows
   bool calibrate = false;     // fit the model's coefficients from the real meter's measurements
   bool fp32_check = true;     // time the fp32 kernels against Eigen's GEMM on the models' shapes
