@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "experiments/divergence.h"
+#include "experiments/generalization_report.h"
 #include "experiments/intervals.h"
 #include "miniquant/error.h"
 #include "minigpt/eval.h"
@@ -44,18 +45,17 @@ MarginStats margin_stats(const std::vector<double>& m) {
   return s;
 }
 
-// Items' outcomes of a model and the reference paired into one PairedDifference (NaN margins skipped).
+// A benchmark margin as a stored answer: '1' right, '0' wrong (a tie included), '-' skipped.
+char answer_of(double margin) { return std::isnan(margin) ? '-' : margin > 0 ? '1' : '0'; }
+
+// The answers of `which` items, paired by generalization_report.h's one pairing (pair_answer_strings).
 PairedDifference pair_items(const std::vector<double>& model, const std::vector<double>& ref, const std::vector<size_t>& which) {
-  long long both = 0, only_model = 0, only_ref = 0, neither = 0;
+  std::string a, b;
   for (size_t i : which) {
-    if (std::isnan(model[i]) || std::isnan(ref[i])) continue;
-    const bool a = model[i] > 0, b = ref[i] > 0;
-    both += a && b;
-    only_model += a && !b;
-    only_ref += !a && b;
-    neither += !a && !b;
+    a.push_back(answer_of(model[i]));
+    b.push_back(answer_of(ref[i]));
   }
-  return paired_difference(both, only_model, only_ref, neither);
+  return pair_answer_strings(a, b);
 }
 
 void add_generalization_change(Divergence& d, const std::vector<minigpt::BenchmarkItem>& items, const std::vector<double>& ref,
@@ -100,8 +100,7 @@ std::optional<Generalization> evaluate_generalization(const minigpt::Model& m, c
   g.split = limits.benchmark_dev ? "dev" : "test";
   std::vector<double> scored;
   for (size_t i = 0; i < bench.size(); ++i) {
-    std::string& answers = g.answers[minigpt::paradigm_name(bench[i].paradigm)];
-    answers.push_back(std::isnan(bs.margin[i]) ? '-' : bs.margin[i] > 0 ? '1' : '0');
+    g.answers[minigpt::paradigm_name(bench[i].paradigm)].push_back(answer_of(bs.margin[i]));
     if (std::isnan(bs.margin[i])) continue;  // skipped
     require_finite(bs.margin[i], "a generalization benchmark margin");
     scored.push_back(bs.margin[i]);
