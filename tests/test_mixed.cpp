@@ -189,7 +189,7 @@ nlohmann::json fake_config(const std::string& id, const std::string& kind, const
   p.id = id;
   c["plan"] = p.to_json();
   c["row"] = {{"ppl", ppl}, {"bytes", bytes}, {"divergence", {{"kl", {{"mean", kl}}}, {"delta_ppl", {{"ci95", {-0.01, 0.01}}}}}}};
-  c["composite"] = {{"composite", acc}};
+  c["accuracy"] = acc;
   return c;
 }
 

@@ -1,5 +1,5 @@
-"""pareto_epi.png from 27-mixed-epi/results.json: composite accuracy (mean of verb-tense, hard-set and
-next-token top-1 accuracy; deterministic) against joules per token (mean over the paired rounds, its 95%
+"""pareto_epi.png from 27-mixed-epi/results.json: the generalization benchmark's accuracy (test half, its
+Wilson 95% interval as error bars) against joules per token (mean over the paired rounds, its 95%
 interval as error bars), one dot per configuration with energy rounds; uniform maps,
 hand-written mixed maps, allocated maps and the fp32 baseline marked apart; the frontier (fewer joules,
 higher accuracy, as results.json marks it) drawn as a step line; dashed lines of equal EPI (J/token ÷ accuracy).
@@ -22,7 +22,8 @@ for i, c in enumerate(sorted(cs, key=lambda c: c["joules_per_token"])):
     x = 1e3 * e["mean"]
     xerr = [[x - 1e3 * e["ci95_low"]], [1e3 * e["ci95_high"] - x]]
     y = c["accuracy"]
-    yerr = None
+    ci = c.get("accuracy_detail", {}).get("ci95")
+    yerr = [[y - ci[0]], [ci[1] - y]] if ci else None
     lab = None if c["kind"] in seen else label
     seen.add(c["kind"])
     ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=marker, color=color, ms=6, capsize=2, lw=0.7, label=lab,
@@ -51,7 +52,7 @@ ax.set_ylim(ylo, yhi)
 source = res.get("energy", {}).get("energy_source", "?")
 measured = res.get("energy", {}).get("measured", False)
 ax.set_xlabel("joules per token, mJ (prefill + decode + post of one generation)" + ("" if measured else " — MODELLED, no energy counter"))
-ax.set_ylabel("composite accuracy (verb tense, hard set, next-token top-1)")
+ax.set_ylabel("generalization benchmark accuracy (Wilson 95%)")
 ax.set_title("MiniGPT: accuracy vs energy per configuration (dotted: equal EPI through each uniform map)")
 ax.grid(True, alpha=0.25)
 ax.legend(fontsize=8, loc="lower right")

@@ -163,7 +163,7 @@ std::string solution_05(const std::string& root) {
   const json& b = *cs.front();
   o << "\nThe four questions of the handout, answered from these numbers:\n\n";
   o << "## 1. Which configuration has the lowest EPI in your run, and what are its J/token and accuracy?\n\n";
-  o << fmt::format("**{}**: EPI {:.5g} J per unit of composite accuracy, from {} per token at accuracy {:.4f}. EPI divides the energy "
+  o << fmt::format("**{}**: EPI {:.5g} J per unit of generalization accuracy, from {} per token at accuracy {:.4f}. EPI divides the energy "
                    "by what the model still gets right, so a map that saves joules by losing slots does not win by it.\n\n",
                    b["config_id"].get<std::string>(), b["epi"].get<double>(), mj(b.value("joules_per_token", NAN)), b.value("accuracy", NAN));
   const json& top = *ls.front();

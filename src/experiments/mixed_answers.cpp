@@ -10,6 +10,8 @@
 #include "experiments/energy_robust.h"
 #include "experiments/energy_summary.h"
 #include "experiments/epi.h"
+#include "experiments/generalization_report.h"
+#include "experiments/results.h"
 #include "miniquant/energy/select.h"
 #include "miniquant/energy/trial_stats.h"
 #include "miniquant/error.h"
@@ -36,6 +38,7 @@ std::string rtext(const en::Ratio& r) { return fmt::format("{:.3f} [{:.3f}, {:.3
 struct Cfg {
   std::string id, kind;
   double acc = 0, ppl = 0, dppl_half = 0, bytes = 0, kld = 0;
+  std::string answers;  // the generalization benchmark's per-item answers (scored paradigms), for paired accuracy
   minigpt::QuantPlan plan;
 };
 
@@ -48,7 +51,8 @@ std::vector<Cfg> measured(const json& configs, const EnergySetData& e) {
     Cfg x;
     x.id = id;
     x.kind = c["kind"];
-    x.acc = c["composite"]["composite"].get<double>();
+    x.acc = c["accuracy"].get<double>();
+    if (c["row"].contains("generalization")) x.answers = scored_answers(generalization_from_json(c["row"]["generalization"]));
     x.ppl = c["row"]["ppl"].get<double>();
     const json& ci = c["row"]["divergence"]["delta_ppl"]["ci95"];
     x.dppl_half = (ci[1].get<double>() - ci[0].get<double>()) / 2;
@@ -81,14 +85,14 @@ const Cfg* find(const std::vector<Cfg>& v, const std::string& id) {
 // The configurations as epi.h's frontier sees them, under a pricing.
 std::vector<EpiPoint> points(const EnergySetData& e, const std::vector<Cfg>& cs, const Pricing& p) {
   std::vector<EpiPoint> v;
-  for (const Cfg& c : cs) v.push_back({c.id, c.acc, priced_series(e.rounds, "generation", c.id, "total", p)});
+  for (const Cfg& c : cs) v.push_back({c.id, c.acc, priced_series(e.rounds, "generation", c.id, "total", p), c.answers});
   return v;
 }
 
 // The accuracy-vs-J/token frontier (epi_frontier: paired intervals decide "cheaper").
 std::vector<std::string> frontier(const EnergySetData& e, const std::vector<Cfg>& cs, const Pricing& p) { return epi_frontier(points(e, cs, p)); }
 
-// The EPI-optimal configuration under a pricing (lowest mean J / composite accuracy).
+// The EPI-optimal configuration under a pricing (lowest mean J / accuracy).
 const Cfg* epi_best(const EnergySetData& e, const std::vector<Cfg>& cs, const Pricing& p) { return find(cs, epi_optimal(points(e, cs, p))); }
 
 int bits_of(const minigpt::LinearRecipe& r) { return r.scheme.bits; }
@@ -182,7 +186,7 @@ json mixed_energy_json(const EnergySetData& e, const std::string& set, json& con
     for (const char* ph : {"prefill", "decode"})
       en_j["tokens_per_s"][ph] = en::summary_json(en::summarize_trials(e.rounds.series("generation", id, ph, "tokens_per_s")));
     en_j["watts"] = en::summary_json(en::summarize_trials(e.rounds.series("generation", id, "total", "watts")));
-    const double j = jmean(e, id), acc = c["composite"]["composite"].get<double>();
+    const double j = jmean(e, id), acc = c["accuracy"].get<double>();
     c["energy"] = en_j;
     c["joules_per_token"] = j;
     c["epi"] = acc > 0 ? json(j / acc) : json(nullptr);
@@ -262,7 +266,12 @@ json mixed_answers(const json& configs, const EnergySetData& e, const en::Coeffi
   std::vector<std::string> mixed_on, uniform_on;
   for (const auto& id : fr) {
     const Cfg* c = find(cs, id);
-    rq2["frontier"].push_back({{"config_id", id}, {"kind", c->kind}, {"accuracy", c->acc}, {"joules_per_token", jmean(e, id)}});
+    json f = {{"config_id", id}, {"kind", c->kind}, {"accuracy", c->acc}, {"joules_per_token", jmean(e, id)}};
+    if (const Cfg* base = find(cs, kBase); base && !c->answers.empty() && c->answers.size() == base->answers.size()) {
+      const PairedDifference d = pair_answer_strings(c->answers, base->answers);
+      f["accuracy_vs_fp32"] = {{"diff", d.diff}, {"ci95", {d.low, d.high}}, {"p_mcnemar", d.p_value}};
+    }
+    rq2["frontier"].push_back(f);
     (c->kind == "mixed" || c->kind == "auto" ? mixed_on : uniform_on).push_back(id);
   }
   const auto join = [](const std::vector<std::string>& v) {
@@ -271,7 +280,8 @@ json mixed_answers(const json& configs, const EnergySetData& e, const en::Coeffi
     return v.empty() ? std::string("none") : s;
   };
   rq2["answer"] = fmt::format("{} configurations are on the frontier (no other is at least as accurate and cheaper beyond its paired "
-                              "interval): mixed or allocated maps {}; uniform maps and the baseline {}.",
+                              "J/token interval; accuracies compare by their paired interval over the benchmark's items, so a difference "
+                              "inside it is a tie, not a win): mixed or allocated maps {}; uniform maps and the baseline {}.",
                               fr.size(), join(mixed_on), join(uniform_on));
   out["rq2"] = rq2;
   for (const auto& id : mixed_on)
@@ -379,10 +389,18 @@ json mixed_answers(const json& configs, const EnergySetData& e, const en::Coeffi
     rq4["reference_bytes"] = ref->bytes;
     rq4["epi_ratio_to_reference"] = en::ratio_json(r);
     rq4["smaller"] = smaller;
-    rq4["answer"] = fmt::format("The EPI-optimal configuration is {} ({:.0f} KiB, composite accuracy {:.4f}); it is {} than {} ({:.0f} KiB), "
-                                "at an EPI ratio of {} to it; it stays the lowest in {:.0f}% of bootstrap resamples of the rounds.",
+    std::string acc_vs;  // the two maps' accuracies paired by item: a difference inside the interval is a tie
+    if (best->id != ref->id && !best->answers.empty() && best->answers.size() == ref->answers.size()) {
+      const PairedDifference d = pair_answer_strings(best->answers, ref->answers);
+      rq4["accuracy_vs_reference"] = {{"diff", d.diff}, {"ci95", {d.low, d.high}}, {"p_mcnemar", d.p_value}};
+      acc_vs = fmt::format("; its accuracy differs from {}'s by {:+.4f} [{:+.4f}, {:+.4f}] paired by item ({})", ref->id, d.diff, d.low,
+                           d.high, d.high < 0 ? "lower" : d.low > 0 ? "higher" : "a tie");
+    }
+    rq4["answer"] = fmt::format("The EPI-optimal configuration is {} ({:.0f} KiB, generalization accuracy {:.4f}); it is {} than {} ({:.0f} KiB), "
+                                "at an EPI ratio of {} to it (the J/token interval scaled by the accuracies){}; it stays the lowest in {:.0f}% "
+                                "of bootstrap resamples of the rounds.",
                                 best->id, best->bytes / 1024, best->acc, best->id == ref->id ? "the same map" : smaller ? "smaller" : "larger",
-                                ref->id, ref->bytes / 1024, rtext(r), 100 * freq[bi]);
+                                ref->id, ref->bytes / 1024, rtext(r), acc_vs, 100 * freq[bi]);
     if (best->id != ref->id)
       st.push_back({"rq4/size", fmt::format("RQ4: the EPI-optimal map is {} than {}", smaller ? "smaller" : "larger", ref->id),
                     [&e, cs, ref = *ref, smaller](const Pricing& p) {

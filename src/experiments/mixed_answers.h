@@ -7,7 +7,7 @@
 //   RQ3 which layers / tensor kinds are most sensitive, in quality and in energy?
 //   RQ4 is the EPI-optimal map smaller or larger than uniform 4-bit?
 //   RQ5 do the savings come from bytes moved or from arithmetic (the model's decomposition per phase)?
-// EPI = J/token / composite accuracy (mixed.cpp composite_accuracy: verb tense, hard set, next-token top-1).
+// EPI = J/token / accuracy (mixed.cpp accuracy_of: the generalization benchmark's, paired by item for comparisons).
 #pragma once
 #include <optional>
 

@@ -71,7 +71,7 @@ json merge_mixed(const MixedOptions& o, const json& only_machine) {
     const bool uniform = u.plan.rules.empty() || u.id.rfind("uniform-", 0) == 0;
     json e = {{"config_id", u.id},
               {"kind", u.kind == "auto" ? "auto" : u.id == "fp32" ? "baseline" : uniform ? "uniform" : "mixed"},
-              {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"composite", (*j)["composite"]}, {"machine", (*j)["machine"]},
+              {"plan", u.plan.to_json()}, {"row", (*j)["row"]}, {"accuracy_detail", (*j)["accuracy"]}, {"machine", (*j)["machine"]},
               {"seconds", (*j)["seconds"]}};
     json& mach = machines[(*j)["machine"].dump()];
     if (mach.is_null()) mach = {{"machine", (*j)["machine"]}, {"threads", (*j).value("threads", 0)}, {"units", 0},
@@ -80,7 +80,7 @@ json merge_mixed(const MixedOptions& o, const json& only_machine) {
     // ISO 8601 UTC strings order as text
     if ((*j)["date"].get<std::string>() < mach["first_date"].get<std::string>()) mach["first_date"] = (*j)["date"];
     if ((*j)["date"].get<std::string>() > mach["last_date"].get<std::string>()) mach["last_date"] = (*j)["date"];
-    e["accuracy"] = e["composite"]["composite"];
+    e["accuracy"] = e["accuracy_detail"]["accuracy"];
     configs.push_back(e);
   }
   // Energy from the rounds: the set of every configuration when it is measured, else the hand-written ones'.
