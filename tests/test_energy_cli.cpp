@@ -239,7 +239,7 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   fs::remove_all(out);
   const CliResult r = run_cli(
       "energy --methods float32 int5-nonsense int8_dynamic --splits int8-per-channel[prefill=+a8,decode=weight-only] --no-gpt2 "
-      "--rounds 3 --warmup 1 --prompt-tokens 8 --gen-tokens 6 --batch 1,3 --batch-prompt 4 --batch-steps 2 --batch-rounds 2 --curve-lengths 4,16 "
+      "--rounds 3 --max-rounds 7 --add-rounds 2 --warmup 1 --prompt-tokens 8 --gen-tokens 6 --batch 1,3 --batch-prompt 4 --batch-steps 2 --batch-rounds 2 --curve-lengths 4,16 "
       "--curve-gen 4 --curve-rounds 2 --curve-methods float32 int8_dynamic --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot --no-fp32-check "
       "--powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   INFO(r.out);
@@ -267,7 +267,9 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   CHECK((*dyn)["source_name"] == "int8_dynamic");
   CHECK((*dyn)["scheme"] == "int8-per-channel+a8");
   // Each configuration measured once per round; the phases add up in every round.
-  CHECK((*dyn)["phases"]["total"]["joules_per_token"]["n"] == 3);
+  // Adaptive rounds: 3 planned, then 2 at a time while the control is outside +-3%, 7 at most.
+  const int n_rounds = (*dyn)["phases"]["total"]["joules_per_token"]["n"].get<int>();
+  CHECK((n_rounds == 3 || n_rounds == 5 || n_rounds == 7));
   for (const json* m : {base, dyn, split}) {
     const auto& p = (*m)["phases"];
     CHECK(p["prefill"]["joules"]["mean"].get<double>() + p["decode"]["joules"]["mean"].get<double>() + p["post"]["joules"]["mean"].get<double>() ==
@@ -295,6 +297,12 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   // The control and the ranking.
   CHECK(md["control"]["name"] == "float32 (control)");
   CHECK(md["control"].contains("passes"));
+  CHECK(md["control"]["rounds"] == n_rounds);
+  CHECK(md["control"]["planned_rounds"] == 3);
+  CHECK(md["control"]["added_rounds"] == n_rounds - 3);
+  CHECK(md["control"]["load_average"].size() == static_cast<size_t>(n_rounds));
+  if (n_rounds < 7) CHECK(md["control"]["passes"] == true);  // it stopped early only because the control passed
+  CHECK(r.out.find(std::to_string(n_rounds) + " rounds") != std::string::npos);
   CHECK(md["ranking"]["order"].size() == 4);  // the control is not ranked; the failed one is not measured
   // The prompt-length curve: the given lengths below the longest, then the longest prompt that fits.
   const json& pc = md["prompt_curve"];

@@ -86,7 +86,7 @@ void run(EnergyCli& cli) {
   fmt::print(stderr, "energy: seed {}, {} threads, meter {} -> {}\n", o.seed, omp_get_max_threads(), o.meter, cli.out);
   mqexp::EnergyRun run = mqexp::run_energy(o, [&](const std::string& line) { fmt::print(stderr, "[{:6.1f} s] {}\n", elapsed(), line); });
   nlohmann::json& summary = run.summary;
-  summary["options"] = {{"rounds", o.rounds},         {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
+  summary["options"] = {{"rounds", o.rounds},         {"max_rounds", o.round_bound()}, {"add_rounds", o.add_rounds}, {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},
                         {"batch_steps", o.batch_steps}, {"batch_rounds", o.batch_rounds}, {"meter", o.meter},         {"ppl_tokens", o.ppl_tokens},
                         {"max_slots", o.max_slots}, {"max_items", o.max_items},   {"calibration_windows", o.calibration}, {"gpt2", o.gpt2},
@@ -142,6 +142,10 @@ void register_energy(CLI::App& app) {
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
   cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in a rotated order")->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "warm-up rounds before them (not reported)")->capture_default_str();
+  cmd->add_option("--max-rounds", o.max_rounds,
+                  "adaptive: while the control is outside +-3%, add rounds up to this many in all (0: 3 x --rounds; = --rounds: none)")
+      ->capture_default_str();
+  cmd->add_option("--add-rounds", o.add_rounds, "adaptive: rounds added at a time")->capture_default_str();
   cmd->add_flag("--no-control", [cli](int64_t) { cli->o.control = false; }, "do not measure the fp32 baseline a second time (the control)");
   cmd->add_option("--splits", o.splits, "phase splits on MiniGPT, e.g. int4-g64[prefill=+a8,decode=+bf16]; none: no splits");
   cmd->add_option("--gpt2-splits", o.gpt2_splits, "phase splits on the GPT-2-small-shaped body; none: no splits");

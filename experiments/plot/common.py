@@ -2,6 +2,7 @@
 import json
 import os
 import sys
+import tempfile
 
 import matplotlib
 
@@ -18,11 +19,23 @@ def load(path):
 
 
 def save(fig, path):
-    """Writes the figure next to `path`, then renames it over, so a crash leaves no half PNG."""
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=130, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
+    """Writes the figure to a temporary file of our own next to `path` (created exclusively, so two runs
+    never share one), then renames it over: a crash leaves no half PNG. An existing `path` that is not a
+    regular file (a folder, a FIFO, a device) is refused with one line, and the temporary file removed."""
+    if os.path.lexists(path) and not os.path.islink(path) and not os.path.isfile(path):
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {path} exists and is not a regular file; not writing over it")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format="png", dpi=130, bbox_inches="tight")
+        os.replace(tmp, path)
+    except OSError as e:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: cannot write {path}: {e}")
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def usage(n, text):

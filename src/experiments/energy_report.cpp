@@ -52,8 +52,16 @@ std::string source_line(const json& s) {
 std::string control_line(const json& model) {
   if (!model.contains("control")) return "control: not measured (--no-control)";
   const json& c = model["control"];
-  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds: {}", c["name"].get<std::string>(),
-                     c["of"].get<std::string>(), c["ratio"].get<double>(), c["low"].get<double>(), c["high"].get<double>(),
+  // How many rounds the answer took (summaries written before the adaptive rounds have no count).
+  std::string rounds;
+  if (c.contains("rounds")) {
+    const int n = c["rounds"].get<int>(), added = c.value("added_rounds", 0);
+    const size_t disturbed = c.value("disturbed_rounds", json::array()).size();
+    rounds = fmt::format(" ({} rounds{}; {} disturbed)", n, added > 0 ? fmt::format(", {} added while the control was outside +-3%", added) : "",
+                         disturbed == 0 ? std::string("none") : fmt::format("{}", disturbed));
+  }
+  return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds{}: {}", c["name"].get<std::string>(),
+                     c["of"].get<std::string>(), c["ratio"].get<double>(), c["low"].get<double>(), c["high"].get<double>(), rounds,
                      c["passes"].get<bool>() ? "PASS (contains 1.00, inside +-3%)"
                                              : fmt::format("FAIL ({}): the comparisons below are not to be trusted at this resolution",
                                                            !c["contains_one"].get<bool>() ? "excludes 1.00" : "wider than +-3%"));
@@ -85,7 +93,7 @@ std::string model_text(const json& s, const json& md) {
                      mean(p["decode"]["watts"]), num(a.value("ppl", json()), "{:.3f}"), num(a.value("accuracy", json()), "{:.3f}"),
                      num(a.value("greedy_agreement_with_float32", json()), "{:.3f}"));
   }
-  t += "\nPaired ratios to float32 (energy per token by phase, latency of a generation), geometric mean over rounds [95% CI]:\n";
+  t += "\nPaired ratios to float32 (energy per token by phase, latency of a generation), median over rounds [95% sign-test CI]:\n";
   t += fmt::format("{:<44} {:>24} {:>24} {:>24} {:>24} {:>24}\n", "configuration", "total", "decode", "prefill", "latency", "total saving");
   for (const auto& m : ms)
     if (ok(m) && m.contains("savings_vs_float32")) {
@@ -167,7 +175,8 @@ const json& model_spec() {
     return json{{"title?", "string"},
                 {"methods", json::array({{{"status", "string"}, {"name", "string"}, {"scheme?", "string"}, {"role?", "string"}}})},
                 {"control?", {{"name", "string"}, {"of", "string"}, {"ratio", "number"}, {"low", "number"}, {"high", "number"},
-                              {"passes", "bool"}, {"contains_one", "bool"}}},
+                              {"passes", "bool"}, {"contains_one", "bool"}, {"rounds?", "int"}, {"added_rounds?", "int"},
+                              {"disturbed_rounds?", json::array({"int"})}}},
                 {"splits?", json::array({{{"split", "string"}, {"prefill_uniform", "string"}, {"decode_uniform", "string"},
                                           {"vs_prefill_uniform", ratio}, {"vs_decode_uniform", ratio}, {"beats_both", "bool"}}})},
                 {"ranking", {{"winner", "string"}, {"winner_stays_on_top", "number"},
@@ -273,12 +282,13 @@ std::string energy_readme_block(const json& s) {
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
     t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "
-                     "Design: {} paired rounds of one generation (every configuration in every round, order rotated), {} warm-up; the "
-                     "batch curve in {} rounds of its own.\n\n",
+                     "Design: {} paired rounds of one generation (every configuration in every round, order rotated; up to {} while a "
+                     "control is outside +-3%), {} warm-up; comparisons are medians of the per-round ratios with sign-test 95% "
+                     "intervals; the batch curve in {} rounds of its own.\n\n",
                      m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                      m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),
                      s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60, s["options"]["rounds"].get<int>(),
-                     s["options"]["warmup"].get<int>(), s["options"].value("batch_rounds", s["options"]["rounds"].get<int>()));
+                     s["options"].value("max_rounds", s["options"]["rounds"].get<int>()), s["options"]["warmup"].get<int>(), s["options"].value("batch_rounds", s["options"]["rounds"].get<int>()));
   }
   if (!measured)
     t += "Every joule below is an estimate from the model, labelled `model:` in every file; no hardware counter was readable on the "

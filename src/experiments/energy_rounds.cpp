@@ -1,6 +1,7 @@
 #include "experiments/energy_rounds.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/core.h>
@@ -66,29 +67,48 @@ std::vector<int> round_order(int n, int round) {
 RoundsResult run_rounds(const std::vector<RoundTask>& tasks, const RoundsOptions& o, const RoundsProgress& progress) {
   if (o.rounds < 1) throw mq::UsageError(fmt::format("--rounds {}: need at least one round", o.rounds));
   if (o.warmup < 0) throw mq::UsageError(fmt::format("--warmup {}: must be >= 0", o.warmup));
+  const bool adaptive = o.enough && o.max_rounds > o.rounds;
+  if (adaptive && o.step < 1) throw mq::UsageError(fmt::format("adaptive rounds: step {} must be >= 1", o.step));
   std::set<std::string> keys;
   for (const RoundTask& t : tasks) {
     if (t.configs.empty()) throw mq::UsageError(fmt::format("task {} runs on no configuration", t.key));
     if (!keys.insert(t.key).second) throw mq::UsageError(fmt::format("task {} is listed twice", t.key));
   }
   RoundsResult r;
-  r.rounds = o.rounds;
+  r.planned = o.rounds;
   r.warmup = o.warmup;
   const mq::Stopwatch clock;
-  for (int round = o.first - o.warmup; round < o.first + o.rounds; ++round) {
+  // Round `round` (< o.first: a warm-up round, discarded) of a run that ends at `last`.
+  const auto one_round = [&](int round, int last) {
+    const bool warm = round < o.first;
+    double load = -1;
+    if (!warm && getloadavg(&load, 1) != 1) load = -1;
     std::map<std::string, std::vector<std::string>> ran;
     for (const RoundTask& t : tasks) {
       for (const int i : round_order(static_cast<int>(t.configs.size()), round)) {
         const std::string& c = t.configs[static_cast<size_t>(i)];
         Measurement m = t.run(c, round);
         ran[t.key].push_back(c);
-        if (round >= o.first) r.results[t.key][c].push_back(std::move(m));
+        if (!warm) r.results[t.key][c].push_back(std::move(m));
       }
     }
-    const bool warm = round < o.first;
-    if (!warm) r.order.push_back(std::move(ran));
+    if (!warm) {
+      r.order.push_back(std::move(ran));
+      r.load.push_back(load);
+      r.rounds = static_cast<int>(r.order.size());
+    }
     progress(fmt::format("{} {} of {} done ({:.0f} s)", warm ? "warm-up round" : "round", warm ? round - o.first + o.warmup + 1 : round - o.first + 1,
-                         warm ? o.warmup : o.rounds, clock.seconds()));
+                         warm ? o.warmup : last - o.first, clock.seconds()));
+  };
+  for (int round = o.first - o.warmup; round < o.first + o.rounds; ++round) one_round(round, o.first + o.rounds);
+  if (adaptive) {
+    r.answered = o.enough(r);
+    while (!r.answered && r.rounds < o.max_rounds) {
+      const int add = std::min(o.step, o.max_rounds - r.rounds), from = o.first + r.rounds;
+      progress(fmt::format("not answered after {} rounds: {} more (at most {} in all)", r.rounds, add, o.max_rounds));
+      for (int round = from; round < from + add; ++round) one_round(round, from + add);
+      r.answered = o.enough(r);
+    }
   }
   r.seconds = clock.seconds();
   return r;

@@ -37,10 +37,17 @@ struct RoundTask {
   std::function<Measurement(const std::string& config, int round)> run;
 };
 
+struct RoundsResult;
+
 struct RoundsOptions {
   int rounds = 10;  // measured rounds (>= 1; an interval needs two, so the callers ask for >= 2 in all)
   int warmup = 1;   // rounds run first and discarded (caches, page faults, the CPU's clock ramp)
   int first = 0;    // index of the first measured round (its rotation): a resumed study runs round k alone
+  // Adaptive rounds: after the `rounds` planned ones, while `enough` says the result cannot answer yet (a
+  // control outside +-3%, on a machine other processes share), run `step` more, up to `max_rounds` in all.
+  // Unset `enough` or max_rounds <= rounds: exactly `rounds`.
+  int max_rounds = 0, step = 0;
+  std::function<bool(const RoundsResult&)> enough{};
 };
 
 // results[task][config]: one Measurement per measured round, in round order; order[round][task]: the
@@ -49,6 +56,9 @@ struct RoundsResult {
   std::map<std::string, std::map<std::string, std::vector<Measurement>>> results;
   std::vector<std::map<std::string, std::vector<std::string>>> order;
   int rounds = 0, warmup = 0;
+  int planned = 0;            // rounds asked for; rounds - planned were added because `enough` said no
+  bool answered = true;       // false when `enough` still said no at max_rounds
+  std::vector<double> load;   // the 1-minute load average as each measured round began (-1: not available)
   double seconds = 0;
   // The values of `metric` ("joules_per_token", "seconds", "tokens_per_s", "watts", "joules") of one phase,
   // one per round. mq::Error when the task, configuration or phase is unknown.
@@ -61,8 +71,8 @@ struct RoundsResult {
 std::vector<int> round_order(int n, int round);
 
 using RoundsProgress = std::function<void(const std::string& line)>;
-// Runs warm-up rounds, then the measured ones. mq::UsageError for no rounds, a task without configurations or
-// duplicate task keys.
+// Runs warm-up rounds, then the measured ones, then (adaptive) added ones. mq::UsageError for no rounds, a
+// task without configurations, duplicate task keys, or a step < 1 with max_rounds > rounds.
 RoundsResult run_rounds(const std::vector<RoundTask>& tasks, const RoundsOptions& o, const RoundsProgress& progress);
 
 // One CSV row per (task, configuration, round, phase): the raw material every joule in a report is

@@ -220,7 +220,7 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
 
   // Prompts: one per measured round and warm-up round, the same for every configuration of a round.
   size_t off = 0;
-  const std::vector<std::vector<int32_t>> gen_prompts = windows(s.test, off, o.rounds + o.warmup, o.prompt_tokens);
+  const std::vector<std::vector<int32_t>> gen_prompts = windows(s.test, off, o.round_bound() + o.warmup, o.prompt_tokens);
   const std::vector<std::vector<int32_t>> batch_prompts = windows(s.test, off, *std::max_element(o.batch.begin(), o.batch.end()), o.batch_prompt);
   const auto prompt_of = [&](int round) { return gen_prompts[static_cast<size_t>(round + o.warmup)]; };
 
@@ -239,7 +239,13 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
                        return from_batch(dec->run(s.meter, s.wc));
                      }});
   progress(fmt::format("{}: {} configurations, generation, {} rounds after {} warm-up", sub.key, d.configs.size(), o.rounds, o.warmup));
-  d.main = run_rounds(tasks, {o.rounds, o.warmup}, [&](const std::string& l) { progress(sub.key + ": " + l); });
+  RoundsOptions ro{o.rounds, o.warmup};
+  if (!d.control.empty() && o.round_bound() > o.rounds) {
+    ro.max_rounds = o.round_bound();
+    ro.step = o.add_rounds;
+    ro.enough = [&](const RoundsResult& r) { return control_passes(paired(r, "generation", d.control, d.baseline, "total")); };
+  }
+  d.main = run_rounds(tasks, ro, [&](const std::string& l) { progress(sub.key + ": " + l); });
   progress(fmt::format("{}: batch curve, {} configurations x {} batch sizes, {} rounds after 1 warm-up", sub.key, d.configs.size(), btasks.size(),
                        o.batch_rounds));
   d.batches = run_rounds(btasks, {o.batch_rounds, 1}, [&](const std::string& l) { progress(sub.key + " batch: " + l); });
@@ -377,6 +383,10 @@ void check_unique_splits(const std::vector<std::string>& given, const std::vecto
 void validate(const EnergyOptions& o) {
   if (o.rounds < 2) throw mq::UsageError(fmt::format("--rounds {}: a paired interval needs at least 2 rounds", o.rounds));
   if (o.warmup < 0) throw mq::UsageError(fmt::format("--warmup {}: must be >= 0", o.warmup));
+  if (o.rounds > 100000) throw mq::UsageError(fmt::format("--rounds {}: must be <= 100000", o.rounds));
+  if (o.max_rounds != 0 && (o.max_rounds < o.rounds || o.max_rounds > 300000))
+    throw mq::UsageError(fmt::format("--max-rounds {}: must be 0 (3 x --rounds) or in [--rounds ({}), 300000]", o.max_rounds, o.rounds));
+  if (o.add_rounds < 1 || o.add_rounds > 100000) throw mq::UsageError(fmt::format("--add-rounds {}: must be in [1, 100000]", o.add_rounds));
   if (o.prompt_tokens < 1) throw mq::UsageError(fmt::format("--prompt-tokens {}: must be >= 1", o.prompt_tokens));
   if (o.gen_tokens < 2) throw mq::UsageError(fmt::format("--gen-tokens {}: must be >= 2", o.gen_tokens));
   if (o.batch.empty()) throw mq::UsageError("--batch: need at least one size");

@@ -54,6 +54,12 @@ struct EnergyOptions {
   // the baseline and its control run at most a round apart, so the VM's drift over seconds lands on both. With
   // the batch curve inside the same rounds a GPT-2 round took ~27 s and the control's interval was +-3.2%.
   int rounds = 30, warmup = 1;
+  // Adaptive rounds (energy_rounds.h): while the control's robust interval is not inside +-3% (or does not hold
+  // 1), `add_rounds` more, up to `max_rounds` in all (a shared machine's disturbed rounds need more of them to
+  // pin a 3% answer). max_rounds 0: 3 x rounds (the bound the quiet duration allows: under one competing
+  // process per core a round takes about twice as long); == rounds: exactly `rounds`, as with --no-control.
+  int max_rounds = 0, add_rounds = 15;
+  int round_bound() const { return max_rounds > 0 ? max_rounds : 3 * rounds; }
   int batch_rounds = 4;                   // the batch curve's own rounds (it answers speed-ups of 2-10x)
   int prompt_tokens = 64, gen_tokens = 64;
   std::vector<int> batch = {1, 4, 16, 64};

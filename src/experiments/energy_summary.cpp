@@ -88,7 +88,7 @@ std::vector<double> priced_series(const RoundsResult& r, const std::string& task
 
 en::Ratio paired(const RoundsResult& r, const std::string& task, const std::string& a, const std::string& b, const std::string& phase,
                  const Pricing& price, const std::string& metric) {
-  return en::paired_ratio(priced_series(r, task, a, phase, price, metric), priced_series(r, task, b, phase, price, metric));
+  return en::robust_paired_ratio(priced_series(r, task, a, phase, price, metric), priced_series(r, task, b, phase, price, metric));
 }
 
 json prompt_crossover(const SubjectData& d, const std::string& method, const Pricing& price) {
@@ -166,8 +166,17 @@ json summarize_subject(const SubjectData& d) {
     ctl["high"] = t.high;
     ctl["contains_one"] = t.low <= 1.0 && t.high >= 1.0;
     ctl["within_3_percent"] = t.high <= 1.03 && t.low >= 0.97;
-    ctl["passes"] = ctl["contains_one"].get<bool>() && ctl["within_3_percent"].get<bool>();
+    ctl["passes"] = control_passes(t);
     ctl["half_width"] = half;
+    // How many rounds it took, and which a disturbance moved (the robust ratio does not follow them).
+    ctl["rounds"] = d.main.rounds;
+    ctl["planned_rounds"] = d.main.planned;
+    ctl["added_rounds"] = d.main.rounds - d.main.planned;
+    ctl["disturbed_rounds"] = en::disturbed_rounds(priced_series(d.main, "generation", d.control, "total"),
+                                                   priced_series(d.main, "generation", d.baseline, "total"));
+    json loads = json::array();
+    for (double l : d.main.load) loads.push_back(l >= 0 ? json(l) : json(nullptr));
+    ctl["load_average"] = loads;
     out["control"] = ctl;
   }
 

@@ -39,9 +39,14 @@ struct SubjectData {
 std::vector<double> priced_series(const RoundsResult& r, const std::string& task, const std::string& config, const std::string& phase,
                                   const Pricing& price = {}, const std::string& metric = "joules_per_token");
 
-// Paired ratio of configuration a to b (J/token unless `metric` says otherwise) of one task and phase.
+// Paired ratio of configuration a to b (J/token unless `metric` says otherwise) of one task and phase: the
+// robust one (mq::energy::robust_paired_ratio: the median of the per-round ratios with the sign-test interval), so a round a
+// competing process disturbed cannot drag it.
 mq::energy::Ratio paired(const RoundsResult& r, const std::string& task, const std::string& a, const std::string& b,
                          const std::string& phase, const Pricing& price = {}, const std::string& metric = "joules_per_token");
+
+// The control's verdict: its interval holds 1.00 and lies inside +-3% (the adaptive rounds' stopping rule).
+inline bool control_passes(const mq::energy::Ratio& r) { return r.low <= 1.0 && r.high >= 1.0 && r.low >= 0.97 && r.high <= 1.03; }
 
 // The per-configuration records (info + phases, batch, paired comparisons, agreement), the control, the
 // splits, the ranking, the batch scaling and the prompt-length curve, as summary.json holds them.

@@ -37,7 +37,7 @@ std::vector<std::string> epi_frontier(const std::vector<EpiPoint>& points) {
     bool dominated = false;
     for (const EpiPoint& y : points) {
       if (y.id == x.id) continue;
-      const mq::energy::Ratio r = mq::energy::paired_ratio(y.joules_per_token, x.joules_per_token);  // y / x
+      const mq::energy::Ratio r = mq::energy::robust_paired_ratio(y.joules_per_token, x.joules_per_token);  // y / x
       const int acc = accuracy_order(y, x);
       if ((acc >= 0 && r.high < 1) || (acc > 0 && r.ratio <= 1)) {
         dominated = true;

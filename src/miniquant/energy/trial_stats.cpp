@@ -78,18 +78,70 @@ Ratio ratio_of_means(const Summary& a, const Summary& b) {
   return r;
 }
 
-Ratio paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size()) throw mq::Error(fmt::format("paired_ratio: {} against {} rounds", a.size(), b.size()));
-  if (a.size() < 2) throw mq::Error(fmt::format("paired_ratio: {} rounds; need at least 2 for an interval", a.size()));
+namespace {
+// The per-round log ratios log(a[k] / b[k]), checked as paired_ratio checks them.
+std::vector<double> log_ratios(const char* who, const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw mq::Error(fmt::format("{}: {} against {} rounds", who, a.size(), b.size()));
+  if (a.size() < 2) throw mq::Error(fmt::format("{}: {} rounds; need at least 2 for an interval", who, a.size()));
   std::vector<double> logs;
   for (size_t k = 0; k < a.size(); ++k) {
     if (!(std::isfinite(a[k]) && std::isfinite(b[k]) && a[k] > 0 && b[k] > 0))
-      throw mq::Error(fmt::format("paired_ratio: round {} has {} and {}; values must be finite and positive", k, a[k], b[k]));
+      throw mq::Error(fmt::format("{}: round {} has {} and {}; values must be finite and positive", who, k, a[k], b[k]));
     logs.push_back(std::log(a[k] / b[k]));
   }
+  return logs;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return quantile(v, 0.5);
+}
+}  // namespace
+
+Ratio paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::vector<double> logs = log_ratios("paired_ratio", a, b);
   // Logs make the interval symmetric for a ratio and its inverse: paired_ratio(b, a) is 1 / paired_ratio(a, b).
   const Summary s = summarize_trials(logs);
   return {std::exp(s.mean), std::exp(s.ci_low), std::exp(s.ci_high)};
+}
+
+int sign_ci_rank(int n, double alpha) {
+  if (n < 1) return 0;
+  // The sign test's null: each round's log ratio is above the median with probability 1/2, so the count below
+  // it is Binomial(n, 1/2). The interval's lower end is the c-th smallest log ratio, c - 1 the largest k with
+  // P(B <= k) <= alpha / 2 (its upper end the c-th largest); no such k below n = 6 at alpha = 0.05.
+  const double log_half_n = static_cast<double>(n) * std::log(0.5);
+  double cum = 0;
+  int c = 0;
+  for (int k = 0; k <= n; ++k) {
+    const double term = std::exp(std::lgamma(n + 1.0) - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0) + log_half_n);
+    cum += term;
+    if (cum > alpha / 2 * (1 + 1e-9)) break;
+    c = k + 1;
+  }
+  return c;
+}
+
+Ratio robust_paired_ratio(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> logs = log_ratios("robust_paired_ratio", a, b);
+  const int n = static_cast<int>(logs.size());
+  const int c = sign_ci_rank(n);
+  if (c == 0) return paired_ratio(a, b);  // too few rounds for a distribution-free 95% interval
+  std::sort(logs.begin(), logs.end());
+  return {std::exp(quantile(logs, 0.5)), std::exp(logs[static_cast<size_t>(c - 1)]), std::exp(logs[static_cast<size_t>(n - c)])};
+}
+
+std::vector<int> disturbed_rounds(const std::vector<double>& a, const std::vector<double>& b, double k) {
+  const std::vector<double> logs = log_ratios("disturbed_rounds", a, b);
+  const double med = median_of(logs);
+  std::vector<double> dev;
+  for (double x : logs) dev.push_back(std::abs(x - med));
+  // 1.4826 x MAD estimates a normal sample's standard deviation; a floor keeps identical rounds unflagged.
+  const double scale = std::max(1.4826 * median_of(dev), 1e-9);
+  std::vector<int> out;
+  for (size_t i = 0; i < logs.size(); ++i)
+    if (dev[i] > k * scale) out.push_back(static_cast<int>(i));
+  return out;
 }
 
 std::vector<double> top_frequency(const std::vector<std::vector<double>>& rounds, int resamples, uint64_t seed) {
