@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)u["bytes_linear"].get<int64_t>();
     } else {
       const nlohmann::json& row = u["row"];
-      (void)u["composite"]["composite"].get<double>();
+      (void)(u["accuracy"]["accuracy"].get<double>() + u["accuracy"]["ci95"][1].get<double>());
+      (void)u["accuracy"]["items"].get<int64_t>();
       (void)row["ppl"].get<double>();
       (void)row["bytes"].get<double>();
       (void)row["divergence"]["kl"]["mean"].get<double>();

@@ -273,6 +273,16 @@ std::vector<MixedUnit> allocate_mixed(const MixedOptions& o) {
   } else {
     alloc["energy_note"] = "too few configurations with energy rounds to fit joules per token per recipe: run --stage energy first";
   }
+  // configs_auto/ holds this allocation's maps and nothing else: a map an earlier allocation proposed (other
+  // sensitivities, another energy fit) would otherwise join the energy set and the merge as a unit never measured.
+  std::set<std::string> current;
+  for (const MixedUnit& u : units) current.insert(u.id + ".json");
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && e.path().extension() == ".json" && name.rfind("auto-", 0) == 0 && !current.count(name)) {
+      fs::remove(e.path());
+    }
+  }
   write_json_atomic(o.out + "/allocation.json", alloc);
   return units;
 }

@@ -194,7 +194,8 @@ json mixed_energy_json(const EnergySetData& e, const std::string& set, json& con
   json out = {{"set", set}, {"rounds", e.rounds.rounds}, {"expected_rounds", e.expected_rounds}, {"round_indices", e.round_indices},
               {"machines", e.machines}, {"energy_source", e.energy_source}, {"measured", e.measured},
               {"design", "paired interleaved rounds: every configuration once per round in one process, order rotated each round and "
-                         "reversed every other round; comparisons are geometric means of per-round ratios with 95% t intervals of their logs"}};
+                         "reversed every other round; comparisons are medians of the per-round ratios with the 95% sign-test "
+                         "interval (a disturbed round cannot drag them)"}};
   if (have.count(kMixedControl)) {
     const en::Ratio r = jratio(e, kMixedControl, kBase);
     out["control"] = {{"name", kMixedControl}, {"of", kBase}, {"ratio", r.ratio}, {"low", r.low}, {"high", r.high},

@@ -117,7 +117,7 @@ void check_mixed_unit(const json& unit, const std::string& file) {
   static const json common = {{"kind", "string"}, {"id", "string"}, {"key", "string"}, {"date", "string"},
                               {"seconds", "number"}, {"threads?", "int"}, {"plan", "object"},
                               {"machine", {{"host?", "string"}, {"cpu_model?", "string"}}}};
-  static const json config = {{"composite", {{"composite", "number"}}},
+  static const json config = {{"accuracy", {{"accuracy", "number"}, {"ci95", json::array({"number"})}, {"items", "int64"}}},
                               {"row", {{"ppl", "number"}, {"bytes", "int64"}, {"bytes_linear?", "int64"}, {"bits_per_weight?", "number"},
                                        {"divergence", {{"kl", {{"mean", "number"}}}, {"delta_ppl", {{"value", "number"}, {"ci95", json::array({"number"})}}}}}}}};
   static const json sensitivity = {{"kl_mean", "number"}, {"kl_low", "number"}, {"kl_high", "number"}, {"top1", "number"},
@@ -133,6 +133,9 @@ void check_mixed_unit(const json& unit, const std::string& file) {
     const json& row = unit.at("row");
     if (row.at("bytes").get<int64_t>() < 0 || row.value("bytes_linear", int64_t{0}) < 0)
       throw mq::Error(fmt::format("{}: /row/bytes: a size must be >= 0", file));
+    const double acc = unit.at("accuracy").at("accuracy").get<double>();
+    if (!(acc >= 0 && acc <= 1) || unit.at("accuracy").at("items").get<int64_t>() < 1)
+      throw mq::Error(fmt::format("{}: /accuracy: an accuracy in [0, 1] over at least one item", file));
     if (row.at("divergence").at("delta_ppl").at("ci95").size() != 2)
       throw mq::Error(fmt::format("{}: /row/divergence/delta_ppl/ci95: expected two bounds", file));
   } else {
