@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -168,12 +169,31 @@ TEST_CASE("method names map to schemes and back") {
   CHECK(method_for_scheme("int4-g64") == "");
 }
 
-TEST_CASE("interleaved rounds: every configuration once per round, rotated, reversed every other round") {
-  CHECK(round_order(3, 0) == std::vector<int>{0, 1, 2});
-  CHECK(round_order(3, 1) == std::vector<int>{0, 2, 1});  // rotated by one (1, 2, 0), reversed
-  CHECK(round_order(3, 2) == std::vector<int>{2, 0, 1});
-  CHECK(round_order(3, -1) == std::vector<int>{1, 0, 2});  // warm-up rounds are negative: rotation by 2, reversed
+TEST_CASE("interleaved rounds: every configuration once per round, in a seeded random order whose neighbours vary") {
+  // A permutation, the same for the same round, warm-up (negative) rounds included.
+  for (const int round : {-3, -1, 0, 1, 7, 100}) {
+    std::vector<int> o = round_order(5, round);
+    CHECK(o == round_order(5, round));
+    std::sort(o.begin(), o.end());
+    CHECK(o == std::vector<int>{0, 1, 2, 3, 4});
+  }
   CHECK(round_order(1, 5) == std::vector<int>{0});
+  CHECK(round_order(0, 5).empty());
+  // Two configurations: both orders, each in 25-75% of 40 rounds (a rotation's neighbours never change).
+  int first = 0;
+  for (int round = 0; round < 40; ++round) first += round_order(2, round)[0] == 0;
+  CHECK(first >= 10);
+  CHECK(first <= 30);
+  // Four: over 30 rounds every configuration follows every other one at least once, and each leads a round.
+  std::set<std::pair<int, int>> follows;
+  std::set<int> leads;
+  for (int round = 0; round < 30; ++round) {
+    const std::vector<int> o = round_order(4, round);
+    leads.insert(o[0]);
+    for (size_t i = 1; i < o.size(); ++i) follows.insert({o[i - 1], o[i]});
+  }
+  CHECK(follows.size() == 12);
+  CHECK(leads.size() == 4);
   // A drift shared by a round cancels in the paired ratio: config b costs 2x a in every round, whatever the round's speed.
   std::vector<std::string> log;
   const auto task = [&](const std::string& c, int round) {
@@ -395,4 +415,31 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   CHECK(b.out.find("int5-g64") != std::string::npos);
   fs::remove_all(out);
   fs::remove_all(out + "_in");
+}
+
+TEST_CASE("under load the energy study's OpenMP threads wait passively; a policy the user set is kept and recorded") {
+  const std::string out = mqtest::temp_path("mq_test", "mq_energy_wait");
+  fs::remove_all(out);
+  const std::string common = " --methods float32 --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 "
+                             "--batch 1 --batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot "
+                             "--no-fp32-check --powercap-root /nonexistent --perf-root /nonexistent --out " + out;
+  // Two busy shells beside it, started before it and stopped after; the policy the test environment sets is removed.
+  const mq::CommandOutput loaded = mq::run_command(
+      "env -u OMP_WAIT_POLICY -u MQ_OMP_WAIT_CHOICE sh -c '(while :; do :; done) & A=$!; (while :; do :; done) & B=$!; sleep 0.5; " +
+      std::string(MQ_CLI_PATH) + " energy" + common + "; rc=$?; kill $A $B; exit $rc' 2>&1");
+  INFO(loaded.out);
+  REQUIRE(loaded.code == 0);
+  const json m = json::parse(mq::read_file(out + "/manifest.json"));
+  CHECK(m["machine"]["omp_wait_policy"]["policy"] == "passive");
+  CHECK(m["machine"]["omp_wait_policy"]["chosen_by"].get<std::string>().rfind("load: ", 0) == 0);
+  CHECK(loaded.out.find("threads waiting passive (load: ") != std::string::npos);
+  CHECK(mq::read_file(out + "/README.md").find("OpenMP threads waiting passive, chosen by load: ") != std::string::npos);
+
+  const mq::CommandOutput user = mq::run_command("env -u MQ_OMP_WAIT_CHOICE OMP_WAIT_POLICY=active " + std::string(MQ_CLI_PATH) + " energy" + common + " 2>&1");
+  INFO(user.out);
+  REQUIRE(user.code == 0);
+  const json u = json::parse(mq::read_file(out + "/manifest.json"));
+  CHECK(u["machine"]["omp_wait_policy"]["policy"] == "active");
+  CHECK(u["machine"]["omp_wait_policy"]["chosen_by"] == "the user (OMP_WAIT_POLICY=active)");
+  fs::remove_all(out);
 }

@@ -161,7 +161,7 @@ TEST_CASE("adaptive rounds: added while the stopping rule says no, up to the bou
   const RoundsResult s = run_rounds({{"g", {"base", "ctl"}, task}}, never, [](const std::string&) {});
   CHECK(s.rounds == 24);
   CHECK_FALSE(s.answered);
-  // Added rounds keep the rotation: round k runs in round_order(n, k), as a planned round k would.
+  // Added rounds keep the design: round k runs in round_order(n, k), as a planned round k would.
   for (const int k : {9, 10, 11, 23}) {
     const std::vector<int> ord = mqexp::round_order(2, k);
     const std::vector<std::string> names = {"base", "ctl"};

@@ -7,6 +7,7 @@
 
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "miniquant/util/wait_policy.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -60,4 +61,17 @@ TEST_CASE("caches: hwloc and CPUID agree with this machine's sysfs on the L1 dat
   for (const auto& other : {mq::caches_from_hwloc(), mq::caches_from_cpuid()})
     for (const auto& x : other)
       if (x.level == 1 && x.type == "Data") CHECK(x.bytes == l1);
+}
+
+TEST_CASE("wait policy: /proc/loadavg's running count is parsed whole or refused; this machine's is readable") {
+  CHECK(mq::parse_running_entities("0.52 0.41 0.30 2/81 12345\n") == 2);
+  CHECK(mq::parse_running_entities("7.00 6.10 5.00 13/402 99") == 13);
+  CHECK(mq::parse_running_entities("0.52 0.41 0.30 /81 1") == -1);   // no digits
+  CHECK(mq::parse_running_entities("0.52 0.41 0.30 2 81") == -1);    // no slash
+  CHECK(mq::parse_running_entities("0.52 0.41") == -1);              // short line
+  CHECK(mq::parse_running_entities("") == -1);
+  // The reader counts itself once: never negative on a readable /proc; ctest may run other tests beside.
+  const int others = mq::other_runnable_threads(3, 1);
+  CHECK(others >= 0);
+  CHECK(others < 4096);
 }

@@ -19,6 +19,7 @@
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/sysinfo.h"
+#include "miniquant/util/wait_policy.h"
 #include "experiments/workspace.h"
 #include "miniquant/util/path_name.h"
 #include "quant_map.h"
@@ -83,7 +84,9 @@ void run(EnergyCli& cli) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const std::string date = mq::utc_now_iso8601();
-  fmt::print(stderr, "energy: seed {}, {} threads, meter {} -> {}\n", o.seed, omp_get_max_threads(), o.meter, cli.out);
+  const mq::WaitPolicy wait = mq::wait_policy();
+  fmt::print(stderr, "energy: seed {}, {} threads waiting {} ({}), meter {} -> {}\n", o.seed, omp_get_max_threads(), wait.policy, wait.chosen_by,
+             o.meter, cli.out);
   mqexp::EnergyRun run = mqexp::run_energy(o, [&](const std::string& line) { fmt::print(stderr, "[{:6.1f} s] {}\n", elapsed(), line); });
   nlohmann::json& summary = run.summary;
   summary["options"] = {{"rounds", o.rounds},         {"max_rounds", o.round_bound()}, {"add_rounds", o.add_rounds}, {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string_view>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -11,11 +12,15 @@
 #include "experiments/experiment_io.h"
 #include "miniquant/error.h"
 #include "miniquant/util/sysinfo.h"
+#include "miniquant/util/wait_policy.h"
 
 int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must not kill a writer by SIGXFSZ, leaving a temporary file and no
   // word: ignored, the write fails with EFBIG, which write_file_atomic reports (and cleans up).
   std::signal(SIGXFSZ, SIG_IGN);
+  // The two timing studies choose how OpenMP threads wait from the load they start in (wait_policy.h):
+  // before CLI parsing and before any OpenMP region, because libgomp reads the policy once.
+  if (argc > 1 && (std::string_view(argv[1]) == "energy" || std::string_view(argv[1]) == "mixed")) mq::settle_wait_policy(argv);
   CLI::App app{"miniquant: quantization kernels, MiniGPT, and the experiments that measure them"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("miniquant ") + mq::build_info().git_commit);

@@ -157,7 +157,7 @@ const json& summary_spec() {
                                      "eigen_over_ours": "number", "low": "number", "high": "number"}]},
     "statements?": [{"id": "string", "text": "string", "value": "string", "mark": "string"}],
     "machine?": {"cpu_model?": "string", "cpu_family?": "int", "cpu_model_number?": "int", "cpu_stepping?": "int",
-                 "load_average?": {"one?": "number"}},
+                 "load_average?": {"one?": "number"}, "omp_wait_policy?": {"policy": "string", "chosen_by": "string"}},
     "seconds?": "number", "date?": "string",
     "model_coefficients?": {"file?": "string", "coefficients": {"*": {"value": "number", "source": "any"}}}
   })");
@@ -251,7 +251,7 @@ std::string energy_report_text(const json& s) {
                    hw.at("kernel").get<std::string>(), hw.at("governor").is_null() ? "unreadable" : hw.at("governor").get<std::string>());
   const json& o = s.at("options");
   t += fmt::format("design: {} rounds after {} warm-up; each round runs one generation on every configuration back to back, in an order "
-                   "rotated each round and reversed every other round; prompt {} tokens, {} generated; batch curve B = {} ({} decode steps "
+                   "drawn at random each round (seed 42); prompt {} tokens, {} generated; batch curve B = {} ({} decode steps "
                    "after a {}-token prompt) in {} rounds of its own after 1 warm-up\n",
                    o.at("rounds").get<int>(), o.at("warmup").get<int>(), o.at("prompt_tokens").get<int>(), o.at("gen_tokens").get<int>(),
                    o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>(), o.value("batch_rounds", o.at("rounds").get<int>()));
@@ -281,13 +281,15 @@ std::string energy_readme_block(const json& s) {
     if (s.at("models").contains(k)) t += "**" + s["models"][k].value("title", std::string(k)) + " " + control_line(s["models"][k]) + "**\n\n";
   if (s.contains("machine") && s.contains("seconds")) {
     const json& m = s.at("machine");
-    t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the start), {}; it took {:.1f} min there. "
-                     "Design: {} paired rounds of one generation (every configuration in every round, order rotated; up to {} while a "
+    const json wait = m.value("omp_wait_policy", json{{"policy", "default (spin, then sleep)"}, {"chosen_by", "not recorded"}});
+    t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the end; OpenMP threads waiting {}, chosen by {}), {}; "
+                     "it took {:.1f} min there. "
+                     "Design: {} paired rounds of one generation (every configuration in every round, in a seeded random order; up to {} while a "
                      "control is outside +-3%), {} warm-up; comparisons are medians of the per-round ratios with sign-test 95% "
                      "intervals; the batch curve in {} rounds of its own.\n\n",
                      m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                      m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),
-                     s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60, s["options"]["rounds"].get<int>(),
+                     wait.at("policy").get<std::string>(), wait.at("chosen_by").get<std::string>(), s.value("date", std::string("unknown date")), s.at("seconds").get<double>() / 60, s["options"]["rounds"].get<int>(),
                      s["options"].value("max_rounds", s["options"]["rounds"].get<int>()), s["options"]["warmup"].get<int>(), s["options"].value("batch_rounds", s["options"]["rounds"].get<int>()));
   }
   if (!measured)

@@ -1,5 +1,7 @@
 #include "experiments/energy_rounds.h"
 
+#include "miniquant/random.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -57,10 +59,11 @@ std::vector<double> RoundsResult::series(const std::string& task, const std::str
 
 std::vector<int> round_order(int n, int round) {
   std::vector<int> o(static_cast<size_t>(std::max(n, 0)));
-  if (n == 0) return o;
-  const int shift = ((round % n) + n) % n;  // warm-up rounds are negative
-  for (int i = 0; i < n; ++i) o[static_cast<size_t>(i)] = (i + shift) % n;
-  if (((round % 2) + 2) % 2 == 1) std::reverse(o.begin(), o.end());
+  for (int i = 0; i < n; ++i) o[static_cast<size_t>(i)] = i;
+  // Fisher-Yates from the seed 42 and the round (warm-up rounds are negative): our own generator, so every
+  // standard library gives the same orders.
+  mq::Rng rng(42u ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(static_cast<int64_t>(round) + (int64_t{1} << 32))));
+  for (int i = n - 1; i > 0; --i) std::swap(o[static_cast<size_t>(i)], o[static_cast<size_t>(rng.below(static_cast<uint64_t>(i) + 1))]);
   return o;
 }
 

@@ -11,6 +11,7 @@
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
+#include "miniquant/util/wait_policy.h"
 
 namespace mqexp {
 namespace {
@@ -118,6 +119,7 @@ nlohmann::json machine_json() {
   for (const auto& c : ci.caches)
     caches.push_back({{"level", c.level}, {"type", c.type}, {"bytes", c.bytes}, {"shared_cpus", c.shared_cpus}});
   const mq::LoadAverage load = mq::load_average();
+  const mq::WaitPolicy wait = mq::wait_policy();
   return {{"cpu_model", ci.model},
           {"cpu_family", ci.family},
           {"cpu_model_number", ci.model_number},
@@ -128,7 +130,8 @@ nlohmann::json machine_json() {
           {"logical_cpus", ci.logical_cpus},
           {"caches", caches},
           {"cache_source", ci.cache_source},
-          {"load_average", {{"one", load.one}, {"five", load.five}, {"fifteen", load.fifteen}}}};
+          {"load_average", {{"one", load.one}, {"five", load.five}, {"fifteen", load.fifteen}}},
+          {"omp_wait_policy", {{"policy", wait.policy}, {"chosen_by", wait.chosen_by}}}};
 }
 
 namespace {

@@ -193,8 +193,8 @@ json mixed_energy_json(const EnergySetData& e, const std::string& set, json& con
   }
   json out = {{"set", set}, {"rounds", e.rounds.rounds}, {"expected_rounds", e.expected_rounds}, {"round_indices", e.round_indices},
               {"machines", e.machines}, {"energy_source", e.energy_source}, {"measured", e.measured},
-              {"design", "paired interleaved rounds: every configuration once per round in one process, order rotated each round and "
-                         "reversed every other round; comparisons are medians of the per-round ratios with the 95% sign-test "
+              {"design", "paired interleaved rounds: every configuration once per round in one process, order drawn at random each "
+                         "round (seed 42); comparisons are medians of the per-round ratios with the 95% sign-test "
                          "interval (a disturbed round cannot drag them)"}};
   if (have.count(kMixedControl)) {
     const en::Ratio r = jratio(e, kMixedControl, kBase);

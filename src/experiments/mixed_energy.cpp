@@ -20,6 +20,7 @@
 #include "miniquant/util/json_shape.h"
 #include "miniquant/util/path_name.h"
 #include "miniquant/util/sysinfo.h"
+#include "miniquant/util/wait_policy.h"
 #include "minigpt/safetensors.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/quantize_model.h"
@@ -56,6 +57,7 @@ std::optional<json> finished_round(const MixedOptions& o, const std::string& set
                               {"configs", {{"*", "object"}}},
                               {"machine", "object"},
                               {"threads?", "int"},
+                              {"omp_wait_policy?", "string"},
                               {"measured?", "bool"},
                               {"energy_source?", "string"}};
     mq::check_json_shape(j, spec, path);
@@ -154,7 +156,8 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
     const RoundsResult r = run_rounds({gen}, {1, warmed ? 0 : 1, k}, [](const std::string&) {});
     warmed = true;
     json j = {{"kind", "energy-round"}, {"set", set}, {"round", k}, {"key", key}, {"date", mq::utc_now_iso8601()},
-              {"machine", machine_brief()}, {"threads", omp_get_max_threads()}, {"energy_source", meter.meter->source()},
+              {"machine", machine_brief()}, {"threads", omp_get_max_threads()},
+              {"omp_wait_policy", mq::wait_policy().policy}, {"energy_source", meter.meter->source()},
               {"measured", meter.meter->measured()}, {"order", r.order.front().at("generation")}, {"load_before", before.one},
               {"load_after", mq::load_average().one}, {"gens", o.gens}, {"configs", json::object()}};
     for (const std::string& cfg : configs) j["configs"][cfg] = measurement_json(r.of("generation", cfg).front());
@@ -189,7 +192,8 @@ std::optional<EnergySetData> read_mixed_energy(const MixedOptions& o, const std:
     d.energy_source = j->value("energy_source", std::string());
     d.round_indices.push_back(k);
     json& m = machines[j->at("machine").dump()];
-    if (m.is_null()) m = {{"machine", j->at("machine")}, {"threads", j->value("threads", 0)}, {"rounds", 0}};
+    if (m.is_null())
+      m = {{"machine", j->at("machine")}, {"threads", j->value("threads", 0)}, {"omp_wait_policy", j->value("omp_wait_policy", "default (spin, then sleep)")}, {"rounds", 0}};
     m["rounds"] = m["rounds"].get<int>() + 1;
   }
   if (d.round_indices.empty()) return std::nullopt;
