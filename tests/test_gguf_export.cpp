@@ -17,6 +17,7 @@
 #include "miniquant/gguf/io.h"
 #include "miniquant/half.h"
 #include "minigpt/gguf_export.h"
+#include "minigpt/calibrate.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/quantized_checkpoint.h"
@@ -254,4 +255,30 @@ TEST_CASE("export-gguf and quantize --quant-map: per-layer GGUF types, and the m
   const mq::gguf::File qf = mq::gguf::read(dir + "/q.gguf");
   for (const auto& t : f.tensors) CHECK(qf.tensor(t.name)->type == t.type);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("export of an AWQ and a SmoothQuant plan: the scales are folded, so the file holds the folded norms and V rows "
+          "llama.cpp's gpt2 graph runs as usual") {
+  for (const char* scheme : {"int4-g64-awq", "int8-per-channel-smooth+a8"}) {
+    CAPTURE(scheme);
+    mqexp::LoadedModel lm = mqexp::load_checkpoint(kModel), orig = mqexp::load_checkpoint(kModel);
+    const ModelConfig c = lm.model.config();
+    std::vector<int32_t> stream(static_cast<size_t>(8 * c.n_ctx));
+    for (size_t i = 0; i < stream.size(); ++i) stream[i] = static_cast<int32_t>(2 + (i * 37 + i / 11) % static_cast<size_t>(c.vocab_size - 2));
+    quantize_model(lm.model, QuantPlan::uniform(scheme), calibration_windows(stream, 8, c.n_ctx));
+    GgufExportOptions eo;
+    eo.embedding = TensorType::F16;
+    const std::string bytes = mq::gguf::serialize(to_gguf(lm.model, lm.tok, eo));
+    const mq::gguf::File f = mq::gguf::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+    for (const std::string name : {"h.0.ln_1.weight", "h.2.ln_2.bias", "h.1.attn.c_attn.bias"}) {
+      CAPTURE(name);
+      const ParamTensor* p = nullptr;
+      for (const ParamTensor& t : lm.model.layout().tensors())
+        if (t.name == name) p = &t;
+      REQUIRE(p != nullptr);
+      const std::vector<float> got = mq::gguf::dequantize(*f.tensor(gguf_tensor_name(name)));
+      CHECK(same_bits(lm.model.params() + p->offset, got.data(), p->size));         // the folded values
+      CHECK_FALSE(same_bits(orig.model.params() + p->offset, got.data(), p->size));  // not the checkpoint's
+    }
+  }
 }

@@ -52,14 +52,29 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
                               " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
-  CHECK(r.out.find("1 of 20 schemes failed") != std::string::npos);
+  CHECK(r.out.find("1 of 33 schemes failed") != std::string::npos);
 
   const nlohmann::json res = load(out + "/results.json");
   const std::vector<std::string> want = {"fp32", "fp16", "int8-per-tensor", "int8-per-channel", "int4-g64", "int4-g128",
                                          "int4-g64-gptq", "int8-per-channel+a8", "int4-g64+a8", "int4-g64+bf16", "int4-per-channel",
                                          "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq", "int3-g64-gptq-act-order",
-                                         "int2-g64", "int2-g64-gptq", "int2-g64-imatrix-gptq", "int4-g64-asym", "int4-g256"};
+                                         "int2-g64", "int2-g64-gptq", "int2-g64-imatrix-gptq", "int4-g128-awq", "int4-g128-gptq",
+                                         "int4-g128-awq-gptq", "int3-g128", "int3-g128-awq", "int3-g128-gptq", "int3-g128-awq-gptq",
+                                         "int3-g64-awq", "int3-g64-awq-gptq", "int2-g64-awq", "int2-g64-awq-gptq",
+                                         "int8-per-channel-smooth+a8", "int4-g64-smooth+a8", "int4-g64-asym", "int4-g256"};
   REQUIRE(res["schemes"].size() == want.size());
+  // Every transform row paired with the same recipe without it (method_compare.h): 10 pairs, ratios finite and positive.
+  REQUIRE(res["method_comparisons"].size() == 10);
+  for (const auto& c : res["method_comparisons"]) {
+    CAPTURE(c.dump());
+    CHECK(c["kl_ratio"]["ratio"].get<double>() > 0);
+    CHECK(c["kl_ratio"]["low"].get<double>() <= c["kl_ratio"]["ratio"].get<double>());
+    CHECK(c["kl_ratio"]["high"].get<double>() >= c["kl_ratio"]["ratio"].get<double>());
+    std::string suffix = c["method"].get<std::string>();
+    suffix.insert(suffix.begin(), '-');
+    CHECK(c["scheme"].get<std::string>().find(suffix) != std::string::npos);
+  }
+  CHECK(res["activation_outliers"].size() == 4);  // the tiny model's one layer of 4 Linears
   // The rule baselines, on the same slots as the models (their totals match the fp32 row's plus skips).
   REQUIRE(res["baselines"].size() == 3);
   for (const auto& b : res["baselines"]) {

@@ -82,13 +82,13 @@ void run(const QuantizeOptions& o, bool gptq_flags_given) {
                       {"dead_columns", l.hessian.dead_columns}};
       j["output_error_rtn"] = l.output_error_rtn;
       j["output_error_gptq"] = l.output_error;
-      j["notes"] = l.notes;
     }
+    if (!l.notes.empty()) j["notes"] = l.notes;  // solver notes; a transform's choice (AWQ's alpha, SmoothQuant's outliers)
     per_layer.push_back(j);
   }
   nlohmann::json info = {{"scheme", label},
                          {"storage_scheme", plan.rules.empty() ? plan.base.scheme.name() : std::string("mixed (see plan)")},
-                         {"method", gptq ? "gptq" : "rtn"},
+                         {"method", std::string(gptq ? "gptq" : "rtn") + (plan.base.transform.empty() ? "" : "+" + plan.base.transform)},
                          {"seed", o.seed}};
   if (!o.out.empty()) minigpt::save_quantized_model(o.out, lm.model, plan, lm.meta, info);
   info["plan"] = plan.to_json();
@@ -110,6 +110,8 @@ void run(const QuantizeOptions& o, bool gptq_flags_given) {
                  l["output_error_gptq"].get<double>(),
                  l["output_error_gptq"].get<double>() / l["output_error_rtn"].get<double>());
     fmt::print("\n");
+    if (l.contains("notes"))
+      for (const auto& n : l["notes"]) fmt::print("      {}\n", n.get<std::string>());
   }
 }
 

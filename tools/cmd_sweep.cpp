@@ -176,7 +176,7 @@ void register_sweep(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sweep", "The quantization curve: every scheme's PPL, verb-tense accuracy, bytes and speed");
   cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
-  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the default eighteen, separated by commas or spaces (format table names, -gptq for GPTQ; "
+  cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the default thirty-one, separated by commas or spaces (format table names, -gptq for GPTQ; "
                   "sets: lab02 = the seven of lab 02's table, default)");
   cmd->add_option("--add-scheme", cli->extra, "run this scheme too (repeatable), e.g. int4-g64-asym, int3-g128-gptq");
   cmd->add_option("--quant-map", cli->quant_maps, "run this quant map too (repeatable): one row named by its config_id")

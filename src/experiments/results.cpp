@@ -1,6 +1,8 @@
 // JSON of the typed results: the layout results.json has always had, written and read in one place.
 #include "experiments/results.h"
 
+#include "experiments/method_compare.h"
+
 #include <fmt/core.h>
 
 #include "experiments/intervals.h"
@@ -363,6 +365,11 @@ json to_json(const SweepResults& r) {
     j["baselines"] = json::array();
     for (const auto& b : r.baselines) j["baselines"].push_back(to_json(b));
   }
+  if (!r.activation_outliers.empty()) j["activation_outliers"] = r.activation_outliers;
+  if (!r.method_comparisons.empty()) {
+    j["method_comparisons"] = json::array();
+    for (const auto& c : r.method_comparisons) j["method_comparisons"].push_back(to_json(c));
+  }
   return j;
 }
 
@@ -382,6 +389,9 @@ SweepResults sweep_results_from_json(const json& j, const std::string& file) {
     r.ceilings_file = j.value("ceilings_file", "");
     if (j.contains("baselines"))
       for (const auto& b : j.at("baselines")) r.baselines.push_back(baseline_row_from_json(b));
+    if (j.contains("activation_outliers")) r.activation_outliers = j.at("activation_outliers").get<std::map<std::string, double>>();
+    if (j.contains("method_comparisons"))
+      for (const auto& c : j.at("method_comparisons")) r.method_comparisons.push_back(method_comparison_from_json(c));
     return r;
   } catch (const json::exception& e) {
     mq::throw_json_access_error(file, e);

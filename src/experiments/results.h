@@ -170,6 +170,18 @@ std::vector<BaselineRow> baseline_rows(const std::vector<minigpt::BaselineScore>
 nlohmann::json to_json(const BaselineRow& b);
 BaselineRow baseline_row_from_json(const nlohmann::json& j);
 
+// A row that runs an equivalence transform (transform_table.h: AWQ, SmoothQuant) against the same recipe without
+// it (e.g. int4-g128-awq-gptq against int4-g128-gptq), paired on the same test windows and benchmark items:
+// computed when both rows ran in one sweep (method_compare.h), stored, so a report redraws without the windows.
+struct MethodComparison {
+  std::string method;    // the transform's suffix: "awq", "smooth"
+  std::string scheme;    // the row with it
+  std::string baseline;  // the row without it
+  MeanInterval kl_ratio;  // KLD(scheme) / KLD(baseline), clustered by test window
+  std::optional<PairedDifference> accuracy;  // benchmark accuracy, scheme minus baseline, paired by item
+  double seconds = 0, baseline_seconds = 0;  // quantization, each row's (calibration included)
+};
+
 struct SweepResults {
   std::string baseline;  // the first row that succeeded, fp32 in the default list
   unsigned long long seed = 0;
@@ -180,6 +192,10 @@ struct SweepResults {
   std::vector<SchemeRow> gpt2_schemes;
   std::string ceilings_file;                  // relative to the results folder
   std::vector<BaselineRow> baselines;         // rule baselines on the same verb slots
+  std::vector<MethodComparison> method_comparisons;
+  // Per Linear input, the largest channel's max |x| over the median channel's on the calibration windows (fp32
+  // model): how much AWQ and SmoothQuant can buy. Measured when a transform row ran.
+  std::map<std::string, double> activation_outliers;
 
   const SchemeRow* find(const std::string& scheme) const;  // an ok row, or null
 };

@@ -1,5 +1,7 @@
 #include "experiments/sweep.h"
 
+#include "experiments/method_compare.h"
+
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
+#include "minigpt/channel_stats.h"
 #include "minigpt/quant_plan.h"
 #include "minigpt/quantize_model.h"
 #include "minigpt/throughput.h"
@@ -93,7 +96,13 @@ const std::vector<std::string>& default_sweep_schemes() {
                                              "int4-per-channel", "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq",
                                              "int3-g64-gptq-act-order", "int2-g64", "int2-g64-gptq",
                                              // GPTQ on the importance-weighted shrink-grid search (issue 39's 2-bit goal)
-                                             "int2-g64-imatrix-gptq"};
+                                             "int2-g64-imatrix-gptq",
+                                             // AWQ against RTN and GPTQ at each width (method_compare.h pairs them)
+                                             "int4-g128-awq", "int4-g128-gptq", "int4-g128-awq-gptq", "int3-g128",
+                                             "int3-g128-awq", "int3-g128-gptq", "int3-g128-awq-gptq", "int3-g64-awq",
+                                             "int3-g64-awq-gptq", "int2-g64-awq", "int2-g64-awq-gptq",
+                                             // SmoothQuant against plain +a8
+                                             "int8-per-channel-smooth+a8", "int4-g64-smooth+a8"};
   return k;
 }
 
@@ -299,6 +308,13 @@ SweepRun run_sweep(const SweepOptions& o, const SweepProgress& progress) {
     for (size_t i = 0; i < kept.size(); ++i)
       if (kept[i]) ev.push_back({&kept[i]->model, &*res.schemes[i].quality, &margins[i]});
     evaluate_divergence(ref, own_ref ? "fp32" : res.schemes[ref_row].scheme, &ref_margins, ev, c.tok, c, limits);
+  }
+  // While every row's window KLs from that one pass are in memory: transforms against their baselines.
+  res.method_comparisons = compare_methods(res.schemes);
+  if (!res.method_comparisons.empty()) {
+    LoadedModel fp = load_checkpoint(o.model, &c.tok);
+    const auto windows = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, fp.model.config().n_ctx);
+    for (const auto& [name, st] : minigpt::collect_channel_stats(fp.model, windows)) res.activation_outliers[name] = st.outlier_ratio();
   }
   // Time: every configured model in the same interleaved rounds.
   stage("decode / prefill speed, all schemes in interleaved rounds");

@@ -1,5 +1,7 @@
 #include "experiments/sweep_report.h"
 
+#include "experiments/method_compare.h"
+
 #include "experiments/ceilings.h"
 
 #include <algorithm>
@@ -371,6 +373,9 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
         d0.reference, qt, d0.reference, d0.tokens, d0.windows, d0.ppl_reference);
     s += "### Per construction: accuracy intervals and margins\n\n" + construction_interval_table(rows) + "\n";
     if (const std::string gr = gptq_vs_rtn(rows); !gr.empty()) s += "**GPTQ against RTN at each bit width:**\n\n" + gr + "\n";
+    if (const std::string mc = method_comparison_section(res.method_comparisons, res.activation_outliers); !mc.empty())
+      s += "**Activation-aware transforms against the same recipe without them** (AWQ, SmoothQuant; paired on the same test "
+           "windows, the KLD ratio's 95% interval clustered by window, accuracy paired item by item):\n\n" + mc + "\n";
   }
   s += traffic_table(rows, "### One MiniGPT decode step: traffic, intensity and roofline bound") + "\n";
   if (res.gpt2_config) {

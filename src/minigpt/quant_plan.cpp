@@ -13,6 +13,7 @@
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "minigpt/kquant_mixes.h"
+#include "minigpt/transform_table.h"
 #include "miniquant/util/path_name.h"
 
 namespace minigpt {
@@ -51,6 +52,15 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
     plain_search = true;
     storage.resize(storage.size() - 7);
   }
+  // An equivalence transform of the table (transform_table.h) sits right after the scheme: "int4-g128-awq-gptq".
+  for (const TransformMethod& t : transform_table()) {
+    const std::string suffix = "-" + std::string(t.suffix);
+    if (storage.size() > suffix.size() && storage.ends_with(suffix)) {
+      r.transform = t.suffix;
+      storage.resize(storage.size() - suffix.size());
+      break;
+    }
+  }
   r.scheme = mq::Scheme::parse(storage);
   if (r.search != mq::Search::none && !r.scheme.is_integer() && !r.scheme.is_kquant())
     throw mq::UsageError(fmt::format("scheme {}: a scale search needs an integer or K scheme", name));
@@ -64,6 +74,9 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
     throw mq::UsageError(fmt::format("scheme {}: +bf16 rounds the activations of a stored (quantized) scheme; fp32 Linears stay fp32", name));
   if (r.gptq && !r.scheme.is_integer() && !r.scheme.is_kquant())
     throw mq::UsageError(fmt::format("scheme {}: GPTQ needs an integer or K scheme", name));
+  if (!r.transform.empty())
+    if (const std::string why = find_transform(r.transform)->refuses(r.scheme, r.act); !why.empty())
+      throw mq::UsageError(fmt::format("scheme {}: {}", name, why));
   const bool dynamic = mq::is_dynamic(r.act);
   if (dynamic && !mq::supports_dynamic(r.scheme))
     throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need int8, int4 or K weights", name,
@@ -77,7 +90,7 @@ std::string LinearRecipe::name() const {
   const char* searched = search == mq::Search::importance                        ? "-imatrix"
                          : search == mq::Search::plain && !scheme.is_kquant() ? "-search"
                                                                                : "";
-  return scheme.name() + searched + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
+  return scheme.name() + (transform.empty() ? "" : "-" + transform) + searched + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
 }
 
 PhaseRecipe PhaseRecipe::parse(const std::string& name) {
@@ -92,6 +105,9 @@ PhaseRecipe PhaseRecipe::parse(const std::string& name) {
     // would make ambiguous.
     if (r.recipe->gptq)
       throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy is round-to-nearest (no -gptq)", mq::clip_text(name)));
+    if (!r.recipe->transform.empty())
+      throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy is round-to-nearest (no -{})", mq::clip_text(name),
+                                       r.recipe->transform));
     // -imatrix needs the Linear's calibration Hessian, which (like GPTQ's) belongs to the Linear's own recipe.
     if (r.recipe->search == mq::Search::importance)
       throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy takes no importance (no -imatrix)", mq::clip_text(name)));

@@ -1,6 +1,7 @@
-// quantize_model(): RTN per Linear, or GPTQ with per-Linear Hessians from calibration.
+// quantize_model(): equivalence transforms (AWQ, SmoothQuant) first, then RTN per Linear, or GPTQ with per-Linear Hessians from calibration.
 #include "minigpt/quantize_model.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -11,6 +12,9 @@
 #include "miniquant/linear.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
+#include "minigpt/channel_stats.h"
+#include "minigpt/scale_fold.h"
+#include "minigpt/transform_table.h"
 #include "minigpt/embedding.h"
 #include "minigpt/phase_projection.h"
 #include "minigpt/quantized_projection.h"
@@ -45,6 +49,32 @@ void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li,
                                                               plan.phases->shares_codes(), m.phase_state()));
 }
 
+// The plan's equivalence transforms (transform_table.h), before any Linear is quantized: statistics from one
+// calibration pass of the fp32 model, then per layer attn_out first (its scale lands in c_attn's V rows, which
+// qkv's own search must then see), qkv, mlp_up; mlp_down takes none (scale_fold.h). Returns a note per Linear.
+std::map<std::string, std::string> apply_transforms(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration) {
+  std::map<std::string, std::string> notes;
+  std::vector<std::string> wanted;
+  for (const LinearInfo& li : m.linears())
+    if (!plan.recipe_for(li.layer, li.kind).transform.empty()) wanted.push_back(li.name);
+  if (wanted.empty()) return notes;
+  const std::map<std::string, ChannelStats> stats = collect_channel_stats(m, calibration, wanted);
+  for (const LinearKind kind : {LinearKind::attn_out, LinearKind::qkv, LinearKind::mlp_up, LinearKind::mlp_down})
+    for (const LinearInfo& li : m.linears()) {
+      const LinearRecipe r = plan.recipe_for(li.layer, li.kind);
+      if (li.kind != kind || r.transform.empty()) continue;
+      if (!input_scale_folds(kind)) {
+        notes[li.name] = fmt::format("{}: not applied: GELU sits before {} (no exact fold)", r.transform, linear_kind_name(kind));
+        continue;
+      }
+      if (!li.weight) throw mq::UsageError(fmt::format("{} has no fp32 weight to scale (quantize the fp32 checkpoint instead)", li.name));
+      TransformResult t = find_transform(r.transform)->scales({li, stats.at(li.name), r.scheme, r.act});
+      fold_input_scale(m, li, t.scales);
+      notes[li.name] = std::move(t.note);
+    }
+  return notes;
+}
+
 }  // namespace
 
 ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration) {
@@ -53,8 +83,13 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
   if (plan.needs_calibration() && calibration.empty())
     throw mq::UsageError("GPTQ and -imatrix need calibration windows (a held-out split); none were given");
   ModelQuantReport rep;
-  std::map<std::string, mq::Hessian> all;  // non-sequential calibration: one pass on the fp32 model
-  if (plan.needs_calibration() && !plan.gptq.sequential) {
+  const mq::Stopwatch tt;
+  std::map<std::string, std::string> transform_notes = apply_transforms(m, plan, calibration);
+  rep.calibration_seconds += tt.seconds();
+  std::map<std::string, mq::Hessian> all;  // non-sequential calibration: one pass on the (transformed) fp32 model
+  const std::vector<LinearRecipe> recipes = plan.recipes();
+  const bool hessians = std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.uses_hessian(); });
+  if (hessians && !plan.gptq.sequential) {
     const mq::Stopwatch t;
     all = collect_hessians(m, calibration);
     rep.calibration_seconds += t.seconds();
@@ -73,7 +108,8 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
     lr.recipe = r.name();
     mq::QTensor q;
     const std::string wname = li.name + ".weight";
-    if (!r.needs_calibration()) {
+    if (auto it = transform_notes.find(li.name); it != transform_notes.end()) lr.notes.push_back(it->second);
+    if (!r.uses_hessian()) {
       q = mq::quantize(li.weight, li.out, li.in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, wname);
     } else {
       if (plan.gptq.sequential) {
@@ -92,7 +128,7 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
         mq::GptqOptions go = plan.gptq.options;
         go.search = r.search;
         mq::GptqResult g = mq::gptq_quantize(li.weight, li.out, li.in, h, r.scheme, go, wname);
-        lr.notes = g.notes;
+        lr.notes.insert(lr.notes.end(), g.notes.begin(), g.notes.end());
         q = std::move(g.q);
       } else {  // -imatrix: the search weighted by diag(H), llama.cpp's importance matrix
         std::vector<float> importance(static_cast<size_t>(li.in));

@@ -35,7 +35,8 @@ struct ModelQuantReport {
 
 // Quantizes `m` in place as `plan` says: each Linear whose recipe is not fp32 gets a
 // QuantizedProjection in its recipe's scheme and activation mode; then the embedding is stored as the
-// plan says. The fp32 master weights stay as they were. `calibration` (windows of tokens from a
+// plan says. The fp32 master weights stay as they were, except where a recipe runs an equivalence transform
+// (AWQ, SmoothQuant: transform_table.h): it rescales them first, leaving the fp32 function unchanged to rounding. `calibration` (windows of tokens from a
 // held-out split) is needed when the plan uses GPTQ or -imatrix (whose importance is the diagonal of each
 // Linear's calibration Hessian, collected as GPTQ collects it). Throws mq::UsageError for a plan that does not
 // fit the model, GPTQ without calibration, or a model without fp32 master weights (loaded from a

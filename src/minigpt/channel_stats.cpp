@@ -1,0 +1,73 @@
+// collect_channel_stats(): one calibration pass, per-channel magnitudes and the second moment per Linear.
+#include "minigpt/channel_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "miniquant/error.h"
+#include "miniquant/hessian.h"
+
+namespace minigpt {
+
+double ChannelStats::outlier_ratio() const {
+  if (max_abs.empty()) return 1.0;
+  std::vector<float> v = max_abs;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  const float median = v[v.size() / 2];
+  const float top = *std::max_element(max_abs.begin(), max_abs.end());
+  return median > 0 ? top / median : 1.0;
+}
+
+std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::vector<std::vector<int32_t>>& windows,
+                                                          const std::vector<std::string>& names) {
+  if (windows.empty()) throw mq::UsageError("activation statistics need calibration windows; none were given");
+  struct Acc {
+    std::vector<double> sum_abs;
+    std::vector<float> max_abs;
+    mq::Hessian h;
+    explicit Acc(int in) : sum_abs(static_cast<size_t>(in)), max_abs(static_cast<size_t>(in)), h(in) {}
+  };
+  std::map<std::string, Acc> acc;
+  for (const LinearInfo& li : m.linears())
+    if (names.empty() || std::find(names.begin(), names.end(), li.name) != names.end()) acc.emplace(li.name, Acc(li.in));
+  // The hook runs outside any parallel region (Model::forward calls it before each projection).
+  m.set_linear_hook([&](const std::string& name, const float* x, int n, int in) {
+    auto it = acc.find(name);
+    if (it == acc.end()) return;
+    Acc& a = it->second;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < in; ++j) {
+        const float v = std::fabs(x[static_cast<size_t>(i) * in + j]);
+        a.sum_abs[static_cast<size_t>(j)] += v;
+        a.max_abs[static_cast<size_t>(j)] = std::max(a.max_abs[static_cast<size_t>(j)], v);
+      }
+    a.h.add(x, n);
+  });
+  try {
+    for (const auto& w : windows) (void)m.logits(w);
+  } catch (...) {
+    m.set_linear_hook({});
+    throw;
+  }
+  m.set_linear_hook({});
+  std::map<std::string, ChannelStats> out;
+  for (auto& [name, a] : acc) {
+    ChannelStats s;
+    s.samples = a.h.samples();
+    s.h = a.h.matrix();
+    s.mean_abs.resize(a.sum_abs.size());
+    for (size_t j = 0; j < a.sum_abs.size(); ++j) s.mean_abs[j] = static_cast<float>(a.sum_abs[j] / static_cast<double>(s.samples));
+    s.max_abs = std::move(a.max_abs);
+    out.emplace(name, std::move(s));
+  }
+  return out;
+}
+
+double output_error(const float* w, const float* w2, int64_t out, int64_t in, const Eigen::MatrixXd& h) {
+  Eigen::MatrixXd e(out, in);  // (out, in)
+  for (int64_t r = 0; r < out; ++r)
+    for (int64_t c = 0; c < in; ++c) e(r, c) = static_cast<double>(w[r * in + c]) - static_cast<double>(w2[r * in + c]);
+  return ((e * h).array() * e.array()).sum();
+}
+
+}  // namespace minigpt

@@ -1,0 +1,108 @@
+// AWQ and SmoothQuant on the shipped MiniGPT: the folded fp32 model computes what the original does, and on
+// the test split's first 4096 tokens the paired KLD ratios against the same recipe without them sit inside
+// bands measured with this code (deterministic at seed 42): AWQ below RTN at int2-g64 and SmoothQuant below
+// plain int8 +a8 beyond the interval; AWQ above RTN at int4-g128 and not below GPTQ (goals missed, stated so).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "experiments/divergence.h"
+#include "experiments/intervals.h"
+#include "minigpt/calibrate.h"
+#include "minigpt/channel_stats.h"
+#include "minigpt/checkpoint.h"
+#include "minigpt/corpus/corpus.h"
+#include "minigpt/corpus/lexicon.h"
+#include "minigpt/quant_plan.h"
+#include "minigpt/quantize_model.h"
+#include "minigpt/quantized_checkpoint.h"
+#include "minigpt/scale_fold.h"
+#include "minigpt/tokenizer.h"
+#include "minigpt/transform_table.h"
+
+using namespace minigpt;
+
+namespace {
+const std::string kPath = MQ_SOURCE_DIR "/data/minigpt.safetensors";
+
+struct Shipped {
+  Model ref;
+  Tokenizer tok;
+  std::vector<std::vector<int32_t>> calib;
+  std::vector<int32_t> test;
+};
+
+Shipped load() {
+  CheckpointMeta meta;
+  Model ref = load_any_model(kPath, "", &meta);
+  Tokenizer tok = Tokenizer::from_json(meta.vocab_json);
+  CorpusConfig cfg;  // seed 42; val and test only
+  cfg.train_tokens = 0;
+  const Corpus c = generate_corpus(Lexicon::load(MQ_SOURCE_DIR "/data/lexicon"), cfg);
+  auto calib = calibration_windows(encode_split(tok, c.val), 32, ref.config().n_ctx);
+  std::vector<int32_t> test = encode_split(tok, c.test);
+  test.resize(4096);
+  return {std::move(ref), std::move(tok), std::move(calib), std::move(test)};
+}
+
+Model quantized(const std::string& name, const std::vector<std::vector<int32_t>>& calib) {
+  Model m = load_any_model(kPath, "", nullptr);
+  QuantPlan p = QuantPlan::uniform(name);
+  p.gptq.calibration_windows = 32;
+  quantize_model(m, p, p.needs_calibration() ? calib : std::vector<std::vector<int32_t>>{});
+  return m;
+}
+}  // namespace
+
+TEST_CASE("AWQ's scales folded into the shipped model leave its fp32 logits unchanged to rounding") {
+  REQUIRE(std::filesystem::exists(kPath));
+  Shipped s = load();
+  Model m = load_any_model(kPath, "", nullptr);
+  const auto stats = collect_channel_stats(m, s.calib);
+  for (const LinearKind kind : {LinearKind::attn_out, LinearKind::qkv, LinearKind::mlp_up})
+    for (const LinearInfo& li : m.linears())
+      if (li.kind == kind) fold_input_scale(m, li, awq_scales({li, stats.at(li.name), mq::Scheme::integer(3, 64), mq::ActMode::weight_only}).scales);
+  const std::vector<int32_t> window(s.test.begin(), s.test.begin() + m.config().n_ctx);
+  const std::vector<float> a = s.ref.logits(window), b = m.logits(window);
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(a[i] - b[i]))), scale = std::max(scale, static_cast<double>(std::fabs(a[i])));
+  MESSAGE(fmt::format("fold: largest logit change {:.3g} of the largest logit {:.3g}", worst, scale));
+  CHECK(worst / scale < 1e-4);
+  // The largest input channel against the median, per Linear input: what AWQ and SmoothQuant can buy.
+  for (const LinearInfo& li : m.linears())
+    if (li.layer == 0) MESSAGE(fmt::format("{}: input max/median {:.1f}", li.name, stats.at(li.name).outlier_ratio()));
+}
+
+TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD ratios inside measured bands") {
+  Shipped s = load();
+  const int len = s.ref.config().n_ctx;
+  const std::vector<std::string> names = {"int2-g64", "int2-g64-awq", "int4-g128", "int4-g128-awq", "int3-g64-gptq", "int3-g64-awq-gptq",
+                                          "int8-per-channel+a8", "int8-per-channel-smooth+a8"};
+  std::vector<Model> ms;
+  for (const auto& n : names) ms.push_back(quantized(n, s.calib));
+  std::vector<const Model*> ptrs;
+  for (const auto& m : ms) ptrs.push_back(&m);
+  const auto passes = mqexp::divergence_pass(s.ref, ptrs, s.test, len, len / 2);
+  const auto ratio = [&](size_t a, size_t b) {
+    const mqexp::MeanInterval r = mqexp::clustered_ratio(passes[a].window_kl, passes[b].window_kl);
+    MESSAGE(fmt::format("{} / {}: KLD ratio {:.4f} [{:.4f}, {:.4f}]", names[a], names[b], r.mean, r.low, r.high));
+    return r;
+  };
+  const mqexp::MeanInterval awq2 = ratio(1, 0), awq4 = ratio(3, 2), awq_gptq = ratio(5, 4), smooth = ratio(7, 6);
+  // The goals where they are met: AWQ below RTN at 2 bits, SmoothQuant below plain +a8, both beyond the interval.
+  CHECK(awq2.high < 1.0);
+  CHECK(smooth.high < 1.0);
+  // Measured with this code (gcc 12, AMD EPYC Zen 4; the quality numbers repeat across CPUs), bands +-4%:
+  // at int4-g128 AWQ is above RTN (mlp_up's scale, chosen by its own mean output error, leaves a heavy tail),
+  // and on GPTQ a tie or worse; the sweep's README states both goals as missed.
+  CHECK(awq2.mean == doctest::Approx(0.8171).epsilon(0.04));
+  CHECK(awq4.mean == doctest::Approx(1.2419).epsilon(0.04));
+  CHECK(awq_gptq.mean == doctest::Approx(1.1350).epsilon(0.04));
+  CHECK(smooth.mean == doctest::Approx(0.8358).epsilon(0.04));
+}
