@@ -17,29 +17,14 @@
 #include "minigpt/quantized_projection.h"
 #include "minigpt/safetensors.h"
 #include "temp_dir.h"
+#include "tiny_random_model.h"
 
 using namespace minigpt;
 
-namespace {
-
-ModelConfig tiny() { return ModelConfig{.vocab_size = 23, .n_ctx = 16, .d_model = 128, .n_layer = 2, .n_head = 2, .d_ff = 512}; }
-
-Model random_model() {
-  Model m(tiny(), 42);
-  NormalSampler n(7);
-  for (size_t i = 0; i < m.num_params(); ++i) m.params()[i] += static_cast<float>(0.05 * n.next());
-  return m;
-}
-
-const std::vector<int32_t> kTokens = {1, 4, 9, 16, 3, 22, 7, 7, 0, 11};
-
-std::vector<std::vector<int32_t>> calibration() {
-  std::vector<int32_t> stream(16 * 12);
-  for (size_t i = 0; i < stream.size(); ++i) stream[i] = static_cast<int32_t>((i * 7 + i / 5) % 23);
-  return calibration_windows(stream, 12, 16);
-}
-
-}  // namespace
+using mqtest::calibration;
+using mqtest::kTokens;
+using mqtest::random_model;
+using mqtest::tiny;
 
 TEST_CASE("the recipe: RTN gives each Linear exactly mq::quantize's codes, and the plan's embedding") {
   Model a = random_model(), b = random_model();
