@@ -14,6 +14,7 @@
 
 #include <fmt/core.h>
 
+#include "miniquant/gptq.h"
 #include "miniquant/quantize.h"
 #include "minigpt/transform_table.h"
 
@@ -56,7 +57,7 @@ TransformResult awq_scales(const TransformInput& in) {
     mq::dequantize(q, back.data());
     for (int64_t r = 0; r < out; ++r)
       for (int64_t j = 0; j < n; ++j) back[static_cast<size_t>(r * n + j)] /= s[static_cast<size_t>(j)];
-    const double err = output_error(li.weight, back.data(), out, n, in.stats.h);
+    const double err = mq::output_error(li.weight, back.data(), out, n, in.stats.h);
     if (i == 0) plain = err;
     if (err < best) best = err, best_alpha = alpha, best_s = s;
   }

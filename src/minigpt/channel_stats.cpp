@@ -9,7 +9,9 @@
 
 namespace minigpt {
 
-double ChannelStats::outlier_ratio() const {
+double ChannelStats::outlier_ratio() const { return minigpt::outlier_ratio(max_abs); }
+
+double outlier_ratio(const std::vector<float>& max_abs) {
   if (max_abs.empty()) return 1.0;
   std::vector<float> v = max_abs;
   std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
@@ -61,13 +63,6 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     out.emplace(name, std::move(s));
   }
   return out;
-}
-
-double output_error(const float* w, const float* w2, int64_t out, int64_t in, const Eigen::MatrixXd& h) {
-  Eigen::MatrixXd e(out, in);  // (out, in)
-  for (int64_t r = 0; r < out; ++r)
-    for (int64_t c = 0; c < in; ++c) e(r, c) = static_cast<double>(w[r * in + c]) - static_cast<double>(w2[r * in + c]);
-  return ((e * h).array() * e.array()).sum();
 }
 
 }  // namespace minigpt

@@ -1,6 +1,6 @@
 // What an activation-aware method reads of a Linear's inputs on calibration data: per input channel
 // the mean and the largest magnitude, and the second moment H = X^T X / n that scores a weight by its
-// output error (tr((W - W') H (W - W')^T) = mean ||W x - W' x||^2 over the calibration rows).
+// output error (mq::output_error, gptq.h: tr((W - W') H (W - W')^T) = mean ||W x - W' x||^2 over the calibration rows).
 #pragma once
 #include <map>
 #include <string>
@@ -17,17 +17,15 @@ struct ChannelStats {
   std::vector<float> max_abs;   // (in) max |x_j|
   Eigen::MatrixXd h;            // (in, in) X^T X / n
   int64_t samples = 0;
-  // Per channel max/median of max_abs: how far the largest input channel stands out (1 = none).
-  double outlier_ratio() const;
+  double outlier_ratio() const;  // of max_abs (below)
 };
+
+// The largest of per-channel magnitudes over their median: how far the largest input channel stands out (1 = none).
+double outlier_ratio(const std::vector<float>& max_abs);
 
 // One pass of `m` over `windows`, every Linear named in `names` (all when empty) observed. The model's
 // hook is restored to none afterwards. mq::UsageError when there are no windows.
 std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::vector<std::vector<int32_t>>& windows,
                                                           const std::vector<std::string>& names = {});
-
-// tr(E H E^T) for E = W - W' (both (out, in) row-major): the mean squared output error of W' on the rows H was
-// collected from.
-double output_error(const float* w, const float* w2, int64_t out, int64_t in, const Eigen::MatrixXd& h);
 
 }  // namespace minigpt

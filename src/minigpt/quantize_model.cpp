@@ -81,7 +81,7 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
   const mq::Stopwatch all_time;
   plan.validate(m.config());
   if (plan.needs_calibration() && calibration.empty())
-    throw mq::UsageError("GPTQ and -imatrix need calibration windows (a held-out split); none were given");
+    throw mq::UsageError("GPTQ, -imatrix and equivalence transforms such as -awq need calibration windows (a held-out split); none were given");
   ModelQuantReport rep;
   const mq::Stopwatch tt;
   std::map<std::string, std::string> transform_notes = apply_transforms(m, plan, calibration);

@@ -21,8 +21,10 @@ void fold_input_scale(Model& m, const LinearInfo& li, const std::vector<float>& 
   const std::string layer = fmt::format("h.{}.", li.layer);
   // The fp32 projections view the master buffer (float_projection.h); a quantized one holds its own codes, which
   // a rescaled master would no longer match.
-  for (const std::string& name : {li.name, layer + "attn.c_attn"})
-    if ((name == li.name || li.kind == LinearKind::attn_out) && m.projection(name).format_name() != "fp32")
+  std::vector<std::string> touched = {li.name};
+  if (li.kind == LinearKind::attn_out) touched.push_back(layer + "attn.c_attn");  // its V rows take 1/s
+  for (const std::string& name : touched)
+    if (m.projection(name).format_name() != "fp32")
       throw mq::UsageError(fmt::format("{}: {} already runs {}; scales fold into fp32 weights before quantizing", li.name, name,
                                        m.projection(name).format_name()));
   float* w = m.param(li.name + ".weight");  // (out, in)

@@ -39,10 +39,8 @@ TransformResult smoothquant_scales(const TransformInput& in) {
     s[j] = static_cast<float>(std::pow(x, kSmoothAlpha) / std::pow(w, 1.0 - kSmoothAlpha));
     after[j] = static_cast<float>(in.stats.max_abs[j] / s[j]);
   }
-  ChannelStats smoothed;
-  smoothed.max_abs = after;
   return {std::move(s), fmt::format("smoothquant: alpha {}; largest input channel {:.1f}x the median before, {:.1f}x after", kSmoothAlpha,
-                                    in.stats.outlier_ratio(), smoothed.outlier_ratio())};
+                                    in.stats.outlier_ratio(), outlier_ratio(after))};
 }
 
 }  // namespace minigpt

@@ -200,11 +200,15 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
   return res;
 }
 
+double output_error(const float* w, const float* w2, int64_t rows, int64_t cols, const Eigen::MatrixXd& h) {
+  const Eigen::MatrixXd E = Eigen::Map<const RowMajorF>(w, rows, cols).cast<double>() -
+                            Eigen::Map<const RowMajorF>(w2, rows, cols).cast<double>();  // (rows, cols)
+  return (E * h).cwiseProduct(E).sum();
+}
+
 double output_error(const float* w, const QTensor& q, const Eigen::MatrixXd& h) {
   const std::vector<float> d = dequantize(q);
-  const Eigen::MatrixXd E = Eigen::Map<const RowMajorF>(w, q.rows, q.cols).cast<double>() -
-                            Eigen::Map<const RowMajorF>(d.data(), q.rows, q.cols).cast<double>();  // (rows, cols)
-  return (E * h).cwiseProduct(E).sum();
+  return output_error(w, d.data(), q.rows, q.cols, h);
 }
 
 }  // namespace mq

@@ -51,5 +51,7 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
 
 // tr((W - Q) H (W - Q)^T) = ||W X - Q X||^2 / n: the layer output error GPTQ minimises.
 double output_error(const float* w, const QTensor& q, const Eigen::MatrixXd& h);
+// The same for any weight W' ((rows, cols) row-major, like w): AWQ scores each candidate scale with it.
+double output_error(const float* w, const float* w2, int64_t rows, int64_t cols, const Eigen::MatrixXd& h);
 
 }  // namespace mq
