@@ -41,7 +41,8 @@ target_compile_definitions(miniquant PUBLIC MQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 enable_testing()
 add_library(mq_test_main STATIC tests/doctest_main.cpp)
 target_link_libraries(mq_test_main PUBLIC doctest::doctest)
-set(MQ_KERNEL_TESTS test_kernels test_blocked test_quantize test_pack test_format test_ref_kernels test_half test_gptq)
+set(MQ_KERNEL_TESTS test_kernels test_blocked test_quantize test_pack test_format test_ref_kernels test_half test_gptq
+    test_lab06_portable)
 foreach(name ${MQ_KERNEL_TESTS})
   add_executable(${name} tests/${name}.cpp)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
@@ -51,3 +52,6 @@ foreach(name ${MQ_KERNEL_TESTS})
   # MQ_TEST_REDUCED: the largest shape sweeps run their named subsets (tests/reduced_sizes.h): qemu-user is slow.
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive;MQ_TEST_REDUCED=1")
 endforeach()
+# Lab 06's learner-style solution: the handout promises a portable kernel (plain loops, OpenMP, xsimd).
+target_sources(test_lab06_portable PRIVATE ${CMAKE_SOURCE_DIR}/tests/labs/lab06_solution.cpp)
+target_include_directories(test_lab06_portable PRIVATE ${CMAKE_SOURCE_DIR}/labs/06-kernel)

@@ -13,15 +13,16 @@ namespace fs = std::filesystem;
 const std::vector<LabInfo>& lab_list() {
   static const std::vector<LabInfo> labs = [] {
     std::vector<LabInfo> v = {
-        {"00", "quantizers", "00-quantizers", "quantizers.cpp", "solutions/00-quantizers-ref.md", "ABCDEF", "ABCDEF", {}, "", ""},
-        {"01", "GPTQ", "01-gptq", "gptq.cpp", "solutions/01-gptq-ref.md", "ABC", "ABC", {}, "", ""},
+        {"00", "quantizers", "00-quantizers", "quantizers.cpp", "solutions/00-quantizers-ref.md", "ABCDEF", "ABCDEF", {}, "", "", false},
+        {"01", "GPTQ", "01-gptq", "gptq.cpp", "solutions/01-gptq-ref.md", "ABC", "ABC", {}, "", "", false},
         {"02", "the quantization Pareto curve", "02-pareto-curve", "pareto.cpp", "solutions/02-pareto-curve-ref.md", "ABCD", "ABD", {},
-         "labs/02-pareto-curve/sweep", "experiments/26-quant-curve"},
-        {"03", "GGUF export", "03-gguf-export", "gguf_blocks.cpp", "solutions/03-gguf-export-ref.md", "ABC", "ABC", {}, "", ""},
+         "labs/02-pareto-curve/sweep", "experiments/26-quant-curve", false},
+        {"03", "GGUF export", "03-gguf-export", "gguf_blocks.cpp", "solutions/03-gguf-export-ref.md", "ABC", "ABC", {}, "", "", false},
         {"04", "energy per token by phase", "04-energy", "energy.cpp", "solutions/04-energy-ref.md", "ABCDE", "ABCDE", {},
-         "labs/04-energy/run", "experiments/28-energy"},
+         "labs/04-energy/run", "experiments/28-energy", false},
         {"05", "per-layer mixed precision", "05-mixed-precision", "mixed.cpp", "solutions/05-mixed-precision-ref.md", "ABCDE", "ABCDE", {},
-         "labs/05-mixed-precision/run", "experiments/27-mixed-epi"},
+         "labs/05-mixed-precision/run", "experiments/27-mixed-epi", false},
+        {"06", "the kernel", "06-kernel", "kernel.cpp", "solutions/06-kernel-ref.md", "ABCDEF", "ABCDEF", {}, "", "", true},
     };
     for (LabInfo& l : v) {
       l.starters = {"labs/" + l.dir + "/" + l.file};

@@ -19,6 +19,7 @@ struct LabInfo {
   std::vector<std::string> starters;  // the files the learner edits, relative to the repository
   std::string run_dir;        // the learner's run folder (default), relative to the repository; "" none
   std::string reference_run;  // the committed run `--reference` grades, e.g. "experiments/26-quant-curve"
+  bool times_kernels = false;  // its grader times code (lab 06): OpenMP keeps its default, spinning wait
   std::string answers() const { return run_dir.empty() ? "" : "labs/" + dir + "/answers.md"; }
 };
 const std::vector<LabInfo>& lab_list();

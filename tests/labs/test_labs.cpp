@@ -76,6 +76,20 @@ TEST_CASE("lab 04 starter: every block fails, not implemented") { starter("04");
 TEST_CASE("lab 05 reference: the library and the committed mixed study pass every block") { reference("05"); }
 TEST_CASE("lab 05 starter: every block fails, not implemented") { starter("05"); }
 
+TEST_CASE("lab 06 reference: the library passes every block, its speed bars against itself and the read bandwidth") { reference("06"); }
+TEST_CASE("lab 06 starter: every block fails, not implemented") { starter("06"); }
+
+// A learner's lab 06 written from the handout alone (tests/labs/lab06_solution.cpp), graded by the same checks: the
+// handout's speed bars are within reach of what it teaches.
+TEST_CASE("lab 06 solution: a learner-style solution passes every block and bar") {
+  const std::string exe = (std::filesystem::path(MQ_CLI_PATH).parent_path() / "labs" / "lab06_solution").string();
+  const mq::CommandOutput r = mq::run_command(exe + " 2>&1");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("lab 06: 6 of 6 blocks passed\n") != std::string::npos);
+  CHECK(r.out.find("FAILED") == std::string::npos);
+}
+
 TEST_CASE("lab solutions: the committed files are what the generator writes from the committed JSON") {
   for (const auto& [name, text] : mqexp::lab_solutions(MQ_SOURCE_DIR)) {
     INFO(name << ": run `miniquant lab solutions` and commit the result");
