@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "experiments/epi.h"
 #include "experiments/generalization_report.h"
 #include "experiments/intervals.h"
@@ -251,4 +253,40 @@ TEST_CASE("EPI frontier: with answers, an accuracy difference inside its paired 
   for (int i = 902; i < 932; ++i) paired[1].answers[static_cast<size_t>(i)] = '1';
   paired[1].accuracy = 0.932;
   CHECK(mqexp::epi_frontier(paired) == std::vector<std::string>{"y"});
+}
+
+TEST_CASE("report: pairs KLD resolves, split by what the paired accuracy says, and which way changed answers go") {
+  // fp32 right on 60 of 100 items per paradigm; "tipped" (small KLD) on those and 20 more; "broken" (large KLD)
+  // on 40 of fp32's. By KLD: fp32 < tipped < broken. Accuracy: tipped > fp32 > broken: the pair (fp32, tipped) is
+  // reversed beyond its interval, the other two agree.
+  auto row = [](const std::string& name, double kl, int right) {
+    mqexp::SchemeRow r;
+    r.scheme = name;
+    r.ok = true;
+    r.quality.emplace();
+    mqexp::Divergence d;
+    d.kl_mean = kl;
+    d.kl_low = 0.9 * kl;
+    d.kl_high = 1.1 * kl;
+    r.quality->divergence = d;
+    mqexp::Generalization g;
+    for (int p = 0; p < kNumParadigms; ++p) {
+      const std::string answers = std::string(static_cast<size_t>(right), '1') + std::string(static_cast<size_t>(100 - right), '0');
+      g.answers[paradigm_name(static_cast<Paradigm>(p))] = answers;
+      g.by_paradigm[paradigm_name(static_cast<Paradigm>(p))] = {right, 100};
+      if (paradigm_scored(static_cast<Paradigm>(p))) g.overall.correct += right, g.overall.total += 100;
+    }
+    r.quality->generalization = g;
+    return r;
+  };
+  const std::vector<mqexp::SchemeRow> rows = {row("fp32", 0.0, 60), row("tipped", 1e-4, 80), row("broken", 1e-2, 40)};
+  const std::string s = mqexp::generalization_section(rows, "fp32", 42);
+  INFO(s);
+  int scored = 0;
+  for (int p = 0; p < kNumParadigms; ++p) scored += paradigm_scored(static_cast<Paradigm>(p));
+  CHECK(s.find("of the 3 pairs of schemes whose KLD intervals are apart, the paired accuracy difference orders 2 as KLD does, "
+               "1 the other way (fp32 (KLD 0) below tipped (KLD 0.0001)") != std::string::npos);
+  CHECK(s.find("calls 0 a tie (inside its interval): of the pairs accuracy resolves, 67% agree with KLD") != std::string::npos);
+  CHECK(s.find(fmt::format("the 1 schemes with KLD below 1e-3 answer {} items differently from fp32, 100% of them toward the right "
+                           "answer; the 1 at 1e-3 or above, {} items, 0% toward right", 20 * scored, 20 * scored)) != std::string::npos);
 }
