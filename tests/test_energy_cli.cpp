@@ -225,14 +225,16 @@ TEST_CASE("bad energy flags exit 2 with one line") {
                            "energy --batch 1,a", "energy --gen-tokens 1", "energy --warmup -1", "energy --bogus",
                            "energy --prompt-tokens 0", "energy --batch 4,4", "energy --splits int3-g64[prefill=+a8]",
                            "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --methods float32 float32",
-                           "energy --batch-rounds 1"}) {
+                           "energy --batch-rounds 1",
+                           // Checked against the model's context once it is loaded: still the only line (no banner before it).
+                           "energy --prompt-tokens 100 --gen-tokens 100 --no-gpt2"}) {
     CAPTURE(args);
-    const CliResult r = run_cli(std::string(args) + " --out /tmp/mq_energy_badflags");
+    const CliResult r = run_cli(std::string(args) + " --out " + mqtest::temp_path("mq_test", "mq_energy_badflags"));
     CHECK(r.code == 2);
     CHECK(lines(r.out) == 1);
     CHECK(r.out.rfind("miniquant: error: ", 0) == 0);
   }
-  const CliResult r = run_cli("energy --meter watts --out /tmp/mq_energy_badflags");
+  const CliResult r = run_cli("energy --meter watts --out " + mqtest::temp_path("mq_test", "mq_energy_badflags"));
   CHECK(r.out.find("expected auto, rapl, perf or model") != std::string::npos);
   fs::remove_all(mqtest::temp_path("mq_test", "mq_energy_badflags"));
 }
@@ -242,6 +244,7 @@ TEST_CASE("--calibrate without a meter fails with one clear line, before any wor
   const CliResult r = run_cli("energy --calibrate --powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   CHECK(r.code == 1);
   CHECK(r.out.find("--calibrate needs a real energy meter") != std::string::npos);
+  CHECK(r.out.find("energy: seed") == std::string::npos);  // no banner announcing a run that does not start
   CHECK_FALSE(fs::exists(out + "/summary.json"));
   fs::remove_all(out);
 }

@@ -32,6 +32,10 @@ TEST_CASE("train writes a checkpoint and a log that eval and generate read") {
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   CHECK(text.find("seed 42") != std::string::npos);
   CHECK(text.find("val_loss") != std::string::npos);
+  CHECK(text.find("step 4/4 loss") != std::string::npos);  // the last step's line, with the others in order
+  CHECK(text.find("wrote ") > text.find("step 4/4 loss"));
+  // The log is rewritten through temporaries of our own at each line: none is left beside it.
+  for (const auto& e : std::filesystem::directory_iterator(kDir)) CHECK(e.path().filename().string().find(".mq-") == std::string::npos);
 
   const CliResult e = run_cli("eval --model " + ckpt + " --max-slots 60 --json");
   INFO(e.out);

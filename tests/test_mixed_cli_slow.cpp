@@ -178,6 +178,20 @@ TEST_CASE("mixed: two shards merged give the unsharded quality numbers") {
   CHECK(p.code == 1);
   CHECK(p.out.find("1 unit is not measured: config/mlp-down-int2 (failed)") != std::string::npos);
 
+  // A finished unit edited by hand: the merge refuses it naming the file and the field; --allow-partial counts it
+  // as missing, with that reason, and merges the rest.
+  f = load(b + "/runs/config/mlp-down-int2.json");
+  f["row"]["ppl"] = "abc";
+  mq::write_file_atomic(failed + "/runs/config/mlp-down-int2.json", f.dump());
+  p = run_cli(common(a) + " --stage merge --runs " + failed + "/runs");
+  CHECK(p.code == 1);
+  CHECK(p.out.find("mlp-down-int2.json: /row/ppl") != std::string::npos);
+  p = run_cli(common(a) + " --stage merge --allow-partial --runs " + failed + "/runs");
+  INFO(p.out);
+  CHECK(p.code == 0);
+  CHECK(p.out.find("config/mlp-down-int2 (invalid: ") != std::string::npos);
+  CHECK(load(a + "/results.json")["missing_units"] == 1);
+
   // Units of another machine: shard 1's files as if measured on another host, first with the same CPU, then
   // with another CPU. The merge warns, and --per-machine reports each machine's units alone.
   const std::string other = kDir + "/other";

@@ -3,8 +3,11 @@
 // and the fallbacks agree with sysfs on this machine where sysfs has the sizes.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 
+#include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/wait_policy.h"
@@ -35,9 +38,17 @@ TEST_CASE("caches: a fake sysfs tree is read level by level; a missing tree fall
   CHECK(c[3].level == 3);
   CHECK(c[3].bytes == int64_t{32} << 20);
   CHECK(c[3].shared_cpus == "0-1");
-  // A level with garbage for a size is left out, not read as 0 bytes.
+  // A level with garbage for a size is left out, not read as 0 bytes; so is one whose size would overflow.
   index(2, "2", "Unified", "lots", "0");
   CHECK(mq::caches_from_sysfs(root).size() == 3);
+  index(2, "2", "Unified", "99999999999999999999999K", "0");
+  CHECK(mq::caches_from_sysfs(root).size() == 3);
+  // A FIFO where a size is expected is not a file: read as missing, never waited on (this test would hang).
+  fs::remove(root + "/index2/size");
+  REQUIRE(::mkfifo((root + "/index2/size").c_str(), 0600) == 0);
+  CHECK(mq::caches_from_sysfs(root).size() == 3);
+  // sha256_file refuses it in one line the same way.
+  CHECK_THROWS_WITH_AS(mq::sha256_file(root + "/index2/size"), doctest::Contains("not a regular file"), mq::Error);
   fs::remove_all(root);
 
   // No tree: hwloc or CPUID answers (on x86 at least CPUID does), and the source says which.

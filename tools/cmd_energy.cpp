@@ -85,9 +85,14 @@ void run(EnergyCli& cli) {
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   const std::string date = mq::utc_now_iso8601();
   const mq::WaitPolicy wait = mq::wait_policy();
-  fmt::print(stderr, "energy: seed {}, {} threads waiting {} ({}), meter {} -> {}\n", o.seed, omp_get_max_threads(), wait.policy, wait.chosen_by,
-             o.meter, cli.out);
-  mqexp::EnergyRun run = mqexp::run_energy(o, [&](const std::string& line) { fmt::print(stderr, "[{:6.1f} s] {}\n", elapsed(), line); });
+  // The banner once the run's own checks (meter, corpus, model, context lengths) have passed: before them, a refused
+  // option would follow a line that announced a run.
+  mqexp::EnergyRun run = mqexp::run_energy(
+      o, [&](const std::string& line) { fmt::print(stderr, "[{:6.1f} s] {}\n", elapsed(), line); },
+      [&] {
+        fmt::print(stderr, "energy: seed {}, {} threads waiting {} ({}), meter {} -> {}\n", o.seed, omp_get_max_threads(), wait.policy,
+                   wait.chosen_by, o.meter, cli.out);
+      });
   nlohmann::json& summary = run.summary;
   summary["options"] = {{"rounds", o.rounds},         {"max_rounds", o.round_bound()}, {"add_rounds", o.add_rounds}, {"warmup", o.warmup},           {"prompt_tokens", o.prompt_tokens},
                         {"gen_tokens", o.gen_tokens}, {"batch", o.batch},           {"batch_prompt", o.batch_prompt},

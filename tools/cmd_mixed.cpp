@@ -34,7 +34,6 @@ struct MixedCli {
   std::string stage = "all";
   std::string shard = "0/1";
   bool plot = true;
-  bool allow_partial = false;  // merge: write results although units are missing (they are named)
   bool per_machine = false;    // merge: also one report per machine the units ran on, in by-machine/
 };
 
@@ -90,7 +89,7 @@ void merge(const MixedCli& cli, double seconds) {
   nlohmann::json results = mqexp::merge_mixed(o);
   // A partial set would silently draw frontiers and answers from whatever finished: refuse, naming the units.
   if (const std::string missing = mqexp::mixed_missing_line(results); !missing.empty()) {
-    if (!cli.allow_partial)
+    if (!o.allow_partial)
       throw mq::Error(fmt::format("merge: {}; rerun their shards (finished units are skipped), or pass --allow-partial to merge "
                                   "what is there",
                                   missing));
@@ -183,7 +182,8 @@ void register_mixed(CLI::App& app) {
   cmd->add_option("--shard", cli->shard, "measure only units i, i+n, i+2n, ... (i/n); merge joins the shards' runs/ folders")
       ->capture_default_str();
   cmd->add_option("--runs", o.extra_runs, "another shard's runs/ folder (repeatable): its finished units count as done (merge, auto, reruns)");
-  cmd->add_flag("--allow-partial", cli->allow_partial, "merge: write the results although units are missing (they are named)");
+  cmd->add_flag("--allow-partial", cli->o.allow_partial,
+                "merge: write the results although units are missing or invalid (each is named, with its reason)");
   cmd->add_flag("--per-machine", cli->per_machine, "merge: also report each machine's units alone, in by-machine/<host>/");
   cmd->add_option("--configs", o.configs_dir, "folder of quant maps (*.json)")->capture_default_str();
   cmd->add_option("--out", o.out, "the study's folder")->capture_default_str();

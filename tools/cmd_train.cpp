@@ -1,7 +1,6 @@
 // `miniquant train`: train MiniGPT from scratch on the verb corpus and write a checkpoint + log.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <fmt/core.h>
@@ -62,16 +61,21 @@ void run(const TrainOptions& o) {
   // A checkpoint that cannot resume fails now, in one line, not after the corpus and the first lines of the run.
   if (!tc.resume_from.empty()) minigpt::check_resume_checkpoint(tc.resume_from);
   tc.seed = o.seed;
-  std::ofstream log;
-  if (!o.log.empty()) {
-    // A resumed run continues the log of the run it resumes.
-    log.open(o.log, o.resume.empty() ? std::ios::trunc : std::ios::app);
-    if (!log) throw mq::Error(fmt::format("cannot write the training log '{}'", o.log));
-  }
+  // The log is kept whole in memory and rewritten through write_file_atomic (a temporary of our own, renamed) at
+  // every line it gains, as every other output is written: an interrupted run leaves the log of its last line, never
+  // half a line, and nothing is appended through a stream to whatever the path has become since the check above. A
+  // resumed run continues the log of the run it resumes (read back first, bounded: a training log is a few hundred KB).
+  std::string log_text;
+  if (!o.log.empty() && !o.resume.empty() && std::filesystem::exists(o.log)) log_text = mq::read_file(o.log, size_t{64} << 20);
+  auto log_line = [&](const std::string& line) {
+    if (o.log.empty()) return;
+    log_text += line + '\n';
+    mq::write_file_atomic(o.log, log_text);
+  };
   // The log is a tracked output (data/train.log): paths in it are relative to the repository.
   auto say = [&](const std::string& line) {
     fmt::print(stderr, "{}\n", line);
-    if (log) log << mqexp::relativize(line) << '\n' << std::flush;
+    log_line(mqexp::relativize(line));
   };
 
   const mqexp::CorpusBundle c = mqexp::load_corpus(o.lexicon, o.seed);
@@ -105,7 +109,7 @@ void run(const TrainOptions& o) {
     const std::string fields = fmt::format("step {}/{} loss {:.4f} lr {:.2e} |g| {:.3f} {:.0f} tok/s", r.step, r.steps,
                                            r.loss, r.lr, r.grad_norm, r.tokens_per_s);
     progress.update(r.step - first_step, r.steps - first_step, r.elapsed_s, fields);
-    if (log && (r.step % 50 == 0 || r.step == r.steps)) log << fields << '\n';
+    if (r.step % 50 == 0 || r.step == r.steps) log_line(fields);
     if (r.has_val) {
       last_val = r.val_loss;
       say(fmt::format("step {} val_loss {:.4f} (ppl {:.3f}) elapsed {}", r.step, r.val_loss, std::exp(r.val_loss),

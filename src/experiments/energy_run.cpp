@@ -427,7 +427,7 @@ void validate(const EnergyOptions& o) {
   }
 }
 
-EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
+EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress, const std::function<void()>& started) {
   validate(o);
   en::Selection sel = en::select_meter(o.meter, o.roots);
   if (o.calibrate && !sel.meter->measured())
@@ -442,8 +442,6 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
     run.summary["model_coefficients"] = en::coefficients_json(mm->coefficients());
     run.summary["model_coefficients"]["file"] = mm->coefficients().file;
   }
-  if (!sel.warning.empty()) progress("WARNING: " + sel.warning);
-
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   const LoadedModel probe = load_checkpoint(o.model, &c.tok);
   const minigpt::ModelConfig mc = probe.model.config();
@@ -458,6 +456,8 @@ EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress) {
     if (o.curve_gen >= cfg->n_ctx) throw mq::UsageError(fmt::format("--curve-gen {} leaves no prompt in a {}-token context", o.curve_gen, cfg->n_ctx));
     if (!o.gpt2) break;
   }
+  if (started) started();
+  if (!sel.warning.empty()) progress("WARNING: " + sel.warning);
 
   Shared s{o, *sel.meter, {}, c, mc.n_ctx, minigpt::encode_split(c.tok, c.corpus.test), {}, {}};
   s.wc.caches = mq::cpu_info().caches;

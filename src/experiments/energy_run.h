@@ -95,6 +95,8 @@ struct EnergyRun {
   int methods = 0;
   nlohmann::json calibration;  // with calibrate: the fitted coefficients file contents
 };
-EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress);
+// `started` (when given) is called once every check that needs the meter, the corpus or the model has passed,
+// before the first model is built: a command prints its banner there, so a refused option is the only line.
+EnergyRun run_energy(const EnergyOptions& o, const EnergyProgress& progress, const std::function<void()>& started = {});
 
 }  // namespace mqexp

@@ -45,6 +45,9 @@ struct MixedOptions {
   std::vector<std::string> sensitivity_recipes = {"int2-g64-gptq", "int3-g64-gptq", "int4-g64-gptq", "int8-per-channel-gptq"};
   // What the allocation may give a Linear: fp16 (no added KLD) and the sensitivity recipes.
   std::vector<std::string> extra_runs;  // merge: further runs/ folders (other shards' outputs)
+  // merge --allow-partial: write the results although units are missing, and count a finished unit whose values
+  // fail check_mixed_unit (a hand-edited file) as missing, named with its reason, instead of ending the merge.
+  bool allow_partial = false;
 };
 
 // Checks options that need no model (mq::UsageError).

@@ -42,8 +42,9 @@ json cpu_of(json machine) {
   return machine;
 }
 
-// A unit's file when it is there, complete and made for the same plan and options.
-std::optional<json> finished(const std::string& path, const std::string& key) {
+// A unit's file when it is there, complete and made for the same plan and options. One whose values fail
+// check_mixed_unit ends the caller with that line, or, with `skip_invalid`, counts as not there.
+std::optional<json> finished(const std::string& path, const std::string& key, bool skip_invalid) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::nullopt;
   json j;
@@ -57,7 +58,15 @@ std::optional<json> finished(const std::string& path, const std::string& key) {
   if (!j.is_object() || j.value("key", json()) != key || j.value("status", json()) != "ok") return std::nullopt;
   // Ours by its key and finished, yet its values are what the merge copies into results.json: a hand-edited
   // one (perplexity "abc", bytes -5) is one line naming the file and the field, not a wrong table.
-  check_mixed_unit(j, path);
+  if (!skip_invalid) {
+    check_mixed_unit(j, path);
+    return j;
+  }
+  try {
+    check_mixed_unit(j, path);
+  } catch (const mq::Error&) {
+    return std::nullopt;  // missing_name says why
+  }
   return j;
 }
 
@@ -70,20 +79,29 @@ std::vector<std::string> all_runs_dirs(const MixedOptions& o) {
 // The unit's up-to-date file from out/runs or any extra runs folder.
 std::optional<json> find_unit(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
   for (const auto& dir : all_runs_dirs(o))
-    if (auto j = finished(unit_file(dir, u), key)) return j;
+    if (auto j = finished(unit_file(dir, u), key, o.allow_partial)) return j;
   return std::nullopt;
 }
 
-// How the merge names a unit it lacks: kind/id, and "(failed)" when a runs folder holds its failed attempt.
+// How the merge names a unit it lacks: kind/id, "(failed)" when a runs folder holds its failed attempt, and
+// "(invalid: <reason>)" when it holds a finished one whose values check_mixed_unit refuses (--allow-partial).
 std::string missing_name(const MixedOptions& o, const MixedUnit& u, const std::string& key) {
   for (const auto& dir : all_runs_dirs(o)) {
     std::error_code ec;
     if (!fs::exists(unit_file(dir, u), ec)) continue;
+    json j;
     try {
-      const json j = read_json(unit_file(dir, u));
-      if (j.is_object() && j.value("key", json()) == key && j.value("status", json()) == "failed") return u.kind + "/" + u.id + " (failed)";
+      j = read_json(unit_file(dir, u));
     } catch (const std::exception&) {
-      // unreadable: plainly missing
+      continue;  // unreadable: plainly missing
+    }
+    if (!j.is_object() || j.value("key", json()) != key) continue;
+    if (j.value("status", json()) == "failed") return u.kind + "/" + u.id + " (failed)";
+    if (j.value("status", json()) != "ok") continue;
+    try {
+      check_mixed_unit(j, unit_file(dir, u));
+    } catch (const mq::Error& e) {
+      return u.kind + "/" + u.id + " (invalid: " + e.what() + ")";
     }
   }
   return u.kind + "/" + u.id;

@@ -8,13 +8,14 @@
 #endif
 
 #include <openssl/evp.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -23,6 +24,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 
 namespace mq {
 namespace {
@@ -33,11 +35,17 @@ std::string trim(std::string s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
+// Files of /proc and of a sysfs tree (which a test, or a user, may point elsewhere): opened without blocking,
+// regular files only, at most kSysfsBytes (util/io.h try_read_file); "" when unreadable, as a missing file.
+constexpr size_t kSysfsBytes = 1 << 16;
+std::string read_small(const std::string& path, size_t max_bytes = kSysfsBytes) {
+  ReadResult r = try_read_file(path, max_bytes);
+  return r.ok ? std::move(r.text) : std::string();
+}
+
 std::string read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  std::getline(f, s);
-  return trim(s);
+  const std::string s = read_small(path);
+  return trim(s.substr(0, s.find('\n')));
 }
 
 // "48K" / "1024K" / "32M" -> bytes.
@@ -45,7 +53,10 @@ int64_t parse_size(const std::string& s) {
   if (s.empty()) return 0;
   int64_t v = 0;
   size_t i = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (v >= (int64_t{1} << 36)) return 0;  // a garbage size, not an overflow: << 20 below stays under 2^60
+    v = v * 10 + (s[i++] - '0');
+  }
   if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) v <<= 10;
   if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) v <<= 20;
   return v;
@@ -80,7 +91,8 @@ int64_t CpuInfo::cache_bytes(int level) const {
 CpuInfo cpu_info() {
   CpuInfo ci;
   ci.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
-  std::ifstream f("/proc/cpuinfo");
+  // /proc/cpuinfo holds a block per logical CPU: 4 MiB is room for about a thousand of them.
+  std::istringstream f(read_small("/proc/cpuinfo", size_t{4} << 20));
   static const std::set<std::string> kWanted = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "amx_bf16", "amx_int8"};
   for (std::string line; std::getline(f, line);) {
     const auto colon = line.find(':');
@@ -178,7 +190,7 @@ std::vector<CacheLevel> detect_caches(const std::string& sysfs_cpu0_cache, std::
 
 LoadAverage load_average() {
   LoadAverage l;
-  std::ifstream f("/proc/loadavg");
+  std::istringstream f(read_small("/proc/loadavg"));
   if (!(f >> l.one >> l.five >> l.fifteen)) return {};
   return l;
 }
@@ -216,16 +228,27 @@ std::string sha256_hex(std::span<const std::string_view> parts) {
 }
 
 std::string sha256_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("sha256: cannot read {}", path));
+  // A file the user names (a checkpoint, a lab's input): opened without blocking and checked on the descriptor to be
+  // a regular file, so a FIFO in its place is an error, not a hang; then streamed (checkpoints are hundreds of MB).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw Error(fmt::format("sha256: cannot read {}: {}", path, errno_reason(errno)));
+  std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* f) {
+    ::close(*f);
+    delete f;
+  });
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(fmt::format("sha256: cannot read {}: not a regular file (a FIFO, socket, device or folder)", path));
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) throw Error("sha256: OpenSSL init failed");
   std::vector<char> buf(1 << 20);
-  while (f) {
-    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (f.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(f.gcount()));
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(fmt::format("sha256: read error in {}: {}", path, errno_reason(errno)));
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(n));
   }
-  if (f.bad()) throw Error(fmt::format("sha256: read error in {}", path));
   std::array<unsigned char, EVP_MAX_MD_SIZE> md;
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), md.data(), &len);
