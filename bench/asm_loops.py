@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Instruction mix of the innermost loops in an object file, to compare what gcc and clang make of
-the same kernel source (bench/README.md, "AVX2 inner loops: gcc 12 against clang 14").
+the same kernel source (bench/HISTORY.md, "AVX2 inner loops: gcc 12 against clang 14").
 
     bench/asm_loops.py OBJECT REGEX [COUNT_KEY] [TOP]
 

@@ -1,6 +1,6 @@
 // How many independent vdpbf16ps accumulator chains it takes to reach the unit's rate, and whether other
 // vector instructions beside 12 chains slow them: the measurement behind the one-token bf16 tile's shape
-// (src/miniquant/kernels/word_kernel.h bf16_tile, bench/README.md). Needs AVX-512 BF16; not part of the build:
+// (src/miniquant/kernels/word_kernel.h bf16_tile, bench/HISTORY.md). Needs AVX-512 BF16; not part of the build:
 //   g++ -O2 -march=native -std=c++20 bench/dot_chains.cpp -o /tmp/dot_chains && /tmp/dot_chains
 // Prints nanoseconds per dot (median of 7 timed runs after one warm-up). Each accumulator starts at its own
 // value and every input passes through an empty asm statement, so the compiler can neither merge the chains
