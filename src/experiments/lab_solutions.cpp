@@ -293,6 +293,39 @@ std::string sol06() {
   return o.str();
 }
 
+std::string sol07() {
+  std::ostringstream o;
+  o << solution_header("AWQ", lab_list()[7],
+                       "Its numbers are measured on the shipped model in each grading run (the handout gives the library's on one "
+                       "VM); the sweep's own comparison of AWQ with RTN and GPTQ is in `experiments/26-quant-curve`.");
+  o << "## The reference approach\n\n"
+       "| TODO block | the library | file |\n|---|---|---|\n"
+       "| A channel_mean_abs | `minigpt::collect_channel_stats`: mean and max |x| per input channel and H = X^T X / n in one "
+       "pass of the model's Linear hook | `src/minigpt/channel_stats.cpp` |\n"
+       "| B keep 1% in fp16 | none: the library never stores mixed-precision columns (no kernel runs them); the reference "
+       "writes the handout's definition in `src/labs/reference/lab07_ref.cpp` | - |\n"
+       "| C awq_search | `minigpt::awq_scales`, the `awq` row of the transform table | `src/minigpt/awq.cpp`, "
+       "`transform_table.h` |\n"
+       "| D fold_input_scale | `minigpt::fold_input_scale` | `src/minigpt/scale_fold.cpp` |\n"
+       "| E the whole model | `quantize_model` with a `-awq` recipe: statistics from one fp32 pass, attn_out then qkv then "
+       "mlp_up in each layer, then the recipe's quantizer | `src/minigpt/quantize_model.cpp` |\n\n"
+       "## Answers\n\n"
+       "- **Why does keeping 1% by activation beat 1% by weight magnitude?** The output error of a column is its weight "
+       "error times its input: tr(dW H dW^T) weights column j by H_jj, the mean x_j^2. A column whose inputs are large "
+       "carries its rounding error into the output many times over, whatever its weights' size; on `h.1.attn.c_attn` at "
+       "int3-g128 the three channels of largest mean |x| hold most of the error (0.37 of RTN's left when they are kept, "
+       "0.84 by weight, 1.00 at random).\n"
+       "- **How can the model's KLD rise although no Linear's calibration error does?** The search scores each Linear "
+       "alone, on calibration rows, with the fp32 model's inputs: it does not see how errors of consecutive Linears "
+       "combine through attention, GELU and the residual stream, nor test tokens unlike the calibration windows, and a "
+       "scaled column also coarsens the grid of the other columns of its group. At int4-g128 RTN is already close "
+       "(KLD 7e-4) and those effects dominate; at int2-g64 the per-Linear gains are large enough to carry through.\n"
+       "- **Why can mlp_down not take a scale?** Its input is GELU(h): dividing h by s does not divide GELU(h) by s. "
+       "To give it one, the division would have to happen after GELU, as an extra elementwise multiply in the forward "
+       "pass (or a scale kept with the activations), which the fp32 model does not have.\n";
+  return o.str();
+}
+
 }  // namespace
 
 std::string solution_header(const std::string& title, const LabInfo& lab, const std::string& provenance) {
@@ -319,7 +352,7 @@ std::vector<std::pair<std::string, std::string>> lab_solutions(const std::string
   const auto& labs = lab_list();
   auto file = [&](size_t i) { return labs[i].solution.substr(std::string("solutions/").size()); };
   return {{file(0), sol00(s, root)}, {file(1), sol01(s)},          {file(2), sol02(s)},
-          {file(3), sol03(s, root)}, {file(4), solution_04(root)}, {file(5), solution_05(root)}, {file(6), sol06()}};
+          {file(3), sol03(s, root)}, {file(4), solution_04(root)}, {file(5), solution_05(root)}, {file(6), sol06()}, {file(7), sol07()}};
 }
 
 }  // namespace mqexp

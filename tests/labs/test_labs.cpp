@@ -79,6 +79,9 @@ TEST_CASE("lab 05 starter: every block fails, not implemented") { starter("05");
 TEST_CASE("lab 06 reference: the library passes every block, its speed bars against itself and the read bandwidth") { reference("06"); }
 TEST_CASE("lab 06 starter: every block fails, not implemented") { starter("06"); }
 
+TEST_CASE("lab 07 reference: the library passes every block") { reference("07"); }
+TEST_CASE("lab 07 starter: every block fails, not implemented") { starter("07"); }
+
 // A learner's lab 06 written from the handout alone (tests/labs/lab06_solution.cpp), graded by the same checks: the
 // handout's speed bars are within reach of what it teaches.
 TEST_CASE("lab 06 solution: a learner-style solution passes every block and bar") {
@@ -95,7 +98,7 @@ TEST_CASE("lab solutions: the committed files are what the generator writes from
     INFO(name << ": run `miniquant lab solutions` and commit the result");
     CHECK(mq::read_file(std::string(MQ_SOURCE_DIR) + "/solutions/" + name) == text);
   }
-  const CliResult r = run_cli("lab check 7");
+  const CliResult r = run_cli("lab check 8");
   CHECK(r.code == 2);
   CHECK(r.out.find("no such lab") != std::string::npos);
   const CliResult list = run_cli("lab list");
