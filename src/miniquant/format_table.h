@@ -34,7 +34,7 @@ struct FormatTraits {
   bool dynamic_int8 = false;
   // Weight-only and +bf16 run on the 16-row block layout (gemm_blocked_bf16) in QuantizedLinear, where the
   // build has the family's AVX-512 BF16 tile (blocked_tile_built): there it is faster than the row-major
-  // kernel (bench/README.md). gemm() on a QTensor keeps the row-major kernel either way.
+  // kernel (bench/HISTORY.md, the block-layout entries of 2026-11-26). gemm() on a QTensor keeps the row-major kernel either way.
   bool blocked_bf16 = false;
   // K-quant families: the block layout and ranges (kquant/family.h), through which the generic K code
   // (kquant/kquant.h: grids, dequantization, search, GPTQ, kernels, GGUF) reaches the family; null otherwise.

@@ -262,7 +262,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         // p0, odd ones into p1 (int4 / int3 / int2: pair F; int8: pairs 2q, 2q, 2q + 1, 2q + 1 for half q). The
         // step's pairs: int8's 4 in registers, shared by the 8 rows; int4's 4 and int3 / int2's 8 as memory
         // operands (dot_pair: hoisted into registers they spilled). Measured against pairs from memory for int8
-        // too and against fields loaded one by one (4096x4096, Zen 5, bench/README.md).
+        // too and against fields loaded one by one (4096x4096, Zen 5, bench/HISTORY.md).
         const auto reg = [&]<int Q, int... F>(int r, std::integer_sequence<int, F...>) __attribute__((always_inline)) {
           W d = B::step_reg<Bits, Q>(wp[r] + s * kStep);
           B::keep(d);

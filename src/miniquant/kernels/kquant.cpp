@@ -125,9 +125,10 @@ void run_kquant(const QTensor& w, const KFamily& f, Decode decode, const float* 
 
 // From kEigenMinTokens tokens on: each thread dequantizes a panel of its rows to fp32 (the values gemm_ref
 // multiplies, kvalue's float operations) and runs Eigen's packed GEMM on it, so a weight is decoded once per
-// call, not once per four tokens, and the products run on a register-blocked SGEMM (at 64 x 4096 x 4096 on one
-// thread, 2.1-3.3x faster than the per-token kernel on every family; bench/README.md). Panels of about 4 MB
-// stay in the last-level cache between the decode and the GEMM's packing.
+// call, not once per four tokens, and the products run on a register-blocked SGEMM. (An earlier version of this
+// comment gave 2.1-3.3x over the per-token kernel at 64 x 4096 x 4096; no committed table holds that figure:
+// bench_kernels has no K rows, and K at batch 64 is still to be measured.) Panels of about 4 MB stay in the
+// last-level cache between the decode and the GEMM's packing.
 template <class Dec>
 void run_kquant_panels(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock;
