@@ -154,6 +154,11 @@ const Bench& bench() {
   return b;
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
 // Median seconds per call of f over `reps` calls, each call on the next copy (cold) or on copy 0 (hot).
 double per_call(const std::function<void(const QTensor&)>& f, bool cold, int reps) {
   const Bench& b = bench();
@@ -166,8 +171,7 @@ double per_call(const std::function<void(const QTensor&)>& f, bool cold, int rep
     f(w);
     t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::nth_element(t.begin(), t.begin() + static_cast<long>(t.size() / 2), t.end());
-  return t[t.size() / 2];
+  return median(std::move(t));
 }
 
 // Interleaved rounds of several timed functions (each call of a function returns its seconds per call): t[i][k]
@@ -178,11 +182,6 @@ std::vector<std::vector<double>> rounds(const std::vector<std::function<double()
   for (int r = 0; r < n_rounds; ++r)
     for (size_t i = 0; i < timed.size(); ++i) t[i].push_back(timed[i]());
   return t;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 // The median over rounds of a[k] / b[k].
@@ -224,8 +223,7 @@ std::vector<std::vector<double>> time_hot(const Gemv& a, const Gemv& b, int reps
         f(hot(), bn.x.data(), y.data());
         v.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
+      return median(std::move(v));
     };
   };
   return rounds({timed(a, reps_a), timed(b, reps_b)}, 5);
