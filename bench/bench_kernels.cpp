@@ -17,6 +17,7 @@
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/random.h"
 #include "miniquant/util/sysinfo.h"
 #include "minigpt/embedding.h"

@@ -41,7 +41,7 @@ target_compile_definitions(miniquant PUBLIC MQ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 enable_testing()
 add_library(mq_test_main STATIC tests/doctest_main.cpp)
 target_link_libraries(mq_test_main PUBLIC doctest::doctest)
-set(MQ_KERNEL_TESTS test_kernels test_blocked test_quantize test_pack test_format test_ref_kernels test_half test_gptq
+set(MQ_KERNEL_TESTS test_kernels test_kernel_registry test_blocked test_quantize test_pack test_format test_ref_kernels test_half test_gptq
     test_lab06_portable)
 foreach(name ${MQ_KERNEL_TESTS})
   add_executable(${name} tests/${name}.cpp)

@@ -370,8 +370,9 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   // The shipped MiniGPT has 4 layers: the first two run +a8, the last two store the same codes weight-only.
   const std::string map = write_test_file(out + "_in", "half.json", R"({"config_id": "half-a8", "default": "int8-per-channel",
       "layer_groups": [{"layers": [0, 1], "quant": "int8-per-channel+a8"}]})");
+  // One benchmark item per paradigm (--max-items 14): this case checks how the map is charged, not accuracy.
   const std::string common = " --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 --batch 1 "
-                             "--batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot --no-fp32-check "
+                             "--batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 14 --no-plot --no-fp32-check "
                              "--powercap-root /nonexistent --perf-root /nonexistent --out " + out;
   const CliResult r = run_cli("energy --methods float32 int8_dynamic --quant-map " + map + common);
   INFO(r.out);
@@ -423,8 +424,9 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
 TEST_CASE("under load the energy study's OpenMP threads wait passively; a policy the user set is kept and recorded") {
   const std::string out = mqtest::temp_path("mq_test", "mq_energy_wait");
   fs::remove_all(out);
+  // One benchmark item per paradigm (--max-items 14): the case checks the wait policy, not accuracy.
   const std::string common = " --methods float32 --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 "
-                             "--batch 1 --batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot "
+                             "--batch 1 --batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 14 --no-plot "
                              "--no-fp32-check --powercap-root /nonexistent --perf-root /nonexistent --out " + out;
   // Two busy shells beside it, started before it and stopped after; the policy the test environment sets is removed.
   const mq::CommandOutput loaded = mq::run_command(

@@ -7,6 +7,8 @@
 #include "miniquant/error.h"
 #include "miniquant/format.h"
 #include "miniquant/format_table.h"
+#include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/ref.h"
 #include "miniquant/kquant/kquant.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
@@ -93,7 +95,7 @@ TEST_CASE("odd widths pad each row to a whole byte, and zero-point streams to a 
   CHECK(storage_of(Scheme::integer(8, kPerTensor), 0, 0).total() == 0);
 }
 
-TEST_CASE("format table: every scheme has one family, whose kernel equals its reference twin") {
+TEST_CASE("format table: every scheme has one family, and gemm() on it equals the reference twin") {
   CHECK(mq::format_table().size() == 12);
   for (const mq::Scheme& s : mq::scheme_table()) {
     CAPTURE(s.name());
@@ -102,16 +104,15 @@ TEST_CASE("format table: every scheme has one family, whose kernel equals its re
     CHECK(f.bits == s.bits);
     if (!s.is_integer() && !s.is_kquant()) CHECK(f.value_bytes * 8 == s.bits);
     CHECK((f.kquant != nullptr) == s.is_kquant());
-    CHECK(f.dynamic_int8 == (s.is_kquant() || (s.is_integer() && (s.bits == 8 || s.bits == 4))));
-    CHECK(f.blocked_bf16 == s.is_integer());
-    // 3 tokens of a 16 x 256 matrix: the fast kernel against the scalar reference, same table entry.
+    CHECK(mq::supports_dynamic(s) == (s.is_kquant() || (s.is_integer() && (s.bits == 8 || s.bits == 4))));
+    // 3 tokens of a 16 x 256 matrix: the kernel gemm() selects against the scalar reference.
     mq::Rng rng(5);
     std::vector<float> w(16 * 256), x(3 * 256), y(3 * 16), yr(3 * 16);
     for (auto& v : w) v = static_cast<float>(rng.normal());
     for (auto& v : x) v = static_cast<float>(rng.normal());
     const mq::QTensor q = mq::quantize(w.data(), 16, 256, s);
-    f.kernel(q, x.data(), 3, y.data(), 1, true);
-    f.reference(q, x.data(), 3, yr.data(), 1, true);
+    mq::gemm(q, x.data(), 3, y.data(), {.threads = 1});
+    mq::gemm_ref(q, x.data(), 3, yr.data());
     // Both sum the same 256 products in float in different orders: each is within gamma_256 * sum|w'||x|
     // of the exact dot (gamma_k = k u / (1 - k u), u = 2^-24), so they differ by at most twice that.
     const std::vector<float> dq = mq::dequantize(q);

@@ -22,6 +22,7 @@ void register_mixed(CLI::App& app);     // experiments/27-mixed-epi
 void register_kquants(CLI::App& app);   // experiments/29-kquants: llama.cpp's K quantizer beside ours
 void register_vs_llama(CLI::App& app);  // bench/vs_llama: tokens/s beside llama.cpp
 void register_lab(CLI::App& app);       // the lab course: labs/, solutions/
+void register_kernels(CLI::App& app);   // the kernel map from the registry
 
 // The command line as typed, for manifests (set by main).
 inline std::string& command_line() {

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   mqcli::register_kquants(app);
   mqcli::register_vs_llama(app);
   mqcli::register_lab(app);
+  mqcli::register_kernels(app);
   // CLI11 would call an unknown word "not expected" or say a subcommand is required: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -163,7 +163,7 @@ nlohmann::json build_json() {
           // kernels.h has_bf16_weight_path; empty: none): their quality numbers then carry that rounding.
           {"bf16_weight_kernel", bf16_widths()},
           // Where the bf16 kernels run, QuantizedLinear keeps int8 / int4 / int2 (int3 with VBMI) weight-only and +bf16 tensors in 16-row blocks
-          // (format_table.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
+          // (kernels/registry.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
           // two nibbles per byte).
           {"weight_only_layout", !mq::has_bf16_weight_path(4)  ? "row-major"
                                  : mq::has_bf16_weight_path(3) ? "int8/int4/int3/int2 in 16-row blocks"

@@ -274,7 +274,7 @@ std::string sol06() {
        "| E SIMD | the same kernels: fields decoded in registers by a word table (`word_decoders.h`), bf16 dot products "
        "(`vdpbf16ps`) on AVX-512 BF16, xsimd fused multiply-adds elsewhere | `src/miniquant/kernels/word_decoders.h` |\n"
        "| F several tokens | `mq::gemm` with n > 1: `pair_tile`, two rows by T tokens, each field decoded once for all T "
-       "tokens; MiniGPT's Linears also keep a blocked copy for prefill (`runs_blocked` in the format table) | "
+       "tokens; MiniGPT's Linears also keep a blocked copy for prefill (`runs_blocked` in the kernel registry) | "
        "`src/miniquant/kernels/word_tiles.h`, `blocked.h` |\n\n"
        "`miniquant lab check 06 --reference` grades these functions through the same checks, so its speed bars compare "
        "the library with itself (ratios near 1) and with the read bandwidth. A learner-style solution written from the "

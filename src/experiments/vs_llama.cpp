@@ -303,7 +303,7 @@ nlohmann::json run_vs_llama(const VsLlamaOptions& o, const VsLlamaProgress& prog
       mq::gguf::write(c.gguf, f);
       c.file_bytes = static_cast<int64_t>(fs::file_size(c.gguf));
       c.ours.push_back(std::move(wo));
-      if (mq::traits_of(plan.base.scheme).dynamic_int8)  // every quantized format but fp32 (and its +a8 is llama.cpp's kind)
+      if (mq::supports_dynamic(plan.base.scheme))  // every quantized format but fp32 (and its +a8 is llama.cpp's kind)
         c.ours.push_back({"+a8", fmt_.scheme + "+a8", configured(name, fmt_.scheme + "+a8", o, vocab), {}, {}});
       cases.push_back(std::move(c));
     }

@@ -4,24 +4,10 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
-#include "miniquant/kernels/blocked.h"
-#include "miniquant/kernels/kernels.h"
-#include "miniquant/kernels/ref.h"
 #include "miniquant/kquant/family.h"
 
 namespace mq {
 namespace {
-
-void reference(const QTensor& w, const float* x, int64_t n, float* y, int, bool) { gemm_ref(w, x, n, y); }
-void int8_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  gemm_int8(w, x, n, y, threads, use_isa);
-}
-void kquant_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  gemm_kquant(w, x, n, y, threads, use_isa);
-}
-void intn_kernel(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  gemm_intn(w, x, n, y, threads, use_isa);
-}
 
 constexpr std::string_view kKDecoder =
     "per super-block: the family's decoder (kernels/kquant_decode.h) reads its sub-block steps D, offsets M and 256 "
@@ -32,23 +18,20 @@ constexpr std::string_view kKDecoder =
 
 const std::vector<FormatTraits>& format_table() {
   static const std::vector<FormatTraits> t = {
-      {"fp32", Kind::fp32, 32, 4, "plain loads", gemm_float, reference, false},
-      {"fp16", Kind::fp16, 16, 2, "F16C widening (vcvtph2ps)", gemm_float, reference, false},
-      {"bf16", Kind::bf16, 16, 2, "16-bit shift into the fp32 high half", gemm_float, reference, false},
-      {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group", int8_kernel, reference, true, true},
+      {"fp32", Kind::fp32, 32, 4, "plain loads"},
+      {"fp16", Kind::fp16, 16, 2, "F16C widening (vcvtph2ps)"},
+      {"bf16", Kind::bf16, 16, 2, "16-bit shift into the fp32 high half"},
+      {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group"},
       {"int4", Kind::integer, 4, 0, "AVX-512 BF16: a 32-entry word table (vpermw) into bf16, vdpbf16ps on activations split into two bf16; "
-       "else nibbles through a 16-entry permute table (vpermps) where the ISA has it", gemm_int4,
-       reference, true, true},
-      {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)", intn_kernel,
-       reference, false, true},
-      {"int2", Kind::integer, 2, 0, "AVX-512 BF16: the int4 path's word table (vpermw) and vdpbf16ps; else 2-bit fields shifted out of 32-bit words", intn_kernel, reference, false, true},
-      // K-quant super-blocks (ggml's layouts): one kernel for all five over a decoder per family; +a8 / +a16 row-major
-      // on the same blocks (gemm_kquant_dynamic), never in the 16-row layout.
-      {"q2_k", Kind::kquant, 2, 0, kKDecoder, kquant_kernel, reference, true, false, &q2_k_family()},
-      {"q3_k", Kind::kquant, 3, 0, kKDecoder, kquant_kernel, reference, true, false, &q3_k_family()},
-      {"q4_k", Kind::kquant, 4, 0, kKDecoder, kquant_kernel, reference, true, false, &q4_k_family()},
-      {"q5_k", Kind::kquant, 5, 0, kKDecoder, kquant_kernel, reference, true, false, &q5_k_family()},
-      {"q6_k", Kind::kquant, 6, 0, kKDecoder, kquant_kernel, reference, true, false, &q6_k_family()},
+       "else nibbles through a 16-entry permute table (vpermps) where the ISA has it"},
+      {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)"},
+      {"int2", Kind::integer, 2, 0, "AVX-512 BF16: the int4 path's word table (vpermw) and vdpbf16ps; else 2-bit fields shifted out of 32-bit words"},
+      // K-quant super-blocks (ggml's layouts): one kernel for all five over a decoder per family.
+      {"q2_k", Kind::kquant, 2, 0, kKDecoder, &q2_k_family()},
+      {"q3_k", Kind::kquant, 3, 0, kKDecoder, &q3_k_family()},
+      {"q4_k", Kind::kquant, 4, 0, kKDecoder, &q4_k_family()},
+      {"q5_k", Kind::kquant, 5, 0, kKDecoder, &q5_k_family()},
+      {"q6_k", Kind::kquant, 6, 0, kKDecoder, &q6_k_family()},
   };
   return t;
 }
@@ -57,12 +40,6 @@ const FormatTraits& traits_of(const Scheme& s) {
   for (const FormatTraits& f : format_table())
     if (f.kind == s.kind && ((s.kind != Kind::integer && s.kind != Kind::kquant) || f.bits == s.bits)) return f;
   throw UsageError(fmt::format("no storage family for scheme {} (bits {})", s.name(), s.bits));
-}
-
-bool runs_blocked(const QTensor& w, ActMode act) {
-  const FormatTraits& t = traits_of(w.scheme);
-  if (is_dynamic(act)) return t.dynamic_int8 && blockable(w);
-  return t.blocked_bf16 && blocked_tile_built(w.scheme.bits) && blockable(w);
 }
 
 }  // namespace mq

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/kernels/registry.h"
 
 namespace mq {
 
@@ -33,9 +34,10 @@ void QuantizedLinear::prepare() {
   if (is_dynamic(act_) && !supports_dynamic(w_.scheme))
     throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8, int4 or K weights, not {}", w_.name,
                                  act_ == ActMode::dynamic_int8 ? "int8" : "int16", w_.scheme.name()));
-  // Otherwise row-major codes: gemm() runs the row-major kernels (weight-only, +bf16) or the scalar reference
-  // (a dynamic mode on a tensor without a layout).
-  if (!runs_blocked(w_, act_)) return;
+  // The registry's block-layout row for this family and mode, where the build has it and w has the layout;
+  // otherwise row-major codes and gemm() runs the registry's row-major row.
+  blocked_row_ = blocked_kernel(w_, act_);
+  if (blocked_row_ == nullptr) return;
   blocked_ = pack_blocked(w_);
   // One copy of the weights in memory: the row-major codes and scales are rebuilt on demand.
   w_.codes = {};
@@ -57,7 +59,7 @@ const uint8_t* QuantizedLinear::row_codes(int64_t r) const {
 void QuantizedLinear::forward(const float* x, int64_t n, float* y) const {
   if (n < 0) throw UsageError(fmt::format("QuantizedLinear '{}': negative token count {}", w_.name, n));
   if (n > 0 && (x == nullptr || y == nullptr)) throw UsageError(fmt::format("QuantizedLinear '{}': null x or y", w_.name));
-  if (blocked_) return gemm_blocked(*blocked_, x, n, y, /*threads: the default*/ 0, /*use_isa*/ true, act_);
+  if (blocked_) return blocked_row_->blocks(*blocked_, x, n, y, /*threads: the default*/ 0, act_);
   gemm(w_, x, n, y, {.act = act_});
 }
 

@@ -8,6 +8,7 @@
 #include "miniquant/format_table.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/quantize.h"
 
 namespace mq {
@@ -34,7 +35,7 @@ class QuantizedLinear {
   const uint8_t* row_codes(int64_t r) const;
   // Exact bytes of the format: codes + fp16 scales + packed zero-points.
   Storage storage() const { return w_.storage(); }
-  // Bytes held in memory: in block mode (format_table.h runs_blocked: the dynamic modes, and int8 / int4 / int3 /
+  // Bytes held in memory: in block mode (kernels/registry.h runs_blocked: the dynamic modes, and int8 / int4 / int3 /
   // int2 weight-only / +bf16 on AVX-512 BF16) the kernels' 16-row block layout (blocked.h: the same codes and
   // scales permuted, rows padded to a multiple of 16, one byte per zero-point) replaces the row-major tensor; otherwise storage().total().
   int64_t resident_bytes() const { return blocked_ ? blocked_->bytes() : w_.storage().total(); }
@@ -46,6 +47,7 @@ class QuantizedLinear {
   void prepare();
   QTensor w_;  // (out, in); in block mode only its scheme, name and shape (codes and scales moved)
   std::optional<BlockedCodes> blocked_;  // block mode (runs_blocked)
+  const KernelRow* blocked_row_ = nullptr;  // the registry's blocks16 row that runs blocked_
   ActMode act_ = ActMode::weight_only;
 };
 

@@ -144,7 +144,7 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
                        ActMode act = ActMode::weight_only);
 
 // True when this build has gemm_blocked_bf16's AVX-512 BF16 tile for the field width: int8, int4 and int2 on
-// AVX-512 BF16 builds, int3 where they also have VBMI (Bf16Dot::kInt3). The format table's runs_blocked reads
+// AVX-512 BF16 builds, int3 where they also have VBMI (Bf16Dot::kInt3). The registry's blocks16 row reads
 // it: where the tile is built, the block layout is faster than the row-major kernels (bench/HISTORY.md, 2026-11-26).
 bool blocked_tile_built(int bits);
 

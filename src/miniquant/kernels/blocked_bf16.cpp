@@ -52,6 +52,7 @@
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/word_kernel.h"
 
 namespace mq {
@@ -502,6 +503,23 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
   }
 #endif
   kdetail::twin(w, a, y, nt);
+}
+
+namespace {
+bool tile_on(const QTensor& w) { return blocked_tile_built(w.scheme.bits) && blockable(w); }
+void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act) {
+  gemm_blocked_bf16(w, x, n, y, threads, /*use_isa*/ true, act);
+}
+}  // namespace
+
+std::vector<KernelRow> kernel_rows_blocked_bf16() {
+  // Where the tile is built the block layout is faster than the row-major kernels (bench/HISTORY.md, 2026-11-26).
+  return {
+      {families_of({"int8", "int4", "int3", "int2"}), act_bit(ActMode::weight_only) | act_bit(ActMode::bf16), Layout::blocks16,
+       Acts::any, true, tile_on, nullptr, tile_rows, "AVX-512 BF16 (int3: + VBMI)",
+       "`gemm_blocked_bf16`: a row's dot in one lane, `vdpbf16ps` chains (`blocked_bf16.cpp`)",
+       "`twin` in the same file", "`test_blocked`"},
+  };
 }
 
 }  // namespace mq

@@ -1,5 +1,5 @@
-// gemm(): picks the kernel through the format table (or the dynamic path by activation mode); the
-// default thread count.
+// gemm(): runs the kernel the registry selects for (family, activation mode, instruction set); the default
+// thread count.
 #include <omp.h>
 
 #include <algorithm>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "miniquant/error.h"
-#include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 
 namespace mq {
 
@@ -26,7 +26,7 @@ int default_threads() {
   return n > 0 ? n : omp_get_max_threads();
 }
 
-bool supports_dynamic(const Scheme& s) { return traits_of(s).dynamic_int8; }
+bool supports_dynamic(const Scheme& s) { return has_kernel(s, ActMode::dynamic_int8); }
 
 bool empty_product(int64_t rows, int64_t cols, int64_t n, float* y, const char* who) {
   if (n < 0) throw UsageError(std::string(who) + ": negative token count");
@@ -41,14 +41,10 @@ bool empty_product(int64_t rows, int64_t cols, int64_t n, float* y, const char* 
 void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt) {
   if (empty_product(w.rows, w.cols, n, y, "gemm")) return;
   const int threads = opt.threads > 0 ? opt.threads : default_threads();
-  if (opt.act == ActMode::bf16) return gemm_bf16_act(w, x, n, y, threads, opt.use_isa);
-  if (is_dynamic(opt.act)) {
-    if (!supports_dynamic(w.scheme))
-      throw UsageError(std::string("gemm: dynamic ") + (opt.act == ActMode::dynamic_int8 ? "int8" : "int16") +
-                       " activations need int8, int4 or K weights, not " + w.scheme.name());
-    return gemm_dynamic(w, x, n, y, threads, opt.use_isa, opt.act);
-  }
-  traits_of(w.scheme).kernel(w, x, n, y, threads, opt.use_isa);
+  if (is_dynamic(opt.act) && !supports_dynamic(w.scheme))
+    throw UsageError(std::string("gemm: dynamic ") + (opt.act == ActMode::dynamic_int8 ? "int8" : "int16") +
+                     " activations need int8, int4 or K weights, not " + w.scheme.name());
+  select_kernel(w, opt.act, opt.use_isa, x, n).rows(w, x, n, y, threads, opt.act, opt.use_isa);
 }
 
 }  // namespace mq

@@ -23,6 +23,7 @@
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
 
@@ -317,13 +318,35 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
   }
 }
 
-void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
-  if (!supports_dynamic(w.scheme))
-    throw UsageError("gemm_dynamic: needs int8, int4 or K weights, not " + w.scheme.name());
-  if (w.scheme.is_kquant()) return gemm_kquant_dynamic(w, x, n, y, threads, use_isa, act);  // ggml's blocks, row-major
-  // One-off calls pack here; QuantizedLinear packs once at construction.
-  if (!blockable(w)) return gemm_dynamic_ref(w, x, n, y, act);
-  gemm_blocked(pack_blocked(w), x, n, y, threads, use_isa, act);
+namespace {
+bool blockable_on(const QTensor& w) { return blockable(w); }
+void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act) {
+  gemm_blocked(w, x, n, y, threads, /*use_isa*/ true, act);
+}
+// gemm() on a QTensor: one-off calls pack here (QuantizedLinear packs once, at construction).
+template <bool Isa>
+void packed_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
+  gemm_blocked(pack_blocked(w), x, n, y, threads, Isa, act);
+}
+// Tensors without the layout (a group width that is not whole steps): the scalar reference is the kernel.
+void ref_rows(const QTensor& w, const float* x, int64_t n, float* y, int, ActMode act, bool) { gemm_dynamic_ref(w, x, n, y, act); }
+}  // namespace
+
+std::vector<KernelRow> kernel_rows_dynamic() {
+  const FamilySet f = families_of({"int8", "int4"});
+  const ActSet dyn = act_bit(ActMode::dynamic_int8) | act_bit(ActMode::dynamic_int16);
+  constexpr std::string_view kKernel =
+      "`gemm_blocked`: `Vnni16`, else `Avx2x16`, else `Portable16` (`dynamic.cpp`, `isa_x86.h`)";
+  return {
+      {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, blocked_rows, "AVX-512 VNNI / AVX2, else plain loops",
+       kKernel, "`gemm_dynamic_ref`", "`test_blocked`"},
+      {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<true>, nullptr, "AVX-512 VNNI / AVX2, else plain loops",
+       "packs per call, then `gemm_blocked`", "`gemm_dynamic_ref`", "`test_blocked`"},
+      {f, dyn, Layout::row_major, Acts::any, false, blockable_on, packed_rows<false>, nullptr, "any",
+       "packs per call, then `gemm_blocked`'s `Portable16`", "`gemm_dynamic_ref`", "`test_blocked`"},
+      {f, dyn, Layout::row_major, Acts::any, false, nullptr, ref_rows, nullptr, "any (groups the layout cannot take)",
+       "`gemm_dynamic_ref` itself", "-", "`test_kernels`"},
+  };
 }
 
 }  // namespace mq

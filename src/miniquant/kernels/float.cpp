@@ -9,6 +9,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/word_kernel.h"
 
 namespace mq {
@@ -79,20 +80,35 @@ void gemm_fp32(const float* w, int64_t rows, int64_t cols, const float* x, int64
   gemm_fp32_any(v, x, n, y, threads > 0 ? threads : default_threads());
 }
 
-void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+namespace {
+void fp32_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  gemm_fp32_any(w, x, n, y, threads);
+}
+template <class Dec>
+void float_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  kdetail::run<Dec, 0>(w, x, n, y, threads);
+}
+// The F16C decoder only exists where the build has it (f16c_built); elsewhere the row never runs.
+void fp16_f16c_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  if constexpr (kdetail::DecF16Wide::kAvailable) kdetail::run<kdetail::DecF16Fast, 0>(w, x, n, y, threads);
+  else kdetail::run<kdetail::DecF16, 0>(w, x, n, y, threads);
+}
+bool f16c_built(const QTensor&) { return kdetail::DecF16Wide::kAvailable; }
+}  // namespace
+
+std::vector<KernelRow> kernel_rows_float() {
   using namespace kdetail;
-  switch (w.scheme.kind) {
-    case Kind::fp32: return gemm_fp32_any(w, x, n, y, threads);
-    case Kind::fp16:
-      if constexpr (DecF16Wide::kAvailable) {
-        if (use_isa) return run<DecF16Fast, 0>(w, x, n, y, threads);
-      }
-      return run<DecF16, 0>(w, x, n, y, threads);
-    case Kind::bf16: return run<DecBF16, 0>(w, x, n, y, threads);
-    case Kind::integer:
-    case Kind::kquant: break;
-  }
-  throw UsageError("gemm_float: scheme " + w.scheme.name() + " is not a float scheme");
+  const ActSet wo = act_bit(ActMode::weight_only);
+  return {
+      {families_of({"fp32"}), wo, Layout::row_major, Acts::any, false, nullptr, fp32_rows, nullptr, "any",
+       "`gemm_fp32_any`: `run<DecF32>` below 16 tokens, Eigen's GEMM from 16 (`float.cpp`)", "`gemm_ref`", "`test_kernels`"},
+      {families_of({"fp16"}), wo, Layout::row_major, Acts::any, true, f16c_built, fp16_f16c_rows, nullptr,
+       "AVX-512 (F16C)", "`run<DecF16Fast>`: `vcvtph2ps` (`float.cpp`, `word_kernel.h`)", "`gemm_ref`", "`test_kernels`"},
+      {families_of({"fp16"}), wo, Layout::row_major, Acts::any, false, nullptr, float_rows<DecF16>, nullptr, "any",
+       "`run<DecF16>`", "`gemm_ref`", "`test_kernels`"},
+      {families_of({"bf16"}), wo, Layout::row_major, Acts::any, false, nullptr, float_rows<DecBF16>, nullptr, "any",
+       "`run<DecBF16>`: a 16-bit shift", "`gemm_ref`", "`test_kernels`"},
+  };
 }
 
 }  // namespace mq

@@ -1,6 +1,6 @@
 // Public entry points of the fast kernels: y = W x for one token (GEMV) or n tokens (GEMM), for every
-// scheme of the format table, weight-only (fp32 activations) or with dynamically quantized int8
-// activations (int8 / int4 weights, VNNI where the target has it).
+// scheme of the format table, under every activation mode; kernels/registry.h says which kernel runs which
+// (family, activation mode, build).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -28,7 +28,7 @@ enum class ActMode : uint8_t {
   bf16,
 };
 
-// True for the modes that quantize the activations (+a8, +a16): they run on the dynamic kernels, int8 / int4 only.
+// True for the modes that quantize the activations (+a8, +a16): the dynamic kernels (int8, int4 and the K families).
 inline constexpr bool is_dynamic(ActMode a) { return a == ActMode::dynamic_int8 || a == ActMode::dynamic_int16; }
 
 struct KernelOptions {
@@ -45,12 +45,12 @@ bool empty_product(int64_t rows, int64_t cols, int64_t n, float* y, const char* 
 void set_default_threads(int n);
 int default_threads();
 
-// Y = X W^T.  W: (rows, cols) quantized;  x: (n, cols) row-major;  y: (n, rows) row-major.
-// Throws UsageError when the activation mode does not support the scheme.
+// Y = X W^T.  W: (rows, cols) quantized;  x: (n, cols) row-major;  y: (n, rows) row-major. Runs the registry's
+// row-major row for (family, opt.act, opt.use_isa). Throws UsageError when no row serves the mode and family.
 void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOptions& opt = {});
 
-// True when the dynamic modes (ActMode::dynamic_int8 / dynamic_int16) can run this scheme (int8 and int4,
-// symmetric or asymmetric).
+// True when the dynamic modes (ActMode::dynamic_int8 / dynamic_int16) can run this scheme: a registry row serves
+// its family (int8, int4, symmetric or asymmetric, and the K families).
 bool supports_dynamic(const Scheme& s);
 // True when this build has the VNNI (vpdpbusd) path compiled in.
 bool has_vnni_path();
@@ -91,23 +91,15 @@ const char* dynamic_kernel_name();
 // aarch64 build, preset `aarch64`). -march / -mcpu decides.
 const char* simd_arch_name();
 
-// Family kernels behind gemm() (the format table, format_table.h, names which one runs a scheme); same
-// argument shapes. Exposed for tests and benchmarks.
-void gemm_float(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // fp32/fp16/bf16
-void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8-bit
-void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 4-bit
-void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);  // 8/4/3/2
 // The K-quant families (q2_k .. q6_k; kernels/kquant.cpp): use_isa false runs the generic block unpack (the
 // family decoders' twin) and the per-token kernel at every batch size.
 void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
-void gemm_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa,
-                  ActMode act = ActMode::dynamic_int8);
-// The K families' dynamic modes (kernels/kquant_dynamic.cpp), row-major on ggml's super-blocks; gemm_dynamic
-// sends K tensors here. use_isa false: the portable block dot (the twin of the VNNI / AVX2 ones).
+// The K families' dynamic modes (kernels/kquant_dynamic.cpp), row-major on ggml's super-blocks. use_isa false: the
+// portable block dot (the twin of the VNNI / AVX2 ones). Both K entry points are the registry rows' kernels.
 void gemm_kquant_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act);
 // The block dot the K families' +a8 runs on this build: "vnni", "avx2" or "portable".
 const char* kquant_dynamic_kernel_name();
-// fp32 weights the caller owns, w: (rows, cols) row-major, not copied: gemm_float's fp32 paths (a streaming
+// fp32 weights the caller owns, w: (rows, cols) row-major, not copied: gemm_fp32_any's paths (a streaming
 // tile that reads each row once for up to 4 tokens below 16 tokens, Eigen's GEMM from 16), on `threads`
 // threads (0: default_threads()). What MiniGPT's fp32 Linears run, so the fp32 baseline decodes B sequences
 // with one weight read per step, as the quantized kernels do.
@@ -123,8 +115,6 @@ void gemm_fp32_serial(const float* w, int64_t rows, int64_t cols, const float* x
 // kEigenMinTokens tokens, which the dynamic modes reuse on their quantized activations.
 void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads);
 }  // namespace kdetail
-// ActMode::bf16 for any scheme (weight_only.cpp).
-void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
 
 // Symmetric per-token activation quantization shared by the dynamic kernels and their reference:
 // s = absmax / 127 (fp32), a_i = round_half_even(x_i / s) in [-127, 127]; s = 0 and a = 0 for a zero row;

@@ -20,6 +20,7 @@
 
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
 #include "miniquant/kquant/kquant.h"
@@ -183,6 +184,26 @@ void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int thre
     g = kgrid(f, p);
   };
   run_kquant(w, f, generic, x, n, y, threads, use_isa);
+}
+
+namespace {
+template <bool Isa>
+void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  gemm_kquant(w, x, n, y, threads, Isa);
+}
+}  // namespace
+
+std::vector<KernelRow> kernel_rows_kquant() {
+  const FamilySet k = families_of({"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"});
+  const ActSet wo = act_bit(ActMode::weight_only);
+  return {
+      {k, wo, Layout::row_major, Acts::any, true, nullptr, kquant_rows<true>, nullptr, "any (xsimd)",
+       "`gemm_kquant`: the family's decoder reads blocks in place; from 16 tokens Eigen on panels (`kquant.cpp`)",
+       "`gemm_ref`", "`test_kernels`, `test_kquant`"},
+      {k, wo, Layout::row_major, Acts::any, false, nullptr, kquant_rows<false>, nullptr, "any",
+       "`gemm_kquant` portable: the generic unpack, per token at every batch", "`gemm_ref`",
+       "`test_kernels`, `test_kquant`"},
+  };
 }
 
 }  // namespace mq

@@ -25,6 +25,7 @@
 #include "miniquant/error.h"
 #include "miniquant/kernels/isa_x86_kdot.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
 #include "miniquant/kquant/kquant.h"
@@ -213,6 +214,26 @@ void gemm_kquant_dynamic(const QTensor& w, const float* x, int64_t n, float* y, 
   if (act == ActMode::dynamic_int16) return quantize_and_run<int16_t, KDotPortable<int16_t>>(w, f, x, n, y, nt);
   if (use_isa) return quantize_and_run<int8_t, KDotFast8>(w, f, x, n, y, nt);
   quantize_and_run<int8_t, KDotPortable<int8_t>>(w, f, x, n, y, nt);
+}
+
+namespace {
+template <bool Isa>
+void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
+  gemm_kquant_dynamic(w, x, n, y, threads, Isa, act);
+}
+}  // namespace
+
+std::vector<KernelRow> kernel_rows_kquant_dynamic() {
+  const FamilySet k = families_of({"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"});
+  const ActSet dyn = act_bit(ActMode::dynamic_int8) | act_bit(ActMode::dynamic_int16);
+  return {
+      {k, dyn, Layout::row_major, Acts::any, true, nullptr, kquant_dynamic_rows<true>, nullptr,
+       "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
+       "`gemm_kquant_dynamic`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); from 16 tokens Eigen on panels",
+       "`gemm_dynamic_ref`", "`test_kernels`"},
+      {k, dyn, Layout::row_major, Acts::any, false, nullptr, kquant_dynamic_rows<false>, nullptr, "any",
+       "`gemm_kquant_dynamic` portable: `KDotPortable`", "`gemm_dynamic_ref`", "`test_kernels`"},
+  };
 }
 
 }  // namespace mq

@@ -1,15 +1,15 @@
-// Weight-only kernels of the integer families (the format table's int8 / int4 / int3 / int2 entries):
-// fields decoded in registers by word_kernel.h's decoders, activations stay fp32. int2 decodes straight
-// from its words; int3, whose fields do not tile a 32-bit word, from 3-byte pieces of its bit stream
-// (DecInt3); group widths the block layout cannot serve fall back to the scalar loop. On AVX-512 BF16
-// builds int4 / int3 / int2 run on bf16 dot products instead (DecIntBf16, run_bf16); on AVX-512 int8 fields are
-// taken out of their lanes by one byte shuffle (DecInt8Wide).
+// Weight-only kernels of the integer families (int8 / int4 / int3 / int2) as registry rows: fields decoded in
+// registers by word_kernel.h's decoders, activations stay fp32. int2 decodes straight from its words; int3, whose
+// fields do not tile a 32-bit word, from 3-byte pieces of its bit stream (DecInt3); group widths the block layout
+// cannot serve fall back to the scalar loop. On AVX-512 BF16 builds int4 / int3 / int2 have rows on bf16 dot
+// products (DecIntBf16, bf16_rows), which also serve +bf16; on AVX-512 int8 fields are taken out of their lanes by
+// one byte shuffle (DecInt8Wide). The +bf16 rows for every family (a rounded copy, then the weight-only row) too.
 #include <algorithm>
 #include <vector>
 
 #include "miniquant/error.h"
-#include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
+#include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
 
@@ -27,35 +27,54 @@ void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int thre
 
 }  // namespace kdetail
 
-void gemm_int8(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  if (!w.scheme.is_integer() || w.scheme.bits != 8)
-    throw UsageError("gemm_int8: scheme " + w.scheme.name() + " does not store 8-bit fields");
-  if constexpr (kdetail::DecInt8Wide::kAvailable) {
-    if (use_isa) return kdetail::run_any<kdetail::DecInt8Fast>(w, x, n, y, threads);
-  }
-  kdetail::run_any<kdetail::DecInt<8>>(w, x, n, y, threads);
-}
-
 namespace {
+using namespace kdetail;
+
 // True when this build has the bf16 kernels for this field width: AVX-512 BF16, and VBMI for int3.
 constexpr bool bf16_built(int bits) {
-  using kdetail::Bf16Dot;
   return Bf16Dot::kAvailable && (bits == 4 || bits == 2 || (bits == 3 && Bf16Dot::kInt3));
 }
 
-// The bf16 kernels (DecIntBf16) when the build has them for this width (bf16_built) and every activation
-// can be split (bf16_safe; `safe`: the caller has checked already); returns false, having done nothing,
-// otherwise. Split: activations as two bf16 (weight_only) or one (ActMode::bf16).
-template <int Bits, bool Split = true>
-bool run_bf16(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, bool safe = false) {
-  using namespace kdetail;
+// A decoder over every group layout (run_any); the families' portable rows.
+template <class Dec>
+void int_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  run_any<Dec>(w, x, n, y, threads);
+}
+// A decoder that exists only where the build has its instructions (Avail); elsewhere its row never runs
+// (runs_on false) and this falls back to the portable decoder.
+template <class Fast, class Portable, bool Avail>
+void int_fast_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  if constexpr (Avail) run_any<Fast>(w, x, n, y, threads);
+  else run_any<Portable>(w, x, n, y, threads);
+}
+// The bf16-dot kernels (DecIntBf16): weight-only splits each activation into two bf16, +bf16 rounds it to one.
+template <int Bits>
+void bf16_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
   if constexpr (bf16_built(Bits)) {
-    if (!use_isa || !(safe || bf16_safe(x, n * w.cols))) return false;
-    if (w.scheme.symmetric) run_any<DecIntBf16<Bits, true, Split>>(w, x, n, y, threads);
-    else run_any<DecIntBf16<Bits, false, Split>>(w, x, n, y, threads);
-    return true;
+    const bool split = act == ActMode::weight_only;
+    if (w.scheme.symmetric) return split ? run_any<DecIntBf16<Bits, true, true>>(w, x, n, y, threads)
+                                         : run_any<DecIntBf16<Bits, true, false>>(w, x, n, y, threads);
+    return split ? run_any<DecIntBf16<Bits, false, true>>(w, x, n, y, threads)
+                 : run_any<DecIntBf16<Bits, false, false>>(w, x, n, y, threads);
+  } else {
+    throw Error("bf16_rows: the build has no bf16 kernel for this width (its row's runs_on is false)");
   }
-  return false;
+}
+template <int Bits>
+bool bf16_on(const QTensor&) { return bf16_built(Bits); }
+bool int8_wide_on(const QTensor&) { return DecInt8Wide::kAvailable; }
+bool int4_perm_on(const QTensor&) { return DecInt4Perm::kAvailable; }
+
+// +bf16 where no bf16-dot row serves: the activations rounded to bf16 into a copy, then the weight-only row.
+void bf16_copy_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool use_isa) {
+  thread_local std::vector<float> xr;
+  xr.resize(static_cast<size_t>(n * w.cols));
+  for (size_t i = 0; i < xr.size(); ++i) xr[i] = bf16_round(x[i]);
+  select_kernel(w, ActMode::weight_only, use_isa, xr.data(), n).rows(w, xr.data(), n, y, threads, ActMode::weight_only, use_isa);
+}
+// +bf16 on activations that cannot be rounded (NaN, Inf, |x| >= 2^126): the weight-only row on x as it is.
+void bf16_raw_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool use_isa) {
+  select_kernel(w, ActMode::weight_only, use_isa, nullptr, n).rows(w, x, n, y, threads, ActMode::weight_only, use_isa);
 }
 }  // namespace
 
@@ -63,49 +82,46 @@ bool has_bf16_weight_path(int bits) { return bf16_built(bits); }
 
 const char* simd_arch_name() { return xsimd::default_arch::name(); }
 
-void gemm_bf16_act(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  if (empty_product(w.rows, w.cols, n, y, "gemm_bf16_act")) return;
-  const FormatTraits& tr = traits_of(w.scheme);
-  if (!bf16_safe(x, n * w.cols)) return tr.kernel(w, x, n, y, threads, use_isa);  // NaN / Inf / huge: x as it is
-  if (w.scheme.is_integer()) {
-    switch (w.scheme.bits) {
-      case 4: if (run_bf16<4, false>(w, x, n, y, threads, use_isa, true)) return; break;
-      case 3: if (run_bf16<3, false>(w, x, n, y, threads, use_isa, true)) return; break;
-      case 2: if (run_bf16<2, false>(w, x, n, y, threads, use_isa, true)) return; break;
-      default: break;
-    }
-  }
-  // No bf16 kernel for this scheme or build: the weight-only kernel on a rounded copy, the same product.
-  thread_local std::vector<float> xr;
-  xr.resize(static_cast<size_t>(n * w.cols));
-  for (size_t i = 0; i < xr.size(); ++i) xr[i] = bf16_round(x[i]);
-  tr.kernel(w, xr.data(), n, y, threads, use_isa);
+std::vector<KernelRow> kernel_rows_int() {
+  const ActSet wo = act_bit(ActMode::weight_only), bf = act_bit(ActMode::bf16);
+  const Layout rm = Layout::row_major;
+  constexpr std::string_view kBf16Kernel =
+      "`run_any<DecIntBf16>`: a 32-entry word table (`vpermw`) into bf16, `vdpbf16ps` (`weight_only.cpp`, `word_decoders.h`)";
+  constexpr std::string_view kBf16Twin = "`gemm_bf16_ref` (weight-only), `gemm_ref` on bf16(x) (`+bf16`)";
+  return {
+      {families_of({"int8"}), wo, rm, Acts::any, true, int8_wide_on, int_fast_rows<DecInt8Fast, DecInt<8>, DecInt8Wide::kAvailable>,
+       nullptr, "AVX-512", "`run_any<DecInt8Fast>`: one byte shuffle (`weight_only.cpp`)", "`gemm_ref`", "`test_kernels`"},
+      {families_of({"int8"}), wo, rm, Acts::any, false, nullptr, int_rows<DecInt<8>>, nullptr, "any", "`run_any<DecInt<8>>`",
+       "`gemm_ref`", "`test_kernels`"},
+      {families_of({"int4"}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<4>, bf16_rows<4>, nullptr, "AVX-512 BF16", kBf16Kernel,
+       kBf16Twin, "`test_kernels`"},
+      {families_of({"int2"}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<2>, bf16_rows<2>, nullptr, "AVX-512 BF16", kBf16Kernel,
+       kBf16Twin, "`test_kernels`"},
+      {families_of({"int3"}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<3>, bf16_rows<3>, nullptr, "AVX-512 BF16 + VBMI",
+       "`run_any<DecIntBf16<3>>`: 3-byte pieces spread by `vpermi2b`", kBf16Twin, "`test_kernels`"},
+      {families_of({"int4"}), wo, rm, Acts::any, true, int4_perm_on, int_fast_rows<DecInt4Fast, DecInt<4>, DecInt4Perm::kAvailable>,
+       nullptr, "AVX2, AVX-512", "`run_any<DecInt4Fast>`: a 16-entry `vpermps` table", "`gemm_ref`", "`test_kernels`"},
+      {families_of({"int4"}), wo, rm, Acts::any, false, nullptr, int_rows<DecInt<4>>, nullptr, "any", "`run_any<DecInt<4>>`",
+       "`gemm_ref`", "`test_kernels`"},
+      {families_of({"int3"}), wo, rm, Acts::any, true, nullptr, int_rows<DecInt3Fast>, nullptr, "any (one `vpshufb` on AVX2)",
+       "`run_any<DecInt3Fast>`: 3-byte pieces over 32-bit lanes", "`gemm_ref`", "`test_kernels`"},
+      {families_of({"int3"}), wo, rm, Acts::any, false, nullptr, int_rows<DecInt3>, nullptr, "any", "`run_any<DecInt3>`",
+       "`gemm_ref`", "`test_kernels`"},
+      {families_of({"int2"}), wo, rm, Acts::any, false, nullptr, int_rows<DecInt<2>>, nullptr, "any",
+       "`run_any<DecInt<2>>`: fields shifted out of 32-bit words", "`gemm_ref`", "`test_kernels`"},
+  };
 }
 
-void gemm_int4(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  if (!w.scheme.is_integer() || w.scheme.bits != 4)
-    throw UsageError("gemm_int4: scheme " + w.scheme.name() + " does not store 4-bit fields");
-  if (run_bf16<4>(w, x, n, y, threads, use_isa)) return;
-  if constexpr (kdetail::DecInt4Perm::kAvailable) {
-    if (use_isa) return kdetail::run_any<kdetail::DecInt4Fast>(w, x, n, y, threads);
-  }
-  kdetail::run_any<kdetail::DecInt<4>>(w, x, n, y, threads);
-}
-
-void gemm_intn(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  using namespace kdetail;
-  if (!w.scheme.is_integer()) throw UsageError("gemm_intn: scheme " + w.scheme.name() + " is not an integer scheme");
-  switch (w.scheme.bits) {
-    case 8: return run_any<DecInt<8>>(w, x, n, y, threads);
-    case 4: return run_any<DecInt<4>>(w, x, n, y, threads);
-    case 2:
-      if (run_bf16<2>(w, x, n, y, threads, use_isa)) return;
-      return run_any<DecInt<2>>(w, x, n, y, threads);
-    case 3:
-      if (run_bf16<3>(w, x, n, y, threads, use_isa)) return;
-      return use_isa ? run_any<DecInt3Fast>(w, x, n, y, threads) : run_any<DecInt3>(w, x, n, y, threads);
-    default: return gemm_scalar(w, x, n, y, threads);
-  }
+std::vector<KernelRow> kernel_rows_bf16_act() {
+  const ActSet bf = act_bit(ActMode::bf16);
+  const FamilySet all = ~FamilySet{0};
+  return {
+      {all, bf, Layout::row_major, Acts::bf16_safe, false, nullptr, bf16_copy_rows, nullptr, "any",
+       "`bf16_copy_rows`: x rounded to bf16 into a copy, then the weight-only row (`weight_only.cpp`)", "`gemm_ref` on bf16(x)",
+       "`test_kernels`"},
+      {all, bf, Layout::row_major, Acts::bf16_unsafe, false, nullptr, bf16_raw_rows, nullptr, "any",
+       "`bf16_raw_rows`: the weight-only row on x as it is", "`gemm_ref`", "`test_kernels`"},
+  };
 }
 
 }  // namespace mq
