@@ -224,7 +224,7 @@ TEST_CASE("bad energy flags exit 2 with one line") {
   for (const char* args : {"energy --rounds 1", "energy --rounds x", "energy --meter watts", "energy --batch 0",
                            "energy --batch 1,a", "energy --gen-tokens 1", "energy --warmup -1", "energy --bogus",
                            "energy --prompt-tokens 0", "energy --batch 4,4", "energy --splits int3-g64[prefill=+a8]",
-                           "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --methods float32 float32",
+                           "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --schemes float32 float32",
                            "energy --batch-rounds 1",
                            // Checked against the model's context once it is loaded: still the only line (no banner before it).
                            "energy --prompt-tokens 100 --gen-tokens 100 --no-gpt2"}) {
@@ -261,9 +261,9 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   const std::string out = mqtest::temp_path("mq_test", "mq_energy_e2e");
   fs::remove_all(out);
   const CliResult r = run_cli(
-      "energy --methods float32 int5-nonsense int8_dynamic --splits int8-per-channel[prefill=+a8,decode=weight-only] --no-gpt2 "
+      "energy --schemes float32 int5-nonsense int8_dynamic --splits int8-per-channel[prefill=+a8,decode=weight-only] --no-gpt2 "
       "--rounds 3 --max-rounds 7 --add-rounds 2 --warmup 1 --prompt-tokens 8 --gen-tokens 6 --batch 1,3 --batch-prompt 4 --batch-steps 2 --batch-rounds 2 --curve-lengths 4,16 "
-      "--curve-gen 4 --curve-rounds 2 --curve-methods float32 int8_dynamic --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot --no-fp32-check "
+      "--curve-gen 4 --curve-rounds 2 --curve-schemes float32 int8_dynamic --ppl-tokens 300 --max-slots 8 --max-items 140 --no-plot --no-fp32-check "
       "--powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   INFO(r.out);
   CHECK(r.code == 1);  // one method failed
@@ -374,7 +374,7 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   const std::string common = " --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 --batch 1 "
                              "--batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 14 --no-plot --no-fp32-check "
                              "--powercap-root /nonexistent --perf-root /nonexistent --out " + out;
-  const CliResult r = run_cli("energy --methods float32 int8_dynamic --quant-map " + map + common);
+  const CliResult r = run_cli("energy --schemes float32 int8_dynamic --quant-map " + map + common);
   INFO(r.out);
   REQUIRE(r.code == 0);
   const json s = json::parse(mq::read_file(out + "/summary.json"));
@@ -404,7 +404,7 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   // A map named like a method, or two maps of one name: one line, exit 2, before any work.
   const std::string dup = write_test_file(out + "_in", "dup.json", R"({"config_id": "int8_dynamic", "default": "int4-g64"})");
   fs::remove_all(out);
-  for (const std::string& args : {"--methods float32 int8_dynamic --quant-map " + dup, "--methods float32 --quant-map " + map + " --quant-map " + map}) {
+  for (const std::string& args : {"--schemes float32 int8_dynamic --quant-map " + dup, "--schemes float32 --quant-map " + map + " --quant-map " + map}) {
     CAPTURE(args);
     const CliResult d = run_cli("energy " + args + common);
     CHECK(d.code == 2);
@@ -413,7 +413,7 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
     CHECK_FALSE(fs::exists(out + "/summary.json"));
   }
   const std::string bad = write_test_file(out + "_in", "bad.json", R"({"config_id": "x", "default": "int5-g64"})");
-  const CliResult b = run_cli("energy --methods float32 --quant-map " + bad + common);
+  const CliResult b = run_cli("energy --schemes float32 --quant-map " + bad + common);
   CHECK(b.code == 2);
   CHECK(lines(b.out) == 1);
   CHECK(b.out.find("int5-g64") != std::string::npos);
@@ -425,7 +425,7 @@ TEST_CASE("under load the energy study's OpenMP threads wait passively; a policy
   const std::string out = mqtest::temp_path("mq_test", "mq_energy_wait");
   fs::remove_all(out);
   // One benchmark item per paradigm (--max-items 14): the case checks the wait policy, not accuracy.
-  const std::string common = " --methods float32 --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 "
+  const std::string common = " --schemes float32 --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 "
                              "--batch 1 --batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 14 --no-plot "
                              "--no-fp32-check --powercap-root /nonexistent --perf-root /nonexistent --out " + out;
   // Two busy shells beside it, started before it and stopped after; the policy the test environment sets is removed.

@@ -218,7 +218,7 @@ TEST_CASE("class 2, a file our tool writes is a file our tool reads: float schem
       REQUIRE(got.size() == want.size());
       CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
     }
-    const CliResult r = run_cli("generate --model " + p + " --tokens 3 --temperature 0");
+    const CliResult r = run_cli("generate --model " + p + " --gen-tokens 3 --temperature 0");
     INFO(r.out);
     CHECK(r.code == 0);
   }
@@ -232,7 +232,7 @@ TEST_CASE("class 2, a file our tool writes is a file our tool reads: float schem
     const CliResult w = run_cli("quantize --model " + fp32 + " --scheme " + scheme + " --out " + q);
     INFO(w.out);
     REQUIRE(w.code == 0);
-    const CliResult r = run_cli("generate --model " + q + " --tokens 3 --temperature 0");
+    const CliResult r = run_cli("generate --model " + q + " --gen-tokens 3 --temperature 0");
     INFO(r.out);
     CHECK(r.code == 0);
   }
@@ -483,7 +483,7 @@ TEST_CASE("class 5, unclear errors and wrong exit codes: one clear line with the
   check_error({fq.code, fq.out}, 1, {"not a regular file"});
 
   // Flag ranges: readable bounds, NaN and Inf refused.
-  check_error(run_cli("generate --tokens=-5"), 2, {"--tokens", "must be a positive number"});
+  check_error(run_cli("generate --gen-tokens=-5"), 2, {"--gen-tokens", "must be a positive number"});
   check_error(run_cli("generate --temperature nan"), 2, {"--temperature", "not a finite number"});
   check_error(run_cli("generate --temperature inf"), 2, {"not a finite number"});
   check_error(run_cli("generate --temperature=-1"), 2, {"must be a number >= 0"});

@@ -114,8 +114,8 @@ TEST_CASE("class duplicate split: a split listed twice, or also a method, is ref
   const std::string common = " --meter model --no-gpt2 --no-plot --out " + dir + "/out";
   // As the probe found it (a SIGSEGV in summarize_subject after the batch curve).
   check_error(run_cli("energy --splits " + sp + " " + sp + common), 2, {"--splits: int4-g64[prefill=+a8] is listed twice"});
-  check_error(run_cli("energy --methods float32 " + sp + " --splits " + sp + common), 2,
-              {"--splits: int4-g64[prefill=+a8] is also one of --methods"});
+  check_error(run_cli("energy --schemes float32 " + sp + " --splits " + sp + common), 2,
+              {"--splits: int4-g64[prefill=+a8] is also one of --schemes"});
   check_error(run_cli("energy --gpt2-splits " + sp + " " + sp + " --meter model --no-plot --out " + dir + "/out"), 2,
               {"--gpt2-splits: int4-g64[prefill=+a8] is listed twice"});
   CHECK(!fs::exists(dir + "/out/summary.json"));
@@ -278,7 +278,7 @@ TEST_CASE("class lenient parsing: shards, lists, folders and named files are par
   // An empty list given is an error, not "all" (vs-llama ran all eight formats).
   for (const char* empty : {"\"\"", ",", "' , '"}) {
     CAPTURE(empty);
-    check_error(run_cli(std::string("vs-llama --formats ") + empty + " --out " + dir + "/vs"), 2, {"--formats is empty"});
+    check_error(run_cli(std::string("vs-llama --schemes ") + empty + " --out " + dir + "/vs"), 2, {"--schemes is empty"});
     check_error(run_cli(std::string("sweep --no-plot --add-scheme ") + empty + " --out " + dir + "/sw"), 2, {"--add-scheme is empty"});
   }
   check_error(run_cli("sweep --no-plot --add-scheme ,,, --out " + dir + "/sw"), 2, {"--add-scheme is empty"});

@@ -79,9 +79,9 @@ TEST_CASE("class traversal: a config_id, method or unit id from a file cannot na
   check_error(run_cli("sweep --quant-map " + map + " --no-plot --no-gpt2 --out " + out), 2, {"config_id \"../../../escaped\""});
   check_error(run_cli("eval --quant-map " + map), 2, {"cannot name a file"});
   check_error(run_cli("quantize --quant-map " + map + " --out " + dir + "/q.safetensors"), 2, {"cannot name a file"});
-  check_error(run_cli("energy --methods ../up --meter model --no-gpt2 --no-plot --out " + out), 2,
-              {"--methods: method \"../up\" cannot name a file"});
-  check_error(run_cli("energy --methods \"\" --no-plot --out " + out), 2, {"method \"\" cannot name a file: it is empty"});
+  check_error(run_cli("energy --schemes ../up --meter model --no-gpt2 --no-plot --out " + out), 2,
+              {"--schemes: method \"../up\" cannot name a file"});
+  check_error(run_cli("energy --schemes \"\" --no-plot --out " + out), 2, {"method \"\" cannot name a file: it is empty"});
   fs::create_directories(dir + "/configs");
   write_test_file(dir + "/configs", "m.json", kEscapingMap);
   check_error(run_cli("mixed --stage configs --configs " + dir + "/configs --no-plot --out " + out), 2, {"cannot name a file"});

@@ -122,7 +122,7 @@ TEST_CASE("class non-finite results: a NaN or Inf logit is an error naming its p
     const float big = 3e38f;
     for (int i = 0; i < 128; ++i) std::memcpy(tensor(f, "h.0.ln_1.weight").bytes.data() + 4 * i, &big, 4);
   });
-  check_error(run_cli("generate --model " + ck + " --prompt \"the dog\" --tokens 5"), 1,
+  check_error(run_cli("generate --model " + ck + " --prompt \"the dog\" --gen-tokens 5"), 1,
               {"non-finite logit at position 0", "in layer 0 (ln_1)", "no result to report"});
   // A perplexity that is finite but absurd (the probe's 4096 scales set to 65504: 1075) is not a
   // non-finite result; it is a changed file, which the checksums below catch.
@@ -138,7 +138,7 @@ TEST_CASE("class unnoticed corruption: one flipped bit in any tensor kind of a q
   minigpt::save_quantized_model(path, m, plan, meta_of(toy_tokenizer()));
   const std::string clean = mq::read_file(path);
   CHECK(read_safetensors(path).checksums == minigpt::Checksums::verified);
-  CHECK(run_cli("generate --model " + path + " --tokens 2 --temperature 0").code == 0);
+  CHECK(run_cli("generate --model " + path + " --gen-tokens 2 --temperature 0").code == 0);
   for (const char* name : {"h.0.mlp.c_fc.weight.codes", "h.0.attn.c_attn.weight.scales", "h.0.mlp.c_proj.weight.zeros", "wte",
                            "h.0.ln_2.weight", "h.0.attn.c_proj.bias"}) {
     CAPTURE(name);
@@ -147,7 +147,7 @@ TEST_CASE("class unnoticed corruption: one flipped bit in any tensor kind of a q
     std::string bad = clean;
     bad[(b + e) / 2] ^= 0x10;  // one bit in the middle of the tensor's data
     const std::string f = write_test_file(dir, "flipped.safetensors", bad);
-    check_error(run_cli("generate --model " + f + " --tokens 2"), 1,
+    check_error(run_cli("generate --model " + f + " --gen-tokens 2"), 1,
                 {"flipped.safetensors", std::string("checksum mismatch in tensor '") + name + "'", "--no-verify"});
   }
   // --no-verify loads the flipped codes anyway (what the flag is for), as another model.
@@ -156,8 +156,8 @@ TEST_CASE("class unnoticed corruption: one flipped bit in any tensor kind of a q
     std::string bad = clean;
     bad[b] ^= 0x01;
     const std::string f = write_test_file(dir, "codes.safetensors", bad);
-    CHECK(run_cli("generate --model " + f + " --tokens 2").code == 1);
-    const CliResult r = run_cli("generate --model " + f + " --tokens 2 --temperature 0 --no-verify");
+    CHECK(run_cli("generate --model " + f + " --gen-tokens 2").code == 1);
+    const CliResult r = run_cli("generate --model " + f + " --gen-tokens 2 --temperature 0 --no-verify");
     INFO(r.out);
     CHECK(r.code == 0);
   }
@@ -170,7 +170,7 @@ TEST_CASE("class unnoticed corruption: one flipped bit in any tensor kind of a q
     std::string text = h.dump();
     text.append(hlen - text.size(), ' ');  // same length: the data offsets stay valid
     const std::string f = write_test_file(dir, "unsummed.safetensors", clean.substr(0, 8) + text + clean.substr(8 + hlen));
-    const CliResult r = run_cli("generate --model " + f + " --tokens 2 --temperature 0");
+    const CliResult r = run_cli("generate --model " + f + " --gen-tokens 2 --temperature 0");
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(r.out.rfind("miniquant: note: " + f + " records no tensor checksums", 0) == 0);

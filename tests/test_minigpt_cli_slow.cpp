@@ -47,14 +47,14 @@ TEST_CASE("train writes a checkpoint and a log that eval and generate read") {
   CHECK(j["test_tokens"] == 100024);
   CHECK(j["verb_tense"]["overall"]["total"].get<int>() + j["verb_tense"]["skipped_unknown_form"].get<int>() == 60);
 
-  const CliResult g1 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the dog\" --tokens 8 --seed 42");
-  const CliResult g2 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the dog\" --tokens 8 --seed 42");
+  const CliResult g1 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the dog\" --gen-tokens 8 --seed 42");
+  const CliResult g2 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the dog\" --gen-tokens 8 --seed 42");
   REQUIRE(g1.code == 0);
   CHECK(g1.out.rfind("yesterday, the dog", 0) == 0);
   CHECK(g1.out == g2.out);  // seeded
   CHECK(g1.out.find("warning") == std::string::npos);  // every word known: no warning
   // Words outside the vocabulary are named, not silently turned into <unk>.
-  const CliResult g3 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the zorblax qwerty\" --tokens 4 --seed 42");
+  const CliResult g3 = run_cli("generate --model " + ckpt + " --prompt \"Yesterday, the zorblax qwerty\" --gen-tokens 4 --seed 42");
   REQUIRE(g3.code == 0);
   CHECK(g3.out.find("generate: warning: not in the model's vocabulary, read as <unk>: zorblax, qwerty") != std::string::npos);
 }

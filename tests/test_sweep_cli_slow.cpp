@@ -49,7 +49,7 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
   const std::string out = kDir + "/sweep";
   std::filesystem::remove_all(out);
   const CliResult r = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
-                              " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
+                              " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --rounds 1 --no-gpt2 --add-scheme int4-g64-asym --add-scheme int4-g256");
   INFO(r.out);
   CHECK(r.code == 1);  // some scheme failed
   CHECK(r.out.find("1 of 33 schemes failed") != std::string::npos);
@@ -190,7 +190,7 @@ TEST_CASE("sweep on a tiny model: every scheme and field, a failure recorded, fi
 
   // Same command, same quality numbers.
   const CliResult again = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + "2 --ceilings " + ceilings() +
-                                  " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --speed-reps 1 --no-gpt2 --no-plot --schemes fp32 int4-g64-gptq");
+                                  " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000 --rounds 1 --no-gpt2 --no-plot --schemes fp32 int4-g64-gptq");
   CHECK(again.code == 0);
   const nlohmann::json res2 = load(out + "2/results.json");
   CHECK(res2["schemes"][1]["ppl"] == at("int4-g64-gptq")["ppl"]);
@@ -238,7 +238,7 @@ TEST_CASE("quantize then eval reproduces the sweep's rows exactly") {
   std::filesystem::remove_all(out);
   const std::string limits = " --max-slots 60 --max-items 280 --ppl-tokens 3000";
   const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
-                              " --calibration 4 --speed-reps 1 --no-gpt2 --no-plot --schemes int4-g64-gptq int8-per-channel" + limits);
+                              " --calibration 4 --rounds 1 --no-gpt2 --no-plot --schemes int4-g64-gptq int8-per-channel" + limits);
   INFO(s.out);
   REQUIRE(s.code == 0);
   const nlohmann::json rows = load(out + "/results.json")["schemes"];
@@ -261,7 +261,7 @@ TEST_CASE("quantize then eval reproduces the sweep's rows exactly") {
     CHECK(got["test_tokens"] == row["test_tokens"]);
     // Against the fp32 checkpoint: the sweep's divergence numbers (its reference, the checkpoint
     // unquantized, since this list has no fp32 row), bit for bit.
-    const CliResult er = run_cli("eval --model " + file + " --reference " + tiny_checkpoint() + limits + " --json");
+    const CliResult er = run_cli("eval --model " + file + " --reference-model " + tiny_checkpoint() + limits + " --json");
     INFO(er.out);
     REQUIRE(er.code == 0);
     const nlohmann::json gr = nlohmann::json::parse(er.out);
@@ -283,7 +283,7 @@ TEST_CASE("--quant-map: a sweep row named by its config_id, eval of the map repr
       "tensors": [{"match": "qkv", "quant": "int8-per-channel+a8"}], "gptq": {"calibration_windows": 3}})");
   const std::string limits = " --max-slots 60 --max-items 280 --ppl-tokens 3000";
   const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + out + " --ceilings " + ceilings() +
-                              " --calibration 4 --speed-reps 1 --no-gpt2 --no-plot --schemes int4-g64 --quant-map " + map + limits);
+                              " --calibration 4 --rounds 1 --no-gpt2 --no-plot --schemes int4-g64 --quant-map " + map + limits);
   INFO(s.out);
   REQUIRE(s.code == 0);
   const nlohmann::json res = load(out + "/results.json");
@@ -304,7 +304,7 @@ TEST_CASE("--quant-map: a sweep row named by its config_id, eval of the map repr
   CHECK(man["quant_maps"][0]["plan"]["config_id"] == "qkv-int8");
 
   // eval --quant-map quantizes the fp32 checkpoint as the sweep did.
-  const CliResult e = run_cli("eval --model " + tiny_checkpoint() + " --quant-map " + map + " --reference " + tiny_checkpoint() +
+  const CliResult e = run_cli("eval --model " + tiny_checkpoint() + " --quant-map " + map + " --reference-model " + tiny_checkpoint() +
                               limits + " --json");
   INFO(e.out);
   REQUIRE(e.code == 0);

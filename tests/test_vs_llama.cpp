@@ -131,10 +131,10 @@ TEST_CASE("option validation names the bad option") {
   expect_usage(o, "--rounds 0");
   o = valid();
   o.prompt = 1;
-  expect_usage(o, "--prompt 1: must be >= 2");
+  expect_usage(o, "--prompt-tokens 1: must be >= 2");
   o = valid();
   o.decode = 0;
-  expect_usage(o, "--decode 0");
+  expect_usage(o, "--gen-tokens 0");
   o = valid();
   o.models = {};
   expect_usage(o, "--models");
@@ -155,12 +155,12 @@ TEST_CASE("option validation names the bad option") {
   CHECK_NOTHROW(validate(o));
   o.decode = 56;
   expect_usage(o, "exceed gpt2's context of 256");
-  // --formats: a subset of the table, by scheme; the K types are in it.
+  // --schemes: a subset of the table, by scheme; the K types are in it.
   o = valid();
   o.formats = {"q4_k", "int4-g64"};
   CHECK_NOTHROW(validate(o));
   o.formats = {"q4_0"};
-  expect_usage(o, "unknown format 'q4_0'");
+  expect_usage(o, "unknown scheme 'q4_0'");
   o.formats = {"q6_k", "q6_k"};
   expect_usage(o, "'q6_k' given twice");
 }
@@ -182,8 +182,8 @@ TEST_CASE("miniquant vs-llama: bad options exit 2 with one line, before any work
     const char* says;
   };
   for (const Bad& b : {Bad{"--threads 0", "--threads 0: must be >= 1"}, Bad{"--rounds 0", "--rounds 0"},
-                       Bad{"--prompt 1", "--prompt 1: must be >= 2"}, Bad{"--models minigpt,bert", "unknown model 'bert'"},
-                       Bad{"--prompt 100 --decode 100 --models minigpt", "exceed minigpt's context of 128"},
+                       Bad{"--prompt-tokens 1", "--prompt-tokens 1: must be >= 2"}, Bad{"--models minigpt,bert", "unknown model 'bert'"},
+                       Bad{"--prompt-tokens 100 --gen-tokens 100 --models minigpt", "exceed minigpt's context of 128"},
                        Bad{"--threads two", "--threads"}, Bad{"--frobnicate", "frobnicate"}}) {
     CAPTURE(b.args);
     const CliResult r = run_cli(std::string("vs-llama ") + b.args + " --out /nonexistent/never/written");

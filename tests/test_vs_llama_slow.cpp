@@ -58,7 +58,7 @@ TEST_CASE("miniquant vs-llama: one round on MiniGPT writes consistent results" *
   fs::remove_all(dir);
   fs::create_directories(dir + "/tmp");
   const mq::CommandOutput r = mq::run_command("TMPDIR=" + dir + "/tmp " + MQ_CLI_PATH +
-                                              " vs-llama --rounds 1 --prompt 16 --decode 8 --models minigpt --formats fp32,int8-per-channel,int4-g64,q4_k --out " + dir + "/out 2>&1");
+                                              " vs-llama --rounds 1 --prompt-tokens 16 --gen-tokens 8 --models minigpt --schemes fp32,int8-per-channel,int4-g64,q4_k --out " + dir + "/out 2>&1");
   INFO(r.out);
   REQUIRE(r.code == 0);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "miniquant/util/timer.h"
 #include "validators.h"
 #include "miniquant/error.h"
@@ -97,8 +98,7 @@ void run(const CorpusOptions& o) {
 void register_corpus(CLI::App& app) {
   auto opts = std::make_shared<CorpusOptions>();
   auto* sub = app.add_subcommand("corpus", "Generate the verb corpus from its seed and print its statistics");
-  sub->add_option("--lexicon", opts->lexicon, "Directory with the lexicon files")->capture_default_str();
-  sub->add_option("--seed", opts->seed, "Corpus seed")->capture_default_str();
+  add_corpus_options(sub, opts->lexicon, opts->seed);
   sub->add_flag("--json", opts->json, "Print JSON instead of a table");
   sub->add_option("--sample", opts->sample, "Number of test stories to print")
       ->capture_default_str()->check(NonNegative);

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "experiments/energy_report.h"
 #include "experiments/energy_run.h"
 #include "experiments/experiment_io.h"
@@ -69,7 +70,7 @@ void run(EnergyCli& cli) {
   // Method names key the rounds, summary.json and rounds.csv, like a quant map's config_id (checked when
   // the map is read): one path-safe name each, so no later output that files by it can leave --out.
   for (const auto* list : {&o.methods, &o.gpt2_methods})
-    for (const auto& m : *list) mq::check_path_name(m, list == &o.methods ? "--methods: method" : "--gpt2-methods: method");
+    for (const auto& m : *list) mq::check_path_name(m, list == &o.methods ? "--schemes: method" : "--gpt2-schemes: method");
   for (const auto& f : cli.quant_maps) o.quant_maps.push_back(read_quant_map(f));
   mqexp::validate(o);
   std::vector<mq::FlagPath> inputs = {{"--model", o.model}, {"--coefficients", o.roots.coefficients}};
@@ -143,10 +144,14 @@ void register_energy(CLI::App& app) {
   o.seed = kDefaultSeed;
   o.roots.coefficients = MQ_SOURCE_DIR "/data/energy_model.json";
   CLI::App* cmd = app.add_subcommand("energy", "Energy per token of each quantization method, by inference phase (experiments/28-energy)");
-  cmd->add_option("--methods", o.methods, "methods: float32 float16 bfloat16 int8 int8_dynamic, or any scheme name (int4-g64+a8, ...)");
+  add_old_spelling(cmd, "--methods",
+                   cmd->add_option("--schemes", o.methods, "schemes (int4-g64+a8, ...), or the methods float32 float16 bfloat16 int8 int8_dynamic"),
+                   o.methods);
   cmd->add_option("--quant-map", cli->quant_maps, "a MiniGPT method from a quant map (repeatable), named by its config_id")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--gpt2-methods", o.gpt2_methods, "methods on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)");
+  add_old_spelling(cmd, "--gpt2-methods",
+                   cmd->add_option("--gpt2-schemes", o.gpt2_methods, "schemes on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)"),
+                   o.gpt2_methods);
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
   cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in a rotated order")->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "warm-up rounds before them (not reported)")->capture_default_str();
@@ -161,7 +166,9 @@ void register_energy(CLI::App& app) {
       ->delimiter(',')->capture_default_str();
   cmd->add_option("--curve-gen", o.curve_gen, "tokens generated after each curve prompt")->capture_default_str();
   cmd->add_option("--curve-rounds", o.curve_rounds, "rounds of the prompt-length curve (0: no curve)")->capture_default_str();
-  cmd->add_option("--curve-methods", o.curve_methods, "methods of the prompt-length curve (default float32 int8 int4-g64 int4-g64+a8)");
+  add_old_spelling(cmd, "--curve-methods",
+                   cmd->add_option("--curve-schemes", o.curve_methods, "schemes of the prompt-length curve (default float32 int8 int4-g64 int4-g64+a8)"),
+                   o.curve_methods);
   cmd->add_flag("--no-fp32-check", [cli](int64_t) { cli->o.fp32_check = false; }, "skip timing the fp32 kernels against Eigen");
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "prompt length (prefill)")->capture_default_str();
   cmd->add_option("--gen-tokens", o.gen_tokens, "generated tokens per run")->capture_default_str();
@@ -173,9 +180,8 @@ void register_energy(CLI::App& app) {
   cmd->add_option("--coefficients", o.roots.coefficients, "the energy model's coefficients file")->capture_default_str();
   cmd->add_option("--powercap-root", o.roots.powercap, "powercap sysfs root (RAPL)")->capture_default_str();
   cmd->add_option("--perf-root", o.roots.perf_power, "perf power PMU sysfs root")->capture_default_str();
-  cmd->add_option("--model", o.model, "fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();
-  cmd->add_option("--lexicon", o.lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "corpus seed")->capture_default_str();
+  add_model_option(cmd, o.model, "fp32 MiniGPT checkpoint");
+  add_corpus_options(cmd, o.lexicon, o.seed);
   cmd->add_option("--ppl-tokens", o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")->capture_default_str();
   cmd->add_option("--max-slots", o.max_slots, "verb-tense slots to score (0: all)")->capture_default_str();
   cmd->add_option("--max-items", o.max_items, "generalization benchmark items to score, spread over the paradigms (0: all)")

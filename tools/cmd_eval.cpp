@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "experiments/evaluate.h"
 #include "experiments/intervals.h"
 #include "experiments/workspace.h"
@@ -37,7 +38,7 @@ struct EvalOptions {
 void run(const EvalOptions& o) {
   // --json prints these paths as JSON text: a name JSON cannot hold fails now, not after the evaluation.
   if (o.json)
-    for (const mq::FlagPath& p : {mq::FlagPath{"--model", o.model}, mq::FlagPath{"--quant-map", o.quant_map}, mq::FlagPath{"--reference", o.reference}})
+    for (const mq::FlagPath& p : {mq::FlagPath{"--model", o.model}, mq::FlagPath{"--quant-map", o.quant_map}, mq::FlagPath{"--reference-model", o.reference}})
       mq::check_utf8_path(p);
   const mq::Stopwatch clock;
   // The map is read (and its errors reported) before the corpus and the model are.
@@ -160,15 +161,17 @@ void run(const EvalOptions& o) {
 void register_eval(CLI::App& app) {
   auto o = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand("eval", "Test perplexity (with the corpus floor) and verb-tense accuracy of a model");
-  cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
-  cmd->add_option("--reference", o->reference,
-                  "fp32 checkpoint to compare with: KL divergence, top-1 agreement, delta PPL, slot margin change")
+  add_model_option(cmd, o->model, "checkpoint (safetensors)");
+  add_old_spelling(cmd, "--reference",
+                   cmd->add_option("--reference-model", o->reference,
+                                   "fp32 checkpoint to compare with: KL divergence, top-1 agreement, delta PPL, slot margin change")
+                       ->check(CLI::ExistingFile),
+                   o->reference)
       ->check(CLI::ExistingFile);
   cmd->add_option("--quant-map", o->quant_map,
                   "quantize the fp32 --model with this quant map first (GPTQ calibration windows from the map, val split)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
+  add_corpus_options(cmd, o->lexicon, o->seed);
   cmd->add_option("--window", o->limits.window, "perplexity context window (default: n_ctx)")->check(Positive);
   cmd->add_option("--stride", o->limits.stride, "distance between windows (default: window / 2)")->check(Positive);
   cmd->add_option("--max-slots", o->limits.max_slots, "use at most this many verb slots (default: all)")->check(NonNegative);

@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "miniquant/error.h"
 #include "miniquant/gguf/convert.h"
 #include "miniquant/gguf/io.h"
@@ -119,7 +120,7 @@ void run(const ExportOptions& o) {
 void register_export_gguf(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   CLI::App* cmd = app.add_subcommand("export-gguf", "Export a MiniGPT checkpoint, quantized, as GGUF for llama.cpp (gpt2)");
-  cmd->add_option("--model", o->model, "fp32 checkpoint, or a quantized one (then no --scheme)")->check(CLI::ExistingFile)->capture_default_str();
+  add_model_option(cmd, o->model, "fp32 checkpoint, or a quantized one (then no --scheme)");
   cmd->add_option("--scheme", o->scheme,
                   "fp32, fp16, bf16, int8-per-channel, int8-g{32,64,128}, int4-g{32,64,128}[-asym], int4-per-channel; "
                   "-gptq appended for GPTQ; required for an fp32 checkpoint");
@@ -129,8 +130,7 @@ void register_export_gguf(CLI::App& app) {
   cmd->add_option("--out", o->out, "GGUF file to write")->required();
   cmd->add_option("--embedding", o->embedding, "token embedding / tied head storage: fp32, fp16, bf16 (default: fp32 for "
                                                "--scheme fp32, else fp16 as the quantized models use)");
-  cmd->add_option("--lexicon", o->lexicon, "GPTQ: lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "GPTQ: corpus seed")->capture_default_str();
+  add_corpus_options(cmd, o->lexicon, o->seed, "GPTQ: corpus seed");
   cmd->add_option("--calibration", o->calib, "GPTQ: calibration windows of n_ctx tokens from the val split")
       ->check(CLI::PositiveNumber)->capture_default_str();
   add_no_verify_flag(cmd);

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "validators.h"
 #include "verify_flag.h"
 #include "miniquant/error.h"
@@ -71,9 +72,11 @@ void run(const GenerateOptions& o) {
 void register_generate(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand("generate", "Sample a story continuation from a model");
-  cmd->add_option("--model", o->model, "checkpoint (safetensors)")->check(CLI::ExistingFile)->capture_default_str();
+  add_model_option(cmd, o->model, "checkpoint (safetensors)");
   cmd->add_option("--prompt", o->prompt, "text to continue (lower-cased and split like the corpus)");
-  cmd->add_option("--tokens", o->tokens, "at most this many new tokens")->check(Positive)->capture_default_str();
+  add_old_spelling(cmd, "--tokens", cmd->add_option("--gen-tokens", o->tokens, "at most this many new tokens")->check(Positive)->capture_default_str(),
+                   o->tokens)
+      ->check(Positive);
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->check(NonNegative)->capture_default_str();
   cmd->add_option("--seed", o->seed, "sampling seed")->capture_default_str();
   add_no_verify_flag(cmd);

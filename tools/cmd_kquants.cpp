@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "experiments/experiment_io.h"
 #include "experiments/ggml_quant.h"
 #include "experiments/kquants.h"
@@ -109,11 +110,12 @@ void register_kquants(CLI::App& app) {
   cli->o.seed = kDefaultSeed;
   cli->o.ggml_library = mqexp::default_ggml_library();
   CLI::App* cmd = app.add_subcommand("kquants", "llama.cpp's K quantizer beside ours: KLD, top-1, ΔPPL per K type and mix");
-  cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  add_model_option(cmd, cli->o.model);
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
-  cmd->add_option("--types", cli->o.types, "K types and mixes, separated by commas or spaces")->delimiter(',');
-  cmd->add_option("--lexicon", cli->o.lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", cli->o.seed, "corpus seed")->capture_default_str();
+  add_old_spelling(cmd, "--types",
+                   cmd->add_option("--schemes", cli->o.types, "K types and mixes, separated by commas or spaces")->delimiter(','),
+                   cli->o.types);
+  add_corpus_options(cmd, cli->o.lexicon, cli->o.seed);
   cmd->add_option("--calibration", cli->o.calibration, "importance / GPTQ calibration windows from the val split")
       ->check(Positive)->capture_default_str();
   cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(NonNegative);
@@ -125,11 +127,11 @@ void register_kquants(CLI::App& app) {
   cmd->add_flag("--report-only", cli->report_only, "only redraw the figure and README of --out from its results.json");
   cmd->callback([cli, cmd] {
     cli->ggml_given = cmd->count("--ggml") > 0;
-    if (cmd->count("--types")) cli->o.types = split_names_given(cli->o.types, "--types");
+    if (cmd->count("--schemes") || cmd->count("--types")) cli->o.types = split_names_given(cli->o.types, "--schemes");
     for (const std::string& t : cli->o.types) {
       const minigpt::QuantPlan p = minigpt::QuantPlan::uniform(t);  // an unknown name fails here, before anything runs
       if (!p.base.scheme.is_kquant())
-        throw mq::UsageError(fmt::format("kquants --types: {} is not a K type or K mix (q2_k .. q6_k, q3_k_s, q4_k_m, q5_k_m)", t));
+        throw mq::UsageError(fmt::format("kquants --schemes: {} is not a K type or K mix (q2_k .. q6_k, q3_k_s, q4_k_m, q5_k_m)", t));
     }
     run(*cli);
   });

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "experiments/experiment_io.h"
 #include "experiments/mixed.h"
 #include "experiments/mixed_energy.h"
@@ -187,9 +188,8 @@ void register_mixed(CLI::App& app) {
   cmd->add_flag("--per-machine", cli->per_machine, "merge: also report each machine's units alone, in by-machine/<host>/");
   cmd->add_option("--configs", o.configs_dir, "folder of quant maps (*.json)")->capture_default_str();
   cmd->add_option("--out", o.out, "the study's folder")->capture_default_str();
-  cmd->add_option("--model", o.model, "fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();
-  cmd->add_option("--lexicon", o.lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "corpus seed")->capture_default_str();
+  add_model_option(cmd, o.model, "fp32 MiniGPT checkpoint");
+  add_corpus_options(cmd, o.lexicon, o.seed);
   cmd->add_option("--rounds", o.rounds, "energy rounds: each runs every configuration once, interleaved")->capture_default_str();
   cmd->add_option("--gens", o.gens, "generations per configuration per round (one measurement)")->capture_default_str();
   cmd->add_option("--ppl-tokens", o.ppl_tokens, "perplexity and KLD over the test split's first N tokens (0: all)")->capture_default_str();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "validators.h"
 #include "verify_flag.h"
 #include "miniquant/error.h"
@@ -120,15 +121,14 @@ void run(const QuantizeOptions& o, bool gptq_flags_given) {
 void register_quantize(CLI::App& app) {
   auto o = std::make_shared<QuantizeOptions>();
   CLI::App* cmd = app.add_subcommand("quantize", "Quantize every Linear of a MiniGPT checkpoint (RTN or GPTQ)");
-  cmd->add_option("--model", o->model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  add_model_option(cmd, o->model);
   cmd->add_option("--scheme", o->scheme,
                   "a scheme of the format table, with -gptq for GPTQ and -gptq-act-order for GPTQ with act-order (e.g. int4-g64-gptq)")
       ->capture_default_str();
   cmd->add_option("--quant-map", o->quant_map, "a quant map (JSON: default, layer_groups, tensors, gptq) instead of --scheme")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", o->out, "where to write the quantized checkpoint");
-  cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "corpus seed")->capture_default_str();
+  add_corpus_options(cmd, o->lexicon, o->seed);
   cmd->add_option("--calibration", o->calib, "GPTQ: calibration windows of n_ctx tokens from the val split")
       ->check(Positive)->capture_default_str();
   cmd->add_option("--percdamp", o->percdamp, "GPTQ: damping as a fraction of mean diag(H)")

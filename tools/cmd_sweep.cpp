@@ -11,6 +11,7 @@
 #include "experiments/ceilings.h"
 #include "miniquant/util/timer.h"
 #include "commands.h"
+#include "vocabulary.h"
 #include "experiments/experiment_io.h"
 #include "experiments/progress.h"
 #include "experiments/sweep.h"
@@ -174,15 +175,14 @@ void register_sweep(CLI::App& app) {
   cli->o.lexicon = mqexp::kDefaultLexicon;
   cli->o.seed = kDefaultSeed;
   CLI::App* cmd = app.add_subcommand("sweep", "The quantization curve: every scheme's PPL, verb-tense accuracy, bytes and speed");
-  cmd->add_option("--model", cli->o.model, "fp32 checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  add_model_option(cmd, cli->o.model);
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
   cmd->add_option("--schemes", cli->o.schemes, "schemes to run instead of the default thirty-one, separated by commas or spaces (format table names, -gptq for GPTQ; "
                   "sets: lab02 = the seven of lab 02's table, default)");
   cmd->add_option("--add-scheme", cli->extra, "run this scheme too (repeatable), e.g. int4-g64-asym, int3-g128-gptq");
   cmd->add_option("--quant-map", cli->quant_maps, "run this quant map too (repeatable): one row named by its config_id")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--lexicon", cli->o.lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", cli->o.seed, "corpus seed")->capture_default_str();
+  add_corpus_options(cmd, cli->o.lexicon, cli->o.seed);
   cmd->add_option("--calibration", cli->o.calibration, "GPTQ calibration windows from the val split")
       ->check(Positive)->capture_default_str();
   cmd->add_option("--max-slots", cli->o.max_slots, "verb-tense slots to score (0: all)")->check(NonNegative);
@@ -190,8 +190,11 @@ void register_sweep(CLI::App& app) {
       ->check(NonNegative);
   cmd->add_option("--ppl-tokens", cli->o.ppl_tokens, "perplexity over the test split's first N tokens (0: all)")
       ->check(NonNegative);
-  cmd->add_option("--speed-reps", cli->o.speed_reps, "interleaved timing rounds (each: one timed run of every model; the first adds a warm-up)")
-      ->check(Positive)->capture_default_str();
+  add_old_spelling(cmd, "--speed-reps",
+                   cmd->add_option("--rounds", cli->o.speed_reps, "interleaved timing rounds (each: one timed run of every model; the first adds a warm-up)")
+                       ->check(Positive)->capture_default_str(),
+                   cli->o.speed_reps)
+      ->check(Positive);
   cmd->add_option("--ceilings", cli->ceilings, "01-roofline's ceilings.json (measured now when missing)")->capture_default_str();
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2_shaped = false; }, "skip the GPT-2-small-shaped speed runs");
   cmd->add_flag("--no-plot", [cli](int64_t) { cli->plot = false; }, "skip the PNG figures");

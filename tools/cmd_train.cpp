@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "validators.h"
 #include "verify_flag.h"
 #include "miniquant/error.h"
@@ -143,8 +144,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("--train-config", o->train_config, "training config JSON")->check(CLI::ExistingFile)->capture_default_str();
   cmd->add_option("--out", o->out, "where to write the trained model (safetensors)")->capture_default_str();
   cmd->add_option("--log", o->log, "also write the training log to this file");
-  cmd->add_option("--lexicon", o->lexicon, "lexicon folder of the corpus")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "seed of corpus, initialisation and sampling")->capture_default_str();
+  add_corpus_options(cmd, o->lexicon, o->seed, "seed of corpus, initialisation and sampling");
   cmd->add_option("--steps", o->steps, "override the number of steps")->check(Positive);
   cmd->add_option("--resume", o->resume, "continue from a training checkpoint (model + optimizer state)")
       ->check(CLI::ExistingFile);

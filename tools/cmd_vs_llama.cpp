@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "commands.h"
+#include "vocabulary.h"
 #include "experiments/experiment_io.h"
 #include "experiments/vs_llama.h"
 #include "experiments/workspace.h"
@@ -32,7 +33,7 @@ void run(VsLlamaCli& cli) {
   mqexp::VsLlamaOptions& o = cli.o;
   // Given (even as "" or ","), a list must name something: an empty one ran every format.
   if (!cli.models.empty()) o.models = split_names_given(cli.models, "--models");
-  if (!cli.formats.empty()) o.formats = split_names_given(cli.formats, "--formats");
+  if (!cli.formats.empty()) o.formats = split_names_given(cli.formats, "--schemes");
   mqexp::validate(o);
   o.llama_speed = (self_dir() / "llama_speed").string();  // cmake/llama_speed.cmake builds it beside this binary
   mqexp::check_llama_installed(o);
@@ -80,11 +81,14 @@ void register_vs_llama(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("vs-llama", "Decode and prefill tokens/s beside llama.cpp on the same GGUF files (bench/vs_llama)");
   cmd->add_option("--threads", o.threads, "threads of both llama.cpp and miniquant")->capture_default_str();
   cmd->add_option("--rounds", o.rounds, "interleaved rounds (llama.cpp, miniquant, ...)")->capture_default_str();
-  cmd->add_option("--prompt", o.prompt, "prompt (prefill) tokens")->capture_default_str();
-  cmd->add_option("--decode", o.decode, "tokens decoded one at a time after the prompt")->capture_default_str();
+  add_old_spelling(cmd, "--prompt", cmd->add_option("--prompt-tokens", o.prompt, "prompt (prefill) tokens")->capture_default_str(), o.prompt);
+  add_old_spelling(cmd, "--decode", cmd->add_option("--gen-tokens", o.decode, "tokens decoded one at a time after the prompt")->capture_default_str(),
+                   o.decode);
   cmd->add_option("--models", cli->models, "minigpt, gpt2 (the GPT-2-small-shaped body, random weights); default both");
-  cmd->add_option("--formats", cli->formats, "fp32, int8-per-channel, int4-g64, q2_k, q3_k, q4_k, q5_k, q6_k (comma-separated); default all");
-  cmd->add_option("--model", o.checkpoint, "the fp32 MiniGPT checkpoint")->check(CLI::ExistingFile)->capture_default_str();
+  add_old_spelling(cmd, "--formats",
+                   cmd->add_option("--schemes", cli->formats, "fp32, int8-per-channel, int4-g64, q2_k, q3_k, q4_k, q5_k, q6_k (comma-separated); default all"),
+                   cli->formats);
+  add_model_option(cmd, o.checkpoint, "the fp32 MiniGPT checkpoint");
   cmd->add_option("--seed", o.seed, "token ids and the GPT-2-shaped body's weights")->capture_default_str();
   cmd->add_option("--out", cli->out, "output folder")->capture_default_str();
   cmd->add_flag("--kv-f16", [cli](int64_t) { cli->o.kv_f32 = false; },

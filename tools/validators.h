@@ -60,7 +60,7 @@ inline std::vector<std::string> split_names(const std::vector<std::string>& valu
   return out;
 }
 
-// split_names of a list the user gave explicitly: an empty one (`--schemes ""`, `--formats ,`) is a usage
+// split_names of a list the user gave explicitly: an empty one (`--schemes ""`, `--schemes ,`) is a usage
 // error, not "the default list" and not "nothing to do".
 inline std::vector<std::string> split_names_given(const std::vector<std::string>& values, const std::string& flag) {
   std::vector<std::string> out = split_names(values);

@@ -36,4 +36,4 @@ if [ "$index" != 0 ]; then
   done
 fi
 echo "energy_task: group $index (${methods[*]}) on $(hostname), ${OMP_NUM_THREADS:-default} threads -> $out/task-$index"
-exec "$MQ_BIN" energy --methods "${methods[@]}" "${gpt2[@]}" --out "$out/task-$index" "$@"
+exec "$MQ_BIN" energy --schemes "${methods[@]}" "${gpt2[@]}" --out "$out/task-$index" "$@"

@@ -404,7 +404,7 @@ void validate(const EnergyOptions& o) {
   // Methods are found by name (rounds, comparisons, the report): every configuration needs a name of its own.
   std::set<std::string> names;
   for (const auto& m : o.methods.empty() ? default_energy_methods() : o.methods)
-    if (!names.insert(m).second) throw mq::UsageError(fmt::format("--methods: {} is listed twice", m));
+    if (!names.insert(m).second) throw mq::UsageError(fmt::format("--schemes: {} is listed twice", m));
   for (const auto& p : o.quant_maps)
     if (!names.insert(p.id).second)
       throw mq::UsageError(fmt::format("--quant-map: config_id '{}' is already a method's name; methods need unique names",
@@ -419,11 +419,11 @@ void validate(const EnergyOptions& o) {
   // configurations of one name and summarize_subject read past its table (a SIGSEGV after the batch curve).
   std::vector<std::string> mini_methods(names.begin(), names.end());
   const std::vector<std::string>& gpt2_methods = o.gpt2_methods.empty() ? default_gpt2_energy_methods() : o.gpt2_methods;
-  check_unique_splits(o.splits, mini_methods, "--splits", "--methods or --quant-map");
+  check_unique_splits(o.splits, mini_methods, "--splits", "--schemes or --quant-map");
   if (o.gpt2) {
     if (std::set<std::string>(gpt2_methods.begin(), gpt2_methods.end()).size() != gpt2_methods.size())
-      throw mq::UsageError("--gpt2-methods: a method is listed twice");
-    check_unique_splits(o.gpt2_splits, gpt2_methods, "--gpt2-splits", "--gpt2-methods");
+      throw mq::UsageError("--gpt2-schemes: a method is listed twice");
+    check_unique_splits(o.gpt2_splits, gpt2_methods, "--gpt2-splits", "--gpt2-schemes");
   }
 }
 

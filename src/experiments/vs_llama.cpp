@@ -197,19 +197,19 @@ void validate(const VsLlamaOptions& o) {
   if (o.threads < 1) throw mq::UsageError(fmt::format("--threads {}: must be >= 1", o.threads));
   if (o.rounds < 1) throw mq::UsageError(fmt::format("--rounds {}: must be >= 1", o.rounds));
   if (o.prompt < 2)
-    throw mq::UsageError(fmt::format("--prompt {}: must be >= 2 (llama.cpp counts a one-token batch as decode)", o.prompt));
-  if (o.decode < 1) throw mq::UsageError(fmt::format("--decode {}: must be >= 1", o.decode));
+    throw mq::UsageError(fmt::format("--prompt-tokens {}: must be >= 2 (llama.cpp counts a one-token batch as decode)", o.prompt));
+  if (o.decode < 1) throw mq::UsageError(fmt::format("--gen-tokens {}: must be >= 1", o.decode));
   if (o.models.empty()) throw mq::UsageError("--models: give at least one of minigpt, gpt2");
   std::vector<std::string> format_names;
   for (const VsLlamaFormat& f : vs_llama_formats()) format_names.push_back(f.scheme);
-  check_known_distinct("--formats", "format", o.formats, format_names);
+  check_known_distinct("--schemes", "scheme", o.formats, format_names);
   check_known_distinct("--models", "model", o.models, vs_llama_model_names());
   for (const auto& m : o.models) {
     // node-llama-cpp keeps one cache cell free: at n_ctx tokens it would shift the context
     // (evaluating again, which speed.mjs would catch as prompt work inside the decode).
     const long need = static_cast<long>(o.prompt) + o.decode;
     if (need > context_of(m) - 1)
-      throw mq::UsageError(fmt::format("--prompt {} + --decode {} = {} exceed {}'s context of {} positions less the one cell "
+      throw mq::UsageError(fmt::format("--prompt-tokens {} + --gen-tokens {} = {} exceed {}'s context of {} positions less the one cell "
                                        "node-llama-cpp keeps free ({})",
                                        o.prompt, o.decode, need, m, context_of(m), context_of(m) - 1));
   }

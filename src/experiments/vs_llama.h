@@ -34,7 +34,7 @@ struct VsLlamaOptions {
   std::string tmp_dir;     // where the GGUF files are written (removed after); "" = the system's temp folder
 };
 
-// The model names --models accepts and the formats every model is timed in (--formats picks some).
+// The model names --models accepts and the formats every model is timed in (--schemes picks some).
 const std::vector<std::string>& vs_llama_model_names();
 struct VsLlamaFormat {
   std::string scheme;     // miniquant's scheme, as exported (weight-only)
