@@ -22,29 +22,12 @@ std::pair<std::string, std::string> split_old(std::string_view old) {
   return {std::string(old.substr(0, p)), std::string(old.substr(p + 2, old.size() - p - 3))};
 }
 
-void register_all(CLI::App& app) {
-  mqcli::register_quant_report(app);
-  mqcli::register_corpus(app);
-  mqcli::register_train(app);
-  mqcli::register_eval(app);
-  mqcli::register_generate(app);
-  mqcli::register_quantize(app);
-  mqcli::register_export_gguf(app);
-  mqcli::register_roofline(app);
-  mqcli::register_sweep(app);
-  mqcli::register_energy(app);
-  mqcli::register_mixed(app);
-  mqcli::register_kquants(app);
-  mqcli::register_vs_llama(app);
-  mqcli::register_lab(app);
-  mqcli::register_kernels(app);
-}
 
 }  // namespace
 
 TEST_CASE("no subcommand shows an old spelling as its flag; old spellings are hidden aliases") {
   CLI::App app{"miniquant"};
-  register_all(app);
+  mqcli::register_all(app);
   int visible = 0;
   for (const CLI::App* sub : app.get_subcommands({})) {
     for (const CLI::Option* opt : sub->get_options()) {

@@ -23,6 +23,8 @@ void register_kquants(CLI::App& app);   // experiments/29-kquants: llama.cpp's K
 void register_vs_llama(CLI::App& app);  // bench/vs_llama: tokens/s beside llama.cpp
 void register_lab(CLI::App& app);       // the lab course: labs/, solutions/
 void register_kernels(CLI::App& app);   // the kernel map from the registry
+// All of the above, in help order (tools/register_all.cpp).
+void register_all(CLI::App& app);
 
 // The command line as typed, for manifests (set by main).
 inline std::string& command_line() {

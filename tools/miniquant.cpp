@@ -24,22 +24,7 @@ int main(int argc, char** argv) {
   CLI::App app{"miniquant: quantization kernels, MiniGPT, and the experiments that measure them"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("miniquant ") + mq::build_info().git_commit);
-  // subcommands: one line each, in help order
-  mqcli::register_quant_report(app);
-  mqcli::register_corpus(app);
-  mqcli::register_train(app);
-  mqcli::register_eval(app);
-  mqcli::register_generate(app);
-  mqcli::register_quantize(app);
-  mqcli::register_export_gguf(app);
-  mqcli::register_roofline(app);
-  mqcli::register_sweep(app);
-  mqcli::register_energy(app);
-  mqcli::register_mixed(app);
-  mqcli::register_kquants(app);
-  mqcli::register_vs_llama(app);
-  mqcli::register_lab(app);
-  mqcli::register_kernels(app);
+  mqcli::register_all(app);  // every subcommand, in help order (tools/register_all.cpp)
   // CLI11 would call an unknown word "not expected" or say a subcommand is required: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

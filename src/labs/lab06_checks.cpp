@@ -383,7 +383,7 @@ void block_f(Checks& c) {
 
 // Every block's functions (the twin check reads the learner's object file for them).
 const std::vector<std::string> kLibraryKernels = {"mq::gemm", "mq::gemv_ref", "mq::gemm_ref", "mq::dot_row_ref", "mq::select_kernel",
-                                                  "mq::kernel_registry", "mq::gemm_blocked", "mq::gemm_kquant", "mq::gemm_dynamic_ref",
+                                                  "mq::kernel_registry", "mq::gemm_blocked", "mq::gemm_dynamic_ref",
                                                   "mq::gemm_fp32", "mq::dequantize", "mq::QTensor::value_at"};
 
 Lab make(const LabOptions&) {

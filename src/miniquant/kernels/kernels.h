@@ -91,12 +91,6 @@ const char* dynamic_kernel_name();
 // aarch64 build, preset `aarch64`). -march / -mcpu decides.
 const char* simd_arch_name();
 
-// The K-quant families (q2_k .. q6_k; kernels/kquant.cpp): use_isa false runs the generic block unpack (the
-// family decoders' twin) and the per-token kernel at every batch size.
-void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true);
-// The K families' dynamic modes (kernels/kquant_dynamic.cpp), row-major on ggml's super-blocks. use_isa false: the
-// portable block dot (the twin of the VNNI / AVX2 ones). Both K entry points are the registry rows' kernels.
-void gemm_kquant_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act);
 // The block dot the K families' +a8 runs on this build: "vnni", "avx2" or "portable".
 const char* kquant_dynamic_kernel_name();
 // fp32 weights the caller owns, w: (rows, cols) row-major, not copied: gemm_fp32_any's paths (a streaming
@@ -111,9 +105,6 @@ inline constexpr int64_t kEigenMinTokens = 16;
 // y[t * ldy + r] = sum_k w[r * cols + k] x[t * cols + k] for r < rows, t < n on the calling thread alone
 // (Eigen's serial packed GEMM; float.cpp).  w: (rows, cols);  x: (n, cols);  y: (n, ldy), ldy >= rows.
 void gemm_fp32_serial(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int64_t ldy);
-// A K tensor times x through dequantized panels and Eigen's GEMM (kquant.cpp): the weight-only path from
-// kEigenMinTokens tokens, which the dynamic modes reuse on their quantized activations.
-void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads);
 }  // namespace kdetail
 
 // Symmetric per-token activation quantization shared by the dynamic kernels and their reference:

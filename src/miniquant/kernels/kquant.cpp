@@ -159,49 +159,55 @@ void run_kquant_panels(const QTensor& w, const KFamily& f, const float* x, int64
 }  // namespace
 
 namespace kdetail {
+template <class Dec>
 void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
-  const KFamily& f = kfamily_of(w.scheme);
-  kdecode::with_decoder(f, [&](auto dec) { run_kquant_panels<decltype(dec)>(w, f, x, n, y, threads); });
+  run_kquant_panels<Dec>(w, kfamily_of(w.scheme), x, n, y, threads);
 }
+// The five families' panels, which the dynamic modes reuse from kquant_dynamic.cpp.
+template void gemm_kquant_panels<kdecode::Q2K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_panels<kdecode::Q3K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_panels<kdecode::Q4K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_panels<kdecode::Q5K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_panels<kdecode::Q6K>(const QTensor&, const float*, int64_t, float*, int);
 }  // namespace kdetail
 
-void gemm_kquant(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant")) return;
+namespace {
+// The family's decoder (Dec, its row's template argument: no switch on the width): panels and Eigen from 16 tokens,
+// below that the per-token kernel over blocks decoded in place.
+template <class Dec>
+void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  if (empty_product(w.rows, w.cols, n, y, "kquant_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
-  if (use_isa) {
-    kdecode::with_decoder(f, [&](auto dec) {
-      using Dec = decltype(dec);
-      if (n >= kdetail::kEigenMinTokens) return run_kquant_panels<Dec>(w, f, x, n, y, threads);
-      run_kquant(w, f, [](const uint8_t* blk, KGrid& g, uint8_t* codes) { Dec::decode(blk, g, codes); }, x, n, y, threads,
-                 use_isa);
-    });
-    return;
-  }
-  // The twin of the decoders: the family's generic unpack and kgrid.
+  if (n >= kdetail::kEigenMinTokens) return run_kquant_panels<Dec>(w, f, x, n, y, threads);
+  run_kquant(w, f, [](const uint8_t* blk, KGrid& g, uint8_t* codes) { Dec::decode(blk, g, codes); }, x, n, y, threads, true);
+}
+// The twin of the decoders: the family's generic unpack and kgrid, the per-token kernel at every batch size.
+void kquant_portable_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
+  if (empty_product(w.rows, w.cols, n, y, "kquant_portable_rows")) return;
+  const KFamily& f = kfamily_of(w.scheme);
   const auto generic = [&f](const uint8_t* blk, KGrid& g, uint8_t* codes) {
     KParams p;
     f.unpack(blk, p, codes);
     g = kgrid(f, p);
   };
-  run_kquant(w, f, generic, x, n, y, threads, use_isa);
-}
-
-namespace {
-template <bool Isa>
-void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
-  gemm_kquant(w, x, n, y, threads, Isa);
+  run_kquant(w, f, generic, x, n, y, threads, false);
 }
 }  // namespace
 
 std::vector<KernelRow> kernel_rows_kquant() {
-  const FamilySet k = families_of({"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"});
   const ActSet wo = act_bit(ActMode::weight_only);
+  constexpr std::string_view kKernel =
+      "`kquant_rows<Dec>`: the family's decoder reads blocks in place; from 16 tokens Eigen on panels (`kquant.cpp`)";
+  const auto row = [&](std::string_view fam, RowKernelFn fn) {
+    return KernelRow{families_of({fam}), wo, Layout::row_major, Acts::any, true, nullptr, fn, nullptr, "any (xsimd)", kKernel,
+                     "`gemm_ref`", "`test_kernels`, `test_kquant`"};
+  };
+  using namespace kdecode;
   return {
-      {k, wo, Layout::row_major, Acts::any, true, nullptr, kquant_rows<true>, nullptr, "any (xsimd)",
-       "`gemm_kquant`: the family's decoder reads blocks in place; from 16 tokens Eigen on panels (`kquant.cpp`)",
-       "`gemm_ref`", "`test_kernels`, `test_kquant`"},
-      {k, wo, Layout::row_major, Acts::any, false, nullptr, kquant_rows<false>, nullptr, "any",
-       "`gemm_kquant` portable: the generic unpack, per token at every batch", "`gemm_ref`",
+      row("q2_k", kquant_rows<Q2K>), row("q3_k", kquant_rows<Q3K>), row("q4_k", kquant_rows<Q4K>), row("q5_k", kquant_rows<Q5K>),
+      row("q6_k", kquant_rows<Q6K>),
+      {families_of({"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"}), wo, Layout::row_major, Acts::any, false, nullptr, kquant_portable_rows,
+       nullptr, "any", "`kquant_portable_rows`: the generic unpack, per token at every batch", "`gemm_ref`",
        "`test_kernels`, `test_kquant`"},
   };
 }

@@ -127,7 +127,6 @@ struct Q6K {
   }
 };
 
-// Calls fn(Decoder{}) with the decoder of family f (f.bits names it: one family per width).
 // w: (kSuperBlock) the block's weights, kvalue's float operations on the decoded grid and codes.
 // The codes are converted in one loop of their own: fused into the 16-weight sub-block loops gcc left the
 // conversion scalar (3.5x slower for the 16-weight families at 4096 x 4096).
@@ -141,16 +140,12 @@ void dequantize(const KGrid& g, const uint8_t* codes, float* w) {
   }
 }
 
-template <class Fn>
-void with_decoder(const KFamily& f, Fn&& fn) {
-  switch (f.bits) {
-    case 2: return fn(Q2K{});
-    case 3: return fn(Q3K{});
-    case 4: return fn(Q4K{});
-    case 5: return fn(Q5K{});
-    case 6: return fn(Q6K{});
-    default: throw Error(fmt::format("no K decoder for family {} ({} bits)", f.name, f.bits));
-  }
-}
-
 }  // namespace mq::kdecode
+
+namespace mq::kdetail {
+// A K tensor of the family Dec decodes times x through dequantized panels and Eigen's GEMM (kquant.cpp, instantiated
+// for the five decoders): the weight-only path from kEigenMinTokens tokens, which the dynamic modes reuse on their
+// quantized activations.
+template <class Dec>
+void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads);
+}  // namespace mq::kdetail

@@ -129,23 +129,18 @@ void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* a
 }
 
 #if MQ_KDOT_FUSED
-// The family's fused block (VNNI): f.bits names it.
-void run_fused_family(const QTensor& w, const KFamily& f, const int8_t* a, const float* s, const float* asum, int64_t n, float* y,
-                      int nt) {
-  switch (f.bits) {
-    case 2: return run_fused<Q2KVnni>(w, a, s, asum, n, y, nt);
-    case 3: return run_fused<Q3KVnni>(w, a, s, asum, n, y, nt);
-    case 4: return run_fused<Q4KVnni>(w, a, s, asum, n, y, nt);
-    case 5: return run_fused<Q5KVnni>(w, a, s, asum, n, y, nt);
-    case 6: return run_fused<Q6KVnni>(w, a, s, asum, n, y, nt);
-    default: throw Error(fmt::format("no fused K block for family {} ({} bits)", f.name, f.bits));
-  }
-}
+// Each family's fused block (VNNI), by its decoder: a table of types, read at compile time by the family's rows.
+template <class Dec> struct FusedOf;
+template <> struct FusedOf<kdecode::Q2K> { using type = Q2KVnni; };
+template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; };
+template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; };
+template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; };
+template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; };
 #endif
 
 // Quantizes every token, sums its codes per sub-block, and runs the block dot Isa over the family's decoder (or,
 // on VNNI, the family's fused block).
-template <class A, class Isa>
+template <class A, class Isa, class Dec>
 void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int nt) {
   const int64_t cols = w.cols, per_row = cols / f.sub;
   // The calling thread's buffers, kept between calls (assign keeps the capacity): a decode call on MiniGPT's
@@ -169,12 +164,12 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
   // reach the fused blocks' int8 signature there).
   if constexpr (std::is_same_v<Isa, KDotVnni>) {
 #if MQ_KDOT_FUSED
-    run_fused_family(w, f, a.data(), s.data(), asum.data(), n, y, nt);
+    run_fused<typename FusedOf<Dec>::type>(w, a.data(), s.data(), asum.data(), n, y, nt);
 #else
     static_assert(sizeof(Isa) == 0, "KDotVnni is chosen only where the fused blocks are compiled");
 #endif
   } else {
-    kdecode::with_decoder(f, [&](auto dec) { run<Isa, decltype(dec)>(w, a.data(), s.data(), asum.data(), n, y, nt); });
+    run<Isa, Dec>(w, a.data(), s.data(), asum.data(), n, y, nt);
   }
 }
 
@@ -182,7 +177,7 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
 // through the weight-only path's dequantized panels and Eigen's GEMM, which decodes each weight once per call
 // where the block dot decodes it once per token pass (at 64 x 4096 x 4096, one thread: 24-25 ms against the
 // block dot's 32-49 ms).
-template <class A>
+template <class A, class Dec>
 void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int nt) {
   const int64_t cols = w.cols;
   thread_local std::vector<A> a;       // (cols) one token's codes
@@ -193,7 +188,7 @@ void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int
     const float s = quantize_token(x + t * cols, cols, a.data());
     for (int64_t i = 0; i < cols; ++i) xq[static_cast<size_t>(t * cols + i)] = s * static_cast<float>(a[static_cast<size_t>(i)]);
   }
-  gemm_kquant_panels(w, xq.data(), n, y, nt);
+  gemm_kquant_panels<Dec>(w, xq.data(), n, y, nt);
 }
 
 }  // namespace
@@ -201,39 +196,44 @@ void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int
 
 const char* kquant_dynamic_kernel_name() { return kdetail::KDotFast8::kName; }
 
-void gemm_kquant_dynamic(const QTensor& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
+namespace {
+// The family's +a8 / +a16 (Dec, its row's template argument): from 16 tokens (Isa) the quantized activations through
+// the weight-only panels; below, the block dot (+a8: VNNI's fused block, else AVX2, else portable; +a16 portable).
+template <class Dec, bool Isa>
+void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
   using namespace kdetail;
-  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant_dynamic")) return;
-  if (!is_dynamic(act)) throw UsageError("gemm_kquant_dynamic: needs a dynamic activation mode (+a8 or +a16)");
+  if (empty_product(w.rows, w.cols, n, y, "kquant_dynamic_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
   const int nt = effective_threads(threads, w.rows * w.cols * n);
-  if (use_isa && n >= kEigenMinTokens) {
-    if (act == ActMode::dynamic_int16) return quantized_panels<int16_t>(w, x, n, y, nt);
-    return quantized_panels<int8_t>(w, x, n, y, nt);
+  if (Isa && n >= kEigenMinTokens) {
+    if (act == ActMode::dynamic_int16) return quantized_panels<int16_t, Dec>(w, x, n, y, nt);
+    return quantized_panels<int8_t, Dec>(w, x, n, y, nt);
   }
-  if (act == ActMode::dynamic_int16) return quantize_and_run<int16_t, KDotPortable<int16_t>>(w, f, x, n, y, nt);
-  if (use_isa) return quantize_and_run<int8_t, KDotFast8>(w, f, x, n, y, nt);
-  quantize_and_run<int8_t, KDotPortable<int8_t>>(w, f, x, n, y, nt);
-}
-
-namespace {
-template <bool Isa>
-void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
-  gemm_kquant_dynamic(w, x, n, y, threads, Isa, act);
+  if (act == ActMode::dynamic_int16) return quantize_and_run<int16_t, KDotPortable<int16_t>, Dec>(w, f, x, n, y, nt);
+  if (Isa) return quantize_and_run<int8_t, KDotFast8, Dec>(w, f, x, n, y, nt);
+  quantize_and_run<int8_t, KDotPortable<int8_t>, Dec>(w, f, x, n, y, nt);
 }
 }  // namespace
 
 std::vector<KernelRow> kernel_rows_kquant_dynamic() {
-  const FamilySet k = families_of({"q2_k", "q3_k", "q4_k", "q5_k", "q6_k"});
   const ActSet dyn = act_bit(ActMode::dynamic_int8) | act_bit(ActMode::dynamic_int16);
-  return {
-      {k, dyn, Layout::row_major, Acts::any, true, nullptr, kquant_dynamic_rows<true>, nullptr,
-       "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
-       "`gemm_kquant_dynamic`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); from 16 tokens Eigen on panels",
-       "`gemm_dynamic_ref`", "`test_kernels`"},
-      {k, dyn, Layout::row_major, Acts::any, false, nullptr, kquant_dynamic_rows<false>, nullptr, "any",
-       "`gemm_kquant_dynamic` portable: `KDotPortable`", "`gemm_dynamic_ref`", "`test_kernels`"},
+  const auto isa = [&](std::string_view fam, RowKernelFn fn) {
+    return KernelRow{families_of({fam}), dyn, Layout::row_major, Acts::any, true, nullptr, fn, nullptr,
+                     "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
+                     "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); from 16 tokens "
+                     "Eigen on panels",
+                     "`gemm_dynamic_ref`", "`test_kernels`"};
   };
+  const auto portable = [&](std::string_view fam, RowKernelFn fn) {
+    return KernelRow{families_of({fam}), dyn, Layout::row_major, Acts::any, false, nullptr, fn, nullptr, "any",
+                     "`kquant_dynamic_rows<Dec>` portable: `KDotPortable`", "`gemm_dynamic_ref`", "`test_kernels`"};
+  };
+  using namespace kdecode;
+  return {isa("q2_k", kquant_dynamic_rows<Q2K, true>),       isa("q3_k", kquant_dynamic_rows<Q3K, true>),
+          isa("q4_k", kquant_dynamic_rows<Q4K, true>),       isa("q5_k", kquant_dynamic_rows<Q5K, true>),
+          isa("q6_k", kquant_dynamic_rows<Q6K, true>),       portable("q2_k", kquant_dynamic_rows<Q2K, false>),
+          portable("q3_k", kquant_dynamic_rows<Q3K, false>), portable("q4_k", kquant_dynamic_rows<Q4K, false>),
+          portable("q5_k", kquant_dynamic_rows<Q5K, false>), portable("q6_k", kquant_dynamic_rows<Q6K, false>)};
 }
 
 }  // namespace mq

@@ -96,7 +96,18 @@ std::string kernel_map_markdown() {
       "| family | activations | build | layout | kernel | twin | test |\n"
       "|---|---|---|---|---|---|---|\n";
   const std::vector<FormatTraits>& t = format_table();
+  // Consecutive rows that differ only in their families (one template instance per family, as the K rows are)
+  // print as one row.
+  const auto same = [](const KernelRow& a, const KernelRow& b) {
+    return a.acts == b.acts && a.layout == b.layout && a.needs == b.needs && a.isa == b.isa && a.build == b.build &&
+           a.kernel == b.kernel && a.twin == b.twin && a.test == b.test;
+  };
+  std::vector<KernelRow> merged;
   for (const KernelRow& r : kernel_registry()) {
+    if (!merged.empty() && same(merged.back(), r)) merged.back().families |= r.families;
+    else merged.push_back(r);
+  }
+  for (const KernelRow& r : merged) {
     std::string fams;
     if (r.families == (FamilySet{1} << t.size()) - 1 || r.families == ~FamilySet{0}) fams = "any";
     else
