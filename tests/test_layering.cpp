@@ -1,0 +1,88 @@
+// The include graph of src/: libraries include only the ones below them (miniquant <- minigpt <- experiments), and
+// inside src/miniquant each folder only the folders below it: util, then the formats and quantizers at the top
+// level, then kquant/, kernels/, and gguf/ and energy/ above them. The arrows that still run back up are listed
+// here one by one (docs/ARCHITECTURE.md, "Layers"): the test fails when a new one appears, and when a listed one is
+// gone (so the list only shrinks).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder's layer inside src/miniquant ("" is the top level).
+int layer(const std::string& folder) {
+  static const std::map<std::string, int> order = {{"util", 0}, {"", 1}, {"kquant", 2}, {"kernels", 3}, {"gguf", 4}, {"energy", 4}};
+  const auto it = order.find(folder);
+  return it == order.end() ? -1 : it->second;
+}
+
+// "src/miniquant/kernels/registry.h" -> "kernels"; a top-level file -> "".
+std::string folder_of(const std::string& rel) {  // rel: below src/miniquant/
+  const size_t slash = rel.find('/');
+  return slash == std::string::npos ? "" : rel.substr(0, slash);
+}
+
+// The back arrows still there, as "file -> included header" (both below src/miniquant/).
+const std::set<std::string> kKnownBackArrows = {
+    // error.h sits at the top level and util's checked I/O throws its errors.
+    "util/checked.cpp -> error.h", "util/io.cpp -> error.h", "util/json_checked.cpp -> error.h", "util/json_shape.cpp -> error.h",
+    "util/path_name.cpp -> error.h", "util/sysinfo.cpp -> error.h",
+    // The formats name the K families and the quantizers run them: the K families' files use the formats' types.
+    "format.cpp -> kquant/family.h", "format_table.cpp -> kquant/family.h", "quantize.cpp -> kquant/kquant.h",
+    "quantize_simd.cpp -> kquant/kquant.h", "gptq.cpp -> kquant/kquant.h", "gptq.cpp -> kquant/search.h",
+    // QuantizedLinear, a consumer of the kernels, still lives at the top level.
+    "linear.h -> kernels/blocked.h", "linear.h -> kernels/kernels.h", "linear.h -> kernels/registry.h",
+    "linear.cpp -> kernels/registry.h",
+};
+
+}  // namespace
+
+TEST_CASE("src/miniquant: no include runs back up between its folders beyond the listed ones; no library includes one above it") {
+  const fs::path root = fs::path(MQ_SOURCE_DIR) / "src";
+  const std::regex inc(R"re(^\s*#\s*include\s+"([^"]+)")re");
+  std::set<std::string> found;
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string ext = e.path().extension().string();
+    if (ext != ".h" && ext != ".cpp") continue;
+    const std::string rel = fs::relative(e.path(), root).generic_string();  // e.g. miniquant/kernels/registry.h
+    const std::string lib = rel.substr(0, rel.find('/'));
+    std::ifstream in(e.path());
+    std::string line;
+    ++files;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (!std::regex_search(line, m, inc)) continue;
+      const std::string target = m[1];
+      const std::string tlib = target.substr(0, target.find('/'));
+      CAPTURE(rel);
+      CAPTURE(target);
+      // Libraries: miniquant never includes minigpt or experiments; minigpt never experiments.
+      if (lib == "miniquant") CHECK((tlib != "minigpt" && tlib != "experiments"));
+      if (lib == "minigpt") CHECK(tlib != "experiments");
+      if (lib != "miniquant" || tlib != "miniquant") continue;
+      const std::string from = rel.substr(std::string("miniquant/").size()), to = target.substr(std::string("miniquant/").size());
+      const int lf = layer(folder_of(from)), lt = layer(folder_of(to));
+      REQUIRE(lf >= 0);  // a new folder gets its place in layer() first
+      REQUIRE(lt >= 0);
+      if (lt > lf || (lt == lf && folder_of(from) != folder_of(to))) found.insert(from + " -> " + to);
+    }
+  }
+  CHECK(files > 100);
+  for (const std::string& a : found) {
+    CAPTURE(a);
+    CHECK_MESSAGE(kKnownBackArrows.count(a) == 1, "a new include runs back up the layers");
+  }
+  for (const std::string& a : kKnownBackArrows) {
+    CAPTURE(a);
+    CHECK_MESSAGE(found.count(a) == 1, "a listed back arrow is gone: take it off the list");
+  }
+}
