@@ -1,10 +1,8 @@
 // The command line's vocabulary: one flag per concept across the subcommands (concepts(), which the README's
 // concept table lists and test_cli_vocabulary holds every subcommand to), the options every model command shares
-// registered in one place, and older spellings kept as hidden aliases that say which flag to use.
+// registered in one place, and older spellings kept as aliases, listed apart in --help, that say which flag to use.
 #pragma once
 #include <iostream>
-#include <map>
-#include <utility>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,39 +49,28 @@ void add_corpus_options(CLI::App* cmd, std::string& lexicon, Seed& seed, const s
   cmd->add_option("--seed", seed, seed_what)->capture_default_str();
 }
 
-// Both spellings on one command line are refused after parsing (CLI11's excludes() would name the hidden alias in
-// the new flag's --help).
-struct Spelling {
-  CLI::Option* old;
-  CLI::Option* primary;
-  std::string old_name, new_name;
-};
-inline void refuse_together(CLI::App* cmd, const Spelling& s) {
-  static std::map<CLI::App*, std::vector<Spelling>> pairs;
-  std::vector<Spelling>& v = pairs[cmd];
-  if (v.empty())
-    cmd->parse_complete_callback([cmd] {
-      for (const Spelling& p : pairs[cmd])
-        if (p.old->count() > 0 && p.primary->count() > 0)
-          throw CLI::ValidationError(p.old_name + " and " + p.new_name + " are one option: give " + p.new_name + " alone");
-    });
-  v.push_back(s);
-}
+// The --help heading of the old spellings.
+inline constexpr const char* kOldSpellings = "Old spellings (each names the flag to use)";
 
-// Registers old_name as an older spelling of `primary` (named new_name), bound to the same variable: hidden from
-// --help, refused together with the new flag, and its first use prints one line on stderr naming the flag to use.
+// Registers old_name as an older spelling of `primary` (named new_name), bound to the same variable: listed under
+// kOldSpellings in --help, refused together with the new flag, and its first use prints one line on stderr naming the flag to use.
 template <class T>
 CLI::Option* add_old_spelling(CLI::App* cmd, const std::string& old_name, CLI::Option* primary, T& var) {
   const std::string new_name = primary->get_name();
   auto told = std::make_shared<bool>(false);
   CLI::Option* o = cmd->add_option(old_name, var, "old spelling of " + new_name);
-  o->group("");  // hidden
-  refuse_together(cmd, {o, primary, old_name, new_name});
-  o->each([told, old_name, new_name](const std::string&) {
-    if (*told) return;
-    *told = true;
-    std::cerr << "note: " << old_name << " is the old spelling of " << new_name << "; use " << new_name << "\n";
-  });
+  // Listed apart in --help, not hidden: CLI11 names a hidden option "" in its errors (": '-5' must be ...").
+  o->group(kOldSpellings);
+  // Validators run once parsing is complete, so the primary's count is final here whichever came first. (CLI11's
+  // excludes() would print an "Excludes:" line under the new flag in --help.)
+  o->check(CLI::Validator(
+      [told, primary, old_name, new_name](std::string&) -> std::string {
+        if (primary->count() > 0) return old_name + " and " + new_name + " are one option: give " + new_name + " alone";
+        if (!*told) std::cerr << "note: " << old_name << " is the old spelling of " << new_name << "; use " << new_name << "\n";
+        *told = true;
+        return {};
+      },
+      ""));
   // Same value handling as the primary (lists split on commas).
   if (primary->get_expected_max() > 1) o->expected(primary->get_expected_min(), primary->get_expected_max());
   o->delimiter(primary->get_delimiter());
