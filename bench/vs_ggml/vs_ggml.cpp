@@ -5,6 +5,7 @@
 //
 // Exit codes: 0 done, or skipped where the package is absent; 1 a failed ABI or correctness check (mq::Error);
 // 2 a bad argument (mq::UsageError).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -75,7 +76,7 @@ json cpu_json() {
 int run(int argc, char** argv) {
   CLI::App app{"ggml_mul_mat (llama.cpp's CPU backend) against miniquant's QuantizedLinear"};
   std::string bins = MQ_GGML_BINS_DIR, out_path = "bench/vs_ggml/results.json";
-  std::string shapes = "4096x4096,4096x11008", batches = "1,64", threads = "1,2", modes = "hot,dram";
+  std::string shapes = "4096x4096,4096x11008", batches = "1,64", threads = "1,2", modes = "hot,dram", pairs = "all";
   vsggml::RunOptions o;
   double batch_ms = 20, settle_ms = 10;
   app.add_option("--ggml-dir", bins, "the package's bins folder (libggml-base.so, libggml-cpu-*.so)");
@@ -84,6 +85,7 @@ int run(int argc, char** argv) {
   app.add_option("--batches", batches, "tokens per call, comma-separated");
   app.add_option("--threads", threads, "thread counts, comma-separated");
   app.add_option("--modes", modes, "hot (one weight copy), dram (copies cycled past the last-level cache), or both");
+  app.add_option("--pairs", pairs, "our side of the pairs to run, comma-separated (q4_k, q4_k+a8, int4-g64, ...), or all");
   app.add_option("--rounds", o.rounds, "interleaved rounds (at least 2 for the ratio's interval)");
   app.add_option("--batch-ms", batch_ms, "each side's timed batch per round and cell, ms");
   app.add_option("--settle-ms", settle_ms, "pause before each batch, ms");
@@ -110,11 +112,24 @@ int run(int argc, char** argv) {
     const int64_t rows = positive("--shapes", sh.substr(0, x)), cols = positive("--shapes", sh.substr(x + 1));
     for (bool d : dram_modes) setups.push_back({rows, cols, d});
   }
+  // Our side's names (the scheme, +a8 for the dynamic mode): each one asked for must name a pair of the table.
+  std::vector<const vsggml::Pair*> chosen;
+  const std::vector<std::string> wanted = split(pairs);
+  const auto ours = [](const vsggml::Pair& p) { return std::string(p.scheme) + (p.mode == mq::ActMode::dynamic_int8 ? "+a8" : ""); };
+  for (const std::string& want : wanted) {
+    if (want == "all") continue;
+    if (std::none_of(vsggml::pair_table().begin(), vsggml::pair_table().end(), [&](const vsggml::Pair& p) { return ours(p) == want; }))
+      throw mq::UsageError("vs_ggml: --pairs: no pair has '" + want + "' on our side (q4_k, q4_k+a8, int4-g64, int8-per-channel+a8, ...)");
+  }
+  for (const vsggml::Pair& p : vsggml::pair_table())
+    if (std::find(wanted.begin(), wanted.end(), "all") != wanted.end() || std::find(wanted.begin(), wanted.end(), ours(p)) != wanted.end())
+      chosen.push_back(&p);
   o.batches.clear();
   for (const std::string& b : split(batches)) o.batches.push_back(positive("--batches", b));
   o.threads.clear();
   for (const std::string& t : split(threads)) o.threads.push_back(static_cast<int>(positive("--threads", t)));
-  if (setups.empty() || o.batches.empty() || o.threads.empty()) throw mq::UsageError("vs_ggml: no shape, batch, thread count or mode to run");
+  if (setups.empty() || o.batches.empty() || o.threads.empty() || chosen.empty())
+    throw mq::UsageError("vs_ggml: no pair, shape, batch, thread count or mode to run");
   // Spinning OpenMP workers would run through ggml's calls on the same cores (and ggml's poll through ours is
   // stopped by pausing its pool): the idle side must sleep.
   if (env_or("OMP_WAIT_POLICY", "") == "active" || env_or("OMP_WAIT_POLICY", "") == "ACTIVE")
@@ -139,7 +154,8 @@ int run(int argc, char** argv) {
   json cells = json::array();
   for (const vsggml::Setup& s : setups) {
     const std::vector<float> w = mq::gaussian_matrix(s.out, s.in, 42, 0.02);  // (out, in)
-    for (const vsggml::Pair& p : vsggml::pair_table()) {
+    for (const vsggml::Pair* pp : chosen) {
+      const vsggml::Pair& p = *pp;
       std::printf("%s %lldx%lld %s ...\n", p.label().c_str(), static_cast<long long>(s.out), static_cast<long long>(s.in),
                   s.dram ? "dram" : "hot");
       std::fflush(stdout);
@@ -176,7 +192,7 @@ int run(int argc, char** argv) {
       {"env", {{"OMP_WAIT_POLICY", env_or("OMP_WAIT_POLICY", "(unset)")}, {"GOMP_SPINCOUNT", env_or("GOMP_SPINCOUNT", "(unset)")},
                {"OMP_NUM_THREADS", env_or("OMP_NUM_THREADS", "(unset)")}}},
       {"options", {{"rounds", o.rounds}, {"batch_ms", batch_ms}, {"settle_ms", settle_ms}, {"batches", o.batches},
-                   {"threads", o.threads}, {"shapes", shapes}, {"modes", modes}}},
+                   {"threads", o.threads}, {"shapes", shapes}, {"modes", modes}, {"pairs", pairs}}},
   };
   mq::write_file_atomic(out_path, json{{"manifest", manifest}, {"cells", cells}}.dump(1) + "\n");
   std::printf("wrote %s (%zu cells)\n", out_path.c_str(), cells.size());

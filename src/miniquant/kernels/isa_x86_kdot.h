@@ -111,8 +111,10 @@ struct Q45KVnni {
   // a: (256) the token's codes for this block;  asum: (8) their sums per sub-block.
   static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
     acc.v = _mm512_add_ps(acc.v, lane_sums(b.q, b.d, a));
-    acc.off = _mm256_fmadd_ps(b.m, _mm256_loadu_ps(asum), acc.off);
+    offsets(b, asum, acc);
   }
+  // The C_b terms against sums per sub-block (8): of the codes here, of x in the float step (kquant_fused.h).
+  static void offsets(const Block& b, const float* sums, Acc& acc) { acc.off = _mm256_fmadd_ps(b.m, _mm256_loadu_ps(sums), acc.off); }
   // The row's dot: the lane sums less the C_b terms.
   static float sum(const Acc& acc) {
     const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc.off), _mm256_extractf128_ps(acc.off, 1));
@@ -147,8 +149,10 @@ struct Sub16Vnni {
   // a: (256) the token's codes for this block;  asum: (16) their sums per sub-block.
   static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
     acc.v = _mm512_add_ps(acc.v, lane_sums(b.q, b.d, a));
-    acc.off = _mm512_fmadd_ps(b.c, _mm512_loadu_ps(asum), acc.off);
+    offsets(b, asum, acc);
   }
+  // The C_b terms against sums per sub-block (16): of the codes here, of x in the float step (kquant_fused.h).
+  static void offsets(const Block& b, const float* sums, Acc& acc) { acc.off = _mm512_fmadd_ps(b.c, _mm512_loadu_ps(sums), acc.off); }
   static float sum(const Acc& acc) { return _mm512_reduce_add_ps(acc.v) - _mm512_reduce_add_ps(acc.off); }
   static float f16(const uint8_t* p) {
     uint16_t h;

@@ -7,7 +7,10 @@
 // sub-block's lane sums are scaled by D_b once. Four rows per pass: four independent chains, one activation load
 // for four rows. A q4_k decoder writing floats straight from the nibbles was measured 4-5% slower than unpack +
 // conversion (gcc's 256-bit code). From kEigenMinTokens tokens: dequantized panels and Eigen's GEMM
-// (run_kquant_panels). The `+a8` / `+a16` modes are kquant_dynamic.cpp's.
+// (run_kquant_panels). On AVX-512 with VNNI, one to 15 tokens run on the `+a8` kernel's fused blocks instead
+// (run_fused_float, kquant_fused.h: the codes split in registers, one shift, table widening and FMA per 16
+// weights), 1.5-3.4x faster than the decoder path at one token on 4096-wide rows (bench/HISTORY.md, 2026-11-29);
+// the decoder path stays for AVX2, NEON and AVX-512 without VNNI. The `+a8` / `+a16` modes are kquant_dynamic.cpp's.
 // Twin: gemm_ref (kernels/ref.cpp), the dequantized weights times x one by one. Error against the exact product
 // of the stored weights: each product meets at most cols / sub + sub / W + 8 roundings (the sub-block's lane
 // sum, its D_b scaling and the chain across sub-blocks, the C_b term and its sum of x, the final lane sum),
@@ -22,6 +25,7 @@
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/kquant_decode.h"
+#include "miniquant/kernels/kquant_fused.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
 #include "miniquant/kquant/kquant.h"
 
@@ -172,14 +176,57 @@ template void gemm_kquant_panels<kdecode::Q6K>(const QTensor&, const float*, int
 }  // namespace kdetail
 
 namespace {
-// The family's decoder (Dec, its row's template argument: no switch on the width): panels and Eigen from 16 tokens,
-// below that the per-token kernel over blocks decoded in place.
+#if MQ_KDOT_FUSED
+// One to 15 tokens on AVX-512 with VNNI: the family's fused block loaded once per block and row, then each token's
+// float step (kquant_fused.h). xp: (n, cols) the tokens' activations in the blocks' field order; xsum: (n, cols /
+// sub) their sums per sub-block; y: (n, rows).
+template <class Dec>
+void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
+  using Fused = typename kdetail::FusedOf<Dec>::type;
+  constexpr int kCodes = kdetail::FusedOf<Dec>::kCodes;
+  const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
+  const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
+  // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a
+  // thread_local named inside the parallel region would be each worker's own, empty one).
+  thread_local std::vector<float> xp_buf, xsum_buf;
+  xp_buf.resize(static_cast<size_t>(n * cols));
+  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes(x + t * cols, cols, xp_buf.data() + t * cols);
+  subblock_sums(x, n, cols, f.sub, xsum_buf);
+  const float* xp = xp_buf.data();
+  const float* xsum = xsum_buf.data();
+  const int nt = kdetail::effective_threads(threads, rows * cols * n);
+#pragma omp parallel num_threads(nt)
+  {
+    typename Fused::Acc acc[kdetail::kEigenMinTokens];  // (n) the row's sums per token
+    typename Fused::Block blk;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t t = 0; t < n; ++t) acc[t] = Fused::zero();
+      const uint8_t* row = w.codes.data() + r * row_bytes;
+      for (int64_t b = 0; b < nb; ++b) {
+        Fused::load(row + b * f.block_bytes, blk);
+        for (int64_t t = 0; t < n; ++t)
+          kdetail::float_token<Fused, kCodes>(blk, xp + t * cols + b * kSuperBlock, xsum + t * per_row + b * Fused::kNsub, acc[t]);
+      }
+      for (int64_t t = 0; t < n; ++t) y[t * rows + r] = Fused::sum(acc[t]);
+    }
+  }
+}
+#endif
+
+// The family's decoder (Dec, its row's template argument: no switch on the width): panels and Eigen from 16 tokens;
+// below that the fused blocks against float activations where the CPU has them (AVX-512 VNNI), else the per-token
+// kernel over blocks decoded in place.
 template <class Dec>
 void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
   if (empty_product(w.rows, w.cols, n, y, "kquant_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
   if (n >= kdetail::kEigenMinTokens) return run_kquant_panels<Dec>(w, f, x, n, y, threads);
+#if MQ_KDOT_FUSED
+  return run_fused_float<Dec>(w, f, x, n, y, threads);
+#else
   run_kquant(w, f, [](const uint8_t* blk, KGrid& g, uint8_t* codes) { Dec::decode(blk, g, codes); }, x, n, y, threads, true);
+#endif
 }
 // The twin of the decoders: the family's generic unpack and kgrid, the per-token kernel at every batch size.
 void kquant_portable_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
@@ -197,7 +244,8 @@ void kquant_portable_rows(const QTensor& w, const float* x, int64_t n, float* y,
 std::vector<KernelRow> kernel_rows_kquant() {
   const ActSet wo = act_bit(ActMode::weight_only);
   constexpr std::string_view kKernel =
-      "`kquant_rows<Dec>`: the family's decoder reads blocks in place; from 16 tokens Eigen on panels (`kquant.cpp`)";
+      "`kquant_rows<Dec>`: below 16 tokens the fused blocks against float activations on AVX-512 VNNI (`kquant_fused.h`), "
+      "elsewhere the family's decoder reads blocks in place; from 16 tokens Eigen on panels (`kquant.cpp`)";
   const auto row = [&](std::string_view fam, RowKernelFn fn) {
     return KernelRow{families_of({fam}), wo, Layout::row_major, Acts::any, true, nullptr, fn, nullptr, "any (xsimd)", kKernel,
                      "`gemm_ref`", "`test_kernels`, `test_kquant`"};

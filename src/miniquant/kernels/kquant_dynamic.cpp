@@ -24,6 +24,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/kernels/isa_x86_kdot.h"
+#include "miniquant/kernels/kquant_fused.h"  // FusedOf
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/kquant_decode.h"
@@ -127,16 +128,6 @@ void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* a
     }
   }
 }
-
-#if MQ_KDOT_FUSED
-// Each family's fused block (VNNI), by its decoder: a table of types, read at compile time by the family's rows.
-template <class Dec> struct FusedOf;
-template <> struct FusedOf<kdecode::Q2K> { using type = Q2KVnni; };
-template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; };
-template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; };
-template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; };
-template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; };
-#endif
 
 // Quantizes every token, sums its codes per sub-block, and runs the block dot Isa over the family's decoder (or,
 // on VNNI, the family's fused block).

@@ -1,0 +1,81 @@
+// Each K family's fused block (isa_x86_kdot.h's Q2KVnni .. Q6KVnni), by its decoder, and the fp32-activation step on
+// those blocks: the weight-only K kernel from one to 15 tokens (kquant.cpp) on AVX-512 with VNNI, the `+a8` one
+// (kquant_dynamic.cpp) on the same loads.
+//
+// Why the weight-only path reuses the `+a8` blocks: its per-token kernel first stored the block's 256 codes
+// through the family's decoder, then widened them from memory, and was 0.26x-0.42x of ggml's K kernels at one
+// token (bench/README.md); the fused loads split the codes from the block's bytes in registers (four vectors of
+// 64 one-byte codes, code order) and decode the steps by vector operations. Against float activations the four
+// codes of each 32-bit lane are taken one byte position at a time: field i of lane l of code vector k is code
+// 64 k + 4 l + i. A field becomes floats by an in-register table where the codes allow (vpermps reads only the
+// low 4 bits of each index, vpermt2ps the low 5: no mask and no int -> float convert), else by a mask and a
+// convert (q6_k's 64 codes); it meets the activations permuted once per call into the same order (permute_lanes).
+// Per 16 weights: a shift, the widening and one FMA. Each lane's sum of four fields is scaled by its step D_b
+// (the blocks' d vectors) once per 64 codes, and the C_b terms (D_b zero + M_b) take the per-call sums of x over
+// each sub-block, as the `+a8` step takes the sums of the codes: exactly the weight-only kernel's algebra,
+//   sum_j w_j x_j = sum_b (D_b sum_{j in b} q_j x_j - C_b sum_{j in b} x_j).
+// Error against the exact product, relative to sum_j (|D_b| (q_j + zero) + |M_b|) |x_j| (kmagnitude_at): a lane's
+// four products and their sums (4 roundings), its D_b scaling and the two-chain join (3), the row's chain over
+// its blocks (cols / 256), the C_b terms and their sums of x (sub + cols / sub), the final lane sums (8): fewer
+// than the gamma(cols + 17) that tests/test_kernels.cpp holds every weight-only K kernel to.
+#pragma once
+#include <cstdint>
+
+#include "miniquant/kernels/isa_x86_kdot.h"
+#include "miniquant/kernels/kquant_decode.h"
+
+#if MQ_KDOT_FUSED
+namespace mq::kdetail {
+// Each family's fused block (VNNI), by its decoder: a table of types, read at compile time by the family's rows.
+template <class Dec> struct FusedOf;
+template <> struct FusedOf<kdecode::Q2K> { using type = Q2KVnni; static constexpr int kCodes = 4; };
+template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; static constexpr int kCodes = 8; };
+template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; static constexpr int kCodes = 16; };
+template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; static constexpr int kCodes = 32; };
+template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; static constexpr int kCodes = 64; };
+
+// x in the fused blocks' field order, 64 values at a time: xp[64 k + 16 i + l] = x[64 k + 4 l + i].
+// x, xp: (cols), cols a multiple of 64 (every K row is whole super-blocks).
+inline void permute_lanes(const float* x, int64_t cols, float* xp) {
+  for (int64_t c = 0; c < cols; c += 64)
+    for (int i = 0; i < 4; ++i)
+      for (int l = 0; l < 16; ++l) xp[c + 16 * i + l] = x[c + 4 * l + i];
+}
+
+// Field I of a code vector as floats (codes < kCodes, one per byte).
+template <int kCodes, int I>
+[[gnu::always_inline]] inline __m512 field_f32(__m512i q) {
+  if constexpr (I > 0) q = _mm512_srli_epi32(q, 8 * I);
+  const __m512 low = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  if constexpr (kCodes <= 16) {
+    return _mm512_permutexvar_ps(q, low);  // index bits 0-3: the byte's code (its upper bits are zero)
+  } else if constexpr (kCodes <= 32) {
+    const __m512 high = _mm512_setr_ps(16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    return _mm512_permutex2var_ps(low, q, high);  // index bits 0-4
+  } else {
+    if constexpr (I < 3) q = _mm512_and_si512(q, _mm512_set1_epi32(0xFF));
+    return _mm512_cvtepi32_ps(q);
+  }
+}
+
+// One token's step on a loaded block: xp the token's 256 permuted activations for this block, xsum their sums per
+// sub-block (Fused::kNsub), acc the row's sums (Fused::Acc, read by Fused::sum).
+template <class Fused, int kCodes>
+[[gnu::always_inline]] inline void float_token(const typename Fused::Block& b, const float* xp, const float* xsum,
+                                               typename Fused::Acc& acc) {
+  __m512 p[4];
+  for (int k = 0; k < 4; ++k) {
+    const float* xk = xp + 64 * k;
+    __m512 s = _mm512_mul_ps(field_f32<kCodes, 0>(b.q[k]), _mm512_loadu_ps(xk));
+    s = _mm512_fmadd_ps(field_f32<kCodes, 1>(b.q[k]), _mm512_loadu_ps(xk + 16), s);
+    s = _mm512_fmadd_ps(field_f32<kCodes, 2>(b.q[k]), _mm512_loadu_ps(xk + 32), s);
+    p[k] = _mm512_fmadd_ps(field_f32<kCodes, 3>(b.q[k]), _mm512_loadu_ps(xk + 48), s);
+  }
+  // Two short chains joined, one add on the row's loop-carried path (as lane_sums for `+a8`).
+  const __m512 t = _mm512_add_ps(_mm512_fmadd_ps(p[1], b.d[1], _mm512_mul_ps(p[0], b.d[0])),
+                                 _mm512_fmadd_ps(p[3], b.d[3], _mm512_mul_ps(p[2], b.d[2])));
+  acc.v = _mm512_add_ps(acc.v, t);
+  Fused::offsets(b, xsum, acc);
+}
+}  // namespace mq::kdetail
+#endif
