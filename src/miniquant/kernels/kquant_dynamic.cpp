@@ -9,8 +9,8 @@
 // 4096 x 4096, one token, one thread: 0.58-0.92 ms against that path's 1.44-2.2 ms; 768 x 256: 2.4-3.1x). Elsewhere,
 // per block and row: the family's decoder (kquant_decode.h), then the block dot of isa_x86_kdot.h (AVX2) or its
 // portable twin below; `+a16` (16-bit codes) runs the portable loops on every ISA (no ISA piece: its products do
-// not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa): the
-// weight-only path's dequantized panels on the quantized activations s a (quantized_panels).
+// not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI, whose fused blocks run at every
+// batch: the weight-only path's dequantized panels on the quantized activations s a (quantized_panels).
 // Twin: gemm_dynamic_ref (kernels/ref_dynamic.cpp): exact integer sub-block sums in int64, scaled in double.
 // Error against it, relative to s sum_j (|D_b| (q_j + zero) + |M_b|) |a_j|: the block dot's exact lane sums
 // each meet their D_b scaling and the chain over the row's blocks, the C_b terms and their sums, the final
@@ -164,10 +164,9 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
   }
 }
 
-// From kEigenMinTokens tokens: the quantized activations s a as floats (exact up to the one rounding of s a),
-// through the weight-only path's dequantized panels and Eigen's GEMM, which decodes each weight once per call
-// where the block dot decodes it once per token pass (at 64 x 4096 x 4096, one thread: 24-25 ms against the
-// block dot's 32-49 ms).
+// From kEigenMinTokens tokens, where no fused block runs (`+a16`, and `+a8` without VNNI): the quantized activations
+// s a as floats (exact up to the one rounding of s a), through the weight-only path's dequantized panels and Eigen's
+// GEMM, which decodes each weight once per call where the decoder's block dot decodes it once per token pass.
 template <class A, class Dec>
 void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int nt) {
   const int64_t cols = w.cols;
@@ -188,15 +187,18 @@ void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int
 const char* kquant_dynamic_kernel_name() { return kdetail::KDotFast8::kName; }
 
 namespace {
-// The family's +a8 / +a16 (Dec, its row's template argument): from 16 tokens (Isa) the quantized activations through
-// the weight-only panels; below, the block dot (+a8: VNNI's fused block, else AVX2, else portable; +a16 portable).
+// The family's +a8 / +a16 (Dec, its row's template argument): +a8 on VNNI the fused blocks at every batch; otherwise
+// from 16 tokens (Isa) the quantized activations through the weight-only panels, below that the block dot (+a8: AVX2,
+// else portable; +a16 portable).
 template <class Dec, bool Isa>
 void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
   using namespace kdetail;
   if (empty_product(w.rows, w.cols, n, y, "kquant_dynamic_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
   const int nt = effective_threads(threads, w.rows * w.cols * n);
-  if (Isa && n >= kEigenMinTokens) {
+  // `+a8` on VNNI stays on the fused blocks at every batch: at 16 and 64 tokens they took 0.32-0.86x the panels'
+  // time (4096 x 4096, 1 and 2 threads, every family; bench/HISTORY.md, 2026-11-29).
+  if (Isa && n >= kEigenMinTokens && !(MQ_KDOT_FUSED && act == ActMode::dynamic_int8)) {
     if (act == ActMode::dynamic_int16) return quantized_panels<int16_t, Dec>(w, x, n, y, nt);
     return quantized_panels<int8_t, Dec>(w, x, n, y, nt);
   }
@@ -211,8 +213,8 @@ std::vector<KernelRow> kernel_rows_kquant_dynamic() {
   const auto isa = [&](std::string_view fam, RowKernelFn fn) {
     return KernelRow{families_of({fam}), dyn, Layout::row_major, Acts::any, true, nullptr, fn, nullptr,
                      "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
-                     "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); from 16 tokens "
-                     "Eigen on panels",
+                     "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`), at every batch "
+                     "for `+a8` on VNNI; otherwise from 16 tokens Eigen on panels",
                      "`gemm_dynamic_ref`", "`test_kernels`"};
   };
   const auto portable = [&](std::string_view fam, RowKernelFn fn) {
