@@ -1,5 +1,6 @@
 // K types in recipes and plans: the -search / -imatrix grammar, llama.cpp's mixes (q3_k_s, q4_k_m, q5_k_m)
-// as per-tensor rules, and the 24 K maps of experiments/27-mixed-epi/configs_k against those rules.
+// as per-tensor rules, and the 24 K maps of experiments/27-mixed-epi/configs_k (and the uniform ones' +a8 twins)
+// against those rules.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -113,19 +114,24 @@ TEST_CASE("27-mixed-epi/configs_k: the source's 24 maps, each layer group in lla
     const QuantPlan p = read_quant_map(entry.path().string(), entry.path().filename().string());
     CAPTURE(p.id);
     CHECK(entry.path().filename().string() == p.id + ".json");
-    REQUIRE(expected.count(p.id) == 1);
+    // A uniform map's `+a8` twin (issue 56: K types on llama.cpp's own contract, int8 activations): the same
+    // recipes with the activation mode.
+    const bool a8 = p.id.ends_with("+a8");
+    const std::string base = a8 ? p.id.substr(0, p.id.size() - 3) : p.id;
+    REQUIRE(expected.count(base) == 1);
+    if (a8) CHECK(base.starts_with("uniform-"));
     seen.insert(p.id);
     CHECK(p.gptq.options.act_order);
     const int group_of[4] = {0, 1, 1, 2};
     for (int l = 0; l < 4; ++l)
       for (const LinearKind k : {LinearKind::qkv, LinearKind::attn_out, LinearKind::mlp_up, LinearKind::mlp_down}) {
-        const std::string type = expected.at(p.id)[static_cast<size_t>(group_of[l])];
+        const std::string type = expected.at(base)[static_cast<size_t>(group_of[l])];
         const std::string want =
-            type == "q8_0" ? "int8-g32" + suffix : QuantPlan::uniform(type + suffix).recipe_for(l, k).name();
+            (type == "q8_0" ? "int8-g32" + suffix : QuantPlan::uniform(type + suffix).recipe_for(l, k).name()) + (a8 ? "+a8" : "");
         CAPTURE(l);
         CAPTURE(linear_kind_name(k));
         CHECK(p.recipe_for(l, k).name() == want);
       }
   }
-  CHECK(seen.size() == 24);
+  CHECK(seen.size() == 24 + 6);  // the 24 maps and the six uniform ones' +a8 twins
 }
