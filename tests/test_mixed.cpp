@@ -4,10 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include <fmt/core.h>
+
+#include "experiments/energy_summary.h"
 #include "experiments/mixed.h"
 #include "experiments/mixed_answers.h"
 #include "experiments/mixed_energy.h"
@@ -138,6 +142,8 @@ TEST_CASE("the study's options are checked before anything runs") {
   bad([](mqexp::MixedOptions& x) { x.shards = 0; });
   bad([](mqexp::MixedOptions& x) { x.calibration = 0; });
   bad([](mqexp::MixedOptions& x) { x.gen_tokens = 1; });
+  bad([](mqexp::MixedOptions& x) { x.max_rounds = 20; });  // below --rounds (30)
+  bad([](mqexp::MixedOptions& x) { x.add_rounds = 0; });
   bad([](mqexp::MixedOptions& x) { x.sensitivity_recipes = {"fp16"}; });
   bad([](mqexp::MixedOptions& x) { x.sensitivity_recipes = {"int9-g64"}; });
 }
@@ -253,4 +259,76 @@ TEST_CASE("the study's answers: paired EPI of perplexity-matched pairs, the cont
   // A measured run has no coefficients to vary.
   const nlohmann::json m = mqexp::mixed_answers(configs, e, nullptr, nlohmann::json::object(), 4);
   for (const auto& st : m["statements"]) CHECK(st["measured"] == true);
+}
+
+namespace {
+// One round of two configurations, fp32 and its control: the control's J/token is fp32's times `factor`.
+void add_round(mqexp::EnergySetData& d, double factor) {
+  for (const auto& [id, v] : std::map<std::string, double>{{"fp32", 3e-3}, {mqexp::kMixedControl, 3e-3 * factor}}) {
+    mqexp::Measurement m;
+    mqexp::PhaseStats p;
+    p.tokens = 10;
+    p.seconds = 0.01;
+    p.joules = 10 * v;
+    for (const char* ph : {"prefill", "decode", "post", "total"}) m.phases[ph] = p;
+    d.rounds.results["generation"][id].push_back(m);
+  }
+  d.round_indices.push_back(d.rounds.rounds++);
+}
+// A fixed stream in [-1, 1) (splitmix64), the same on every platform.
+double unit_noise(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return 2.0 * static_cast<double>((z ^ (z >> 31)) >> 11) / 9007199254740992.0 - 1.0;
+}
+// The adaptive loop of run_mixed_energy on synthetic rounds: `control(k)` is round k's control factor.
+int adapt(mqexp::EnergySetData& d, int planned, int bound, int step, const std::function<double(int)>& control) {
+  for (int k = 0; k < planned; ++k) add_round(d, control(k));
+  for (int add; (add = mqexp::mixed_rounds_to_add(mqexp::mixed_control_ratio(d.rounds), d.rounds.rounds, bound, step)) > 0;)
+    for (int i = 0; i < add; ++i) add_round(d, control(d.rounds.rounds));
+  return d.rounds.rounds;
+}
+}  // namespace
+
+TEST_CASE("adaptive energy rounds: added while the control is outside +-3%, up to the bound, said in the report") {
+  // The rule itself.
+  CHECK(mqexp::mixed_rounds_to_add({1.0, 0.99, 1.01}, 30, 90, 15) == 0);   // passes
+  CHECK(mqexp::mixed_rounds_to_add({1.0, 0.96, 1.04}, 30, 90, 15) == 15);  // too wide
+  CHECK(mqexp::mixed_rounds_to_add({1.02, 1.01, 1.03}, 30, 90, 15) == 15); // excludes 1.00
+  CHECK(mqexp::mixed_rounds_to_add({1.0, 0.96, 1.04}, 80, 90, 15) == 10);  // the last step stops at the bound
+  CHECK(mqexp::mixed_rounds_to_add({1.0, 0.96, 1.04}, 90, 90, 15) == 0);
+  // A quiet machine: +-1% per round, the 30 planned rounds answer.
+  uint64_t s = 42;
+  mqexp::EnergySetData quiet;
+  CHECK(adapt(quiet, 30, 90, 15, [&](int) { return 1.0 + 0.01 * unit_noise(s); }) == 30);
+  // A shared machine: +-15% per round and one round in four disturbed by up to +-25% more: the planned rounds fail
+  // on width, the added ones bring the interval inside +-3% before the bound.
+  mqexp::EnergySetData busy;
+  s = 7;
+  const auto disturbed = [&](int k) { return 1.0 + 0.15 * unit_noise(s) + (k % 4 == 3 ? 0.25 * unit_noise(s) : 0.0); };
+  {
+    mqexp::EnergySetData first;
+    uint64_t s2 = 7;
+    const auto same = [&](int k) { return 1.0 + 0.15 * unit_noise(s2) + (k % 4 == 3 ? 0.25 * unit_noise(s2) : 0.0); };
+    for (int k = 0; k < 30; ++k) add_round(first, same(k));
+    CHECK_FALSE(mqexp::control_passes(mqexp::mixed_control_ratio(first.rounds)));  // the planned rounds alone fail
+  }
+  const int n = adapt(busy, 30, 300, 15, disturbed);
+  CHECK(n > 30);
+  CHECK(n < 300);
+  CHECK(mqexp::control_passes(mqexp::mixed_control_ratio(busy.rounds)));
+  // A control 5% off in every round (a real bias, not noise) is never answered: the loop stops at the bound.
+  mqexp::EnergySetData biased;
+  s = 9;
+  CHECK(adapt(biased, 30, 90, 15, [&](int) { return 1.05 + 0.01 * unit_noise(s); }) == 90);
+  CHECK_FALSE(mqexp::control_passes(mqexp::mixed_control_ratio(biased.rounds)));
+  // The report names the planned and the added rounds.
+  busy.expected_rounds = 30;
+  nlohmann::json configs = nlohmann::json::array({fake_config("fp32", "baseline", "fp32", 400, 15.0, 0, 0.80)});
+  const nlohmann::json set = mqexp::mixed_energy_json(busy, "configs", configs);
+  CHECK(set["rounds"] == n);
+  CHECK(set["expected_rounds"] == 30);
+  const std::string md = mqexp::mixed_summary_text(nlohmann::json{{"energy", set}});
+  CHECK(md.find(fmt::format("{} paired rounds (30 planned, {} added while the control was outside", n, n - 30)) != std::string::npos);
 }

@@ -34,10 +34,11 @@ std::string configs() {
   return dir;
 }
 
-// Small everything: the point is the plumbing, not the numbers.
-std::string common(const std::string& out, int ppl_tokens = 1024) {
+// Small everything: the point is the plumbing, not the numbers. Exactly the two planned rounds (--max-rounds 2):
+// the adaptive ones are tried once below, their rule in test_mixed.
+std::string common(const std::string& out, int ppl_tokens = 1024, int max_rounds = 2) {
   return "mixed --model " + tiny_checkpoint() + " --configs " + configs() + " --out " + out +
-         " --rounds 2 --gens 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --max-items 140 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
+         " --rounds 2 --max-rounds " + std::to_string(max_rounds) + " --gens 1 --ppl-tokens " + std::to_string(ppl_tokens) + " --max-slots 40 --max-items 140 --sensitivity-tokens 512 --calibration 4 --prompt-tokens 8 --gen-tokens 4"
          " --sensitivity-recipes int2-g64-gptq,int4-g64 --no-plot";
 }
 
@@ -106,6 +107,25 @@ TEST_CASE("mixed: all stages, resume, shards merged") {
   const CliResult again = run_cli(common(out) + " --stage energy-all");
   INFO(again.out);
   CHECK(again.out.find("energy rounds of set 'all': 1 measured, 1 reused") != std::string::npos);
+  // Adaptive rounds: up to 4 in all, one at a time, while the control is outside +-3% (on this tiny model's
+  // millisecond generations it usually is); the merge reads the added rounds and the README names them.
+  const std::string adaptive = common(out, 1024, 4) + " --add-rounds 1";
+  const CliResult more = run_cli(adaptive + " --stage energy-all");
+  INFO(more.out);
+  REQUIRE(more.code == 0);
+  REQUIRE(run_cli(adaptive + " --stage merge").code == 0);
+  const nlohmann::json res2 = load(out + "/results.json");
+  const int n = res2["energy"]["rounds"].get<int>();
+  MESSAGE("adaptive energy rounds of the tiny model: " << n << " of at most 4");
+  CHECK(n >= 2);
+  CHECK(n <= 4);
+  CHECK(res2["energy"]["expected_rounds"] == 2);
+  CHECK((res2["energy"]["control"]["passes"] == true || n == 4));  // stops when it passes, else at the bound
+  if (n > 2) {
+    CHECK(more.out.find(fmt::format("{} added for the control", n - 2)) != std::string::npos);
+    CHECK(mq::read_file(out + "/README.md").find(fmt::format("{} paired rounds (2 planned, {} added", n, n - 2)) != std::string::npos);
+    CHECK(std::filesystem::exists(out + fmt::format("/runs/energy/all/round-{:03d}.json", n - 1)));
+  }
   // The README names where the units were measured (here: this machine, every configuration unit), not only the merge.
   REQUIRE(res["measured_on"].size() == 1);
   CHECK(res["measured_on"][0]["units"].get<size_t>() == res["configs"].size());

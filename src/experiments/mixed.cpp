@@ -156,6 +156,9 @@ json machine_brief() {
 
 void validate(const MixedOptions& o) {
   if (o.rounds < 2 || o.rounds > 1000) throw mq::UsageError(fmt::format("--rounds {} is outside 2..1000 (a paired interval needs 2)", o.rounds));
+  if (o.max_rounds != 0 && (o.max_rounds < o.rounds || o.max_rounds > 3000))
+    throw mq::UsageError(fmt::format("--max-rounds {}: must be 0 (3 x --rounds) or in [--rounds ({}), 3000]", o.max_rounds, o.rounds));
+  if (o.add_rounds < 1 || o.add_rounds > 1000) throw mq::UsageError(fmt::format("--add-rounds {}: must be in [1, 1000]", o.add_rounds));
   if (o.gens < 1 || o.gens > 100) throw mq::UsageError(fmt::format("--gens {} is outside 1..100", o.gens));
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw mq::UsageError(fmt::format("--shard {}/{}: expected i/n with 0 <= i < n", o.shard, o.shards));

@@ -23,7 +23,7 @@ namespace {
 using json = nlohmann::json;
 namespace en = mq::energy;
 
-const std::string kBase = "fp32";
+const std::string& kBase = kMixedBase;
 const char* const kGroupNames[] = {"early", "middle", "late"};
 
 double mean_of(const std::vector<double>& v) {

@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "experiments/energy_phases.h"
+#include "experiments/energy_summary.h"
 #include "experiments/experiment_io.h"
 #include "experiments/mixed_detail.h"
 #include "experiments/workspace.h"
@@ -87,6 +88,13 @@ std::string energy_set_key(const MixedOptions& o, const std::vector<MixedUnit>& 
   return mq::sha256_hex(text.data(), text.size()).substr(0, 16);
 }
 
+mq::energy::Ratio mixed_control_ratio(const RoundsResult& rounds) { return paired(rounds, "generation", kMixedControl, kMixedBase, "total"); }
+
+int mixed_rounds_to_add(const mq::energy::Ratio& control, int have, int bound, int step) {
+  if (control_passes(control) || have >= bound) return 0;
+  return std::min(step, bound - have);
+}
+
 EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit>& units, const std::string& set,
                               const MixedProgress& progress) {
   if (units.empty() || !units.front().plan.is_identity()) throw mq::Error("energy set " + set + ": the fp32 baseline must come first");
@@ -102,36 +110,41 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
     if (finished_round(o, set, k, key)) ++run.reused;
     else todo.push_back(k);
   }
-  if (todo.empty()) return run;
+  // Adaptive rounds need every round of the set in one place: a single shard's run.
+  const bool adaptive = o.shards == 1 && o.round_bound() > o.rounds;
 
-  // Every configuration of the set in memory: the baseline twice (the control is a second copy of its own).
-  progress(fmt::format("energy set '{}': loading {} configurations for {} rounds", set, units.size() + 1, todo.size()));
+  // Every configuration of the set in memory, loaded when the first round needs them: the baseline twice (the
+  // control is a second copy of its own).
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   std::map<std::string, std::unique_ptr<minigpt::Model>> models;
-  std::vector<std::vector<int32_t>> calibration;
-  for (size_t i = 0; i < units.size(); ++i) {
-    const MixedUnit& u = units[i];
-    // The quality stage's cache, here or beside any other shard's runs folder (a shared filesystem).
-    std::string cache = cached_model_path(o, u, unit_key(o, u, sha));
-    std::error_code ec;
-    for (const auto& dir : mixed_detail::all_runs_dirs(o)) {
-      const std::string other = (fs::path(dir).parent_path() / "cache" / fs::path(cache).filename()).string();
-      if (!fs::exists(cache, ec) && fs::exists(other, ec)) cache = other;
+  const auto load_models = [&](int rounds) {
+    if (!models.empty()) return;
+    progress(fmt::format("energy set '{}': loading {} configurations for {} rounds", set, units.size() + 1, rounds));
+    std::vector<std::vector<int32_t>> calibration;
+    for (size_t i = 0; i < units.size(); ++i) {
+      const MixedUnit& u = units[i];
+      // The quality stage's cache, here or beside any other shard's runs folder (a shared filesystem).
+      std::string cache = cached_model_path(o, u, unit_key(o, u, sha));
+      std::error_code ec;
+      for (const auto& dir : mixed_detail::all_runs_dirs(o)) {
+        const std::string other = (fs::path(dir).parent_path() / "cache" / fs::path(cache).filename()).string();
+        if (!fs::exists(cache, ec) && fs::exists(other, ec)) cache = other;
+      }
+      if (u.plan.is_identity()) {
+        models[u.id] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
+        models[kMixedControl] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
+      } else if (fs::exists(cache, ec)) {
+        models[u.id] = std::make_unique<minigpt::Model>(load_checkpoint(cache, &c.tok).model);
+      } else {
+        auto m = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
+        if (u.plan.needs_calibration() && calibration.empty())
+          calibration = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, m->config().n_ctx);
+        static const std::vector<std::vector<int32_t>> none;
+        minigpt::quantize_model(*m, u.plan, u.plan.needs_calibration() ? calibration : none);
+        models[u.id] = std::move(m);
+      }
     }
-    if (u.plan.is_identity()) {
-      models[u.id] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
-      models[kMixedControl] = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
-    } else if (fs::exists(cache, ec)) {
-      models[u.id] = std::make_unique<minigpt::Model>(load_checkpoint(cache, &c.tok).model);
-    } else {
-      auto m = std::make_unique<minigpt::Model>(load_checkpoint(o.model, &c.tok).model);
-      if (u.plan.needs_calibration() && calibration.empty())
-        calibration = minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), o.calibration, m->config().n_ctx);
-      static const std::vector<std::vector<int32_t>> none;
-      minigpt::quantize_model(*m, u.plan, u.plan.needs_calibration() ? calibration : none);
-      models[u.id] = std::move(m);
-    }
-  }
+  };
   const std::vector<std::string> configs = set_configs(units);
   mq::energy::Selection meter = mq::energy::select_meter(o.meter, o.roots);
   WorkContext wc;
@@ -151,7 +164,8 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
                         return total;
                       }};
   bool warmed = false;
-  for (const int k : todo) {
+  const auto measure = [&](int k, int of) {
+    load_models(of);
     const mq::LoadAverage before = mq::load_average();
     const RoundsResult r = run_rounds({gen}, {1, warmed ? 0 : 1, k}, [](const std::string&) {});
     warmed = true;
@@ -165,9 +179,31 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
     fs::create_directories(fs::path(path).parent_path());
     write_json_atomic(path, j);
     ++run.measured;
-    progress(fmt::format("energy set '{}': round {} of {} ({} configurations) written", set, k + 1, o.rounds, configs.size()));
+    progress(fmt::format("energy set '{}': round {} of {} ({} configurations) written", set, k + 1, of, configs.size()));
+  };
+  for (const int k : todo) measure(k, o.rounds);
+  if (!adaptive) return run;
+
+  // Adaptive: while the control fails, more rounds (with files of their own, the same key), up to the bound. Rounds
+  // an earlier run added are read back first, so a rerun continues where it stopped.
+  for (;;) {
+    const std::optional<EnergySetData> d = read_mixed_energy(o, units, set);
+    if (!d || d->rounds.rounds < o.rounds) return run;  // a planned round is missing: nothing to adapt yet
+    const int have = d->rounds.rounds;
+    run.added = have - o.rounds;
+    const mq::energy::Ratio ctl = mixed_control_ratio(d->rounds);
+    const int add = mixed_rounds_to_add(ctl, have, o.round_bound(), o.add_rounds);
+    if (add == 0) {
+      run.answered = control_passes(ctl);
+      if (!run.answered)
+        progress(fmt::format("energy set '{}': the control is still {:.4f} [{:.4f}, {:.4f}] after {} rounds, the bound (--max-rounds)",
+                             set, ctl.ratio, ctl.low, ctl.high, have));
+      return run;
+    }
+    progress(fmt::format("energy set '{}': control {:.4f} [{:.4f}, {:.4f}] after {} rounds is outside +-3%: {} more (at most {} in all)",
+                         set, ctl.ratio, ctl.low, ctl.high, have, add, o.round_bound()));
+    for (int k = have; k < have + add; ++k) measure(k, o.round_bound());
   }
-  return run;
 }
 
 std::optional<EnergySetData> read_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit>& units, const std::string& set) {
@@ -177,8 +213,9 @@ std::optional<EnergySetData> read_mixed_energy(const MixedOptions& o, const std:
   d.configs = set_configs(units);
   d.expected_rounds = o.rounds;
   std::map<std::string, json> machines;
-  for (int k = 0; k < o.rounds; ++k) {
+  for (int k = 0; k < o.round_bound(); ++k) {
     const auto j = finished_round(o, set, k, key);
+    if (!j && k >= o.rounds) break;  // added rounds follow the planned ones without a gap
     if (!j) continue;
     const std::string where = fmt::format("energy set {} round {}", set, k);
     std::map<std::string, std::vector<std::string>> order;

@@ -17,14 +17,19 @@
 
 #include "experiments/energy_rounds.h"
 #include "experiments/mixed.h"
+#include "miniquant/energy/trial_stats.h"
 
 namespace mqexp {
 
 // The name the control (the baseline's second copy) has in a set's rounds.
 inline const std::string kMixedControl = "fp32 (control)";
+// The baseline's id (the first unit of every set).
+inline const std::string kMixedBase = "fp32";
 
 struct EnergySetRun {
   int measured = 0, reused = 0, other_shards = 0;
+  int added = 0;          // rounds beyond --rounds, measured because the control was outside +-3%
+  bool answered = true;   // false when the control still failed at the bound (one shard only)
 };
 // Measures the rounds of `set` this shard owns that have no up-to-date file. `units`: the set's configuration
 // units (the baseline "fp32" first). Models come from the quality units' cache (out/cache/) when there, else
@@ -32,8 +37,14 @@ struct EnergySetRun {
 EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit>& units, const std::string& set,
                               const MixedProgress& progress);
 
-// A set's measured rounds, from every runs folder: the rounds found (in round order), each configuration's
-// measurements, and the machines that ran them. nullopt when no round of the set is measured.
+// The control's paired ratio (its second fp32 copy over fp32, J/token, the robust per-round median), and how many
+// rounds to add after `have` of them: none when it passes (control_passes) or `bound` is reached, else
+// min(step, bound - have). The adaptive loop of run_mixed_energy; tests/test_mixed.cpp drives it on synthetic rounds.
+mq::energy::Ratio mixed_control_ratio(const RoundsResult& rounds);
+int mixed_rounds_to_add(const mq::energy::Ratio& control, int have, int bound, int step);
+
+// A set's measured rounds, from every runs folder: the planned ones found and the added ones that follow them
+// without a gap (in round order), each configuration's measurements, and the machines that ran them. nullopt when no round of the set is measured.
 struct EnergySetData {
   std::vector<std::string> configs;  // the baseline, the control, then the units in order
   RoundsResult rounds;               // task "generation"
