@@ -31,9 +31,6 @@ std::string folder_of(const std::string& rel) {  // rel: below src/miniquant/
 
 // The back arrows still there, as "file -> included header" (both below src/miniquant/).
 const std::set<std::string> kKnownBackArrows = {
-    // error.h sits at the top level and util's checked I/O throws its errors.
-    "util/checked.cpp -> error.h", "util/io.cpp -> error.h", "util/json_checked.cpp -> error.h", "util/json_shape.cpp -> error.h",
-    "util/path_name.cpp -> error.h", "util/sysinfo.cpp -> error.h",
     // The formats name the K families and the quantizers run them: the K families' files use the formats' types.
     "format.cpp -> kquant/family.h", "format_table.cpp -> kquant/family.h", "quantize.cpp -> kquant/kquant.h",
     "quantize_simd.cpp -> kquant/kquant.h", "gptq.cpp -> kquant/kquant.h", "gptq.cpp -> kquant/search.h",

@@ -3,7 +3,7 @@
 
 #include <fmt/core.h>
 
-#include "miniquant/error.h"
+#include "miniquant/util/error.h"
 
 namespace mq {
 

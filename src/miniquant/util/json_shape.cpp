@@ -8,7 +8,7 @@
 
 #include <fmt/core.h>
 
-#include "miniquant/error.h"
+#include "miniquant/util/error.h"
 #include "miniquant/util/json_checked.h"
 
 namespace mq {

@@ -23,7 +23,7 @@
 
 #include <fmt/core.h>
 
-#include "miniquant/error.h"
+#include "miniquant/util/error.h"
 #include "miniquant/util/io.h"
 
 namespace mq {
