@@ -153,7 +153,7 @@ void register_energy(CLI::App& app) {
                    cmd->add_option("--gpt2-schemes", o.gpt2_methods, "schemes on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)"),
                    o.gpt2_methods);
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
-  cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in a rotated order")->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in an order drawn at random per round (seed 42)")->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "warm-up rounds before them (not reported)")->capture_default_str();
   cmd->add_option("--max-rounds", o.max_rounds,
                   "adaptive: while the control is outside +-3%, add rounds up to this many in all (0: 3 x --rounds; = --rounds: none)")
