@@ -183,7 +183,7 @@ namespace {
 template <class Dec>
 void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
   using Fused = typename kdetail::FusedOf<Dec>::type;
-  constexpr int kCodes = kdetail::FusedOf<Dec>::kCodes;
+  constexpr int kCodes = 1 << Dec::kBits;  // the family's code count: the widening's table size
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
   const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
   // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a

@@ -28,11 +28,11 @@
 namespace mq::kdetail {
 // Each family's fused block (VNNI), by its decoder: a table of types, read at compile time by the family's rows.
 template <class Dec> struct FusedOf;
-template <> struct FusedOf<kdecode::Q2K> { using type = Q2KVnni; static constexpr int kCodes = 4; };
-template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; static constexpr int kCodes = 8; };
-template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; static constexpr int kCodes = 16; };
-template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; static constexpr int kCodes = 32; };
-template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; static constexpr int kCodes = 64; };
+template <> struct FusedOf<kdecode::Q2K> { using type = Q2KVnni; };
+template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; };
+template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; };
+template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; };
+template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; };
 
 // x in the fused blocks' field order, 64 values at a time: xp[64 k + 16 i + l] = x[64 k + 4 l + i].
 // x, xp: (cols), cols a multiple of 64 (every K row is whole super-blocks).
