@@ -21,7 +21,7 @@
 namespace mqexp {
 
 const std::vector<std::string>& kquant_quantizers() {
-  static const std::vector<std::string> q = {"llama.cpp", "llama.cpp+imatrix", "ours", "ours+imatrix", "ours-gptq"};
+  static const std::vector<std::string> q = {"llama.cpp", "llama.cpp+imatrix", "ours", "ours+imatrix", "ours+fisher", "ours-gptq"};
   return q;
 }
 
@@ -29,10 +29,10 @@ namespace {
 
 bool is_llama(const std::string& q) { return q.starts_with("llama.cpp"); }
 bool with_importance(const std::string& q) { return q.ends_with("+imatrix"); }
-// Our recipe suffix of a quantizer: the plain search, the search weighted by importance, GPTQ on the grid
-// that search chose, columns in act-order.
+// Our recipe suffix of a quantizer: the plain search, the search weighted by importance, the search weighted per
+// weight by the loss's Fisher diagonal, GPTQ on the grid the importance-weighted search chose, columns in act-order.
 std::string our_suffix(const std::string& q) {
-  return q == "ours+imatrix" ? "-imatrix" : q == "ours-gptq" ? "-imatrix-gptq-act-order" : "";
+  return q == "ours+imatrix" ? "-imatrix" : q == "ours+fisher" ? "-fisher" : q == "ours-gptq" ? "-imatrix-gptq-act-order" : "";
 }
 
 // The Linears of `m` quantized by llama.cpp to the types the plan of `type` gives each one (a mix's per-tensor
@@ -172,7 +172,8 @@ KquantsResults run_kquants(const KquantsOptions& o, const KquantsProgress& progr
 
 const std::vector<std::pair<std::string, std::string>>& kquant_ratio_pairs() {
   static const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"ours", "llama.cpp"}, {"ours+imatrix", "llama.cpp+imatrix"}, {"ours-gptq", "llama.cpp+imatrix"}, {"ours-gptq", "llama.cpp"}};
+      {"ours", "llama.cpp"}, {"ours+imatrix", "llama.cpp+imatrix"}, {"ours+fisher", "llama.cpp+imatrix"},
+      {"ours+fisher", "ours+imatrix"}, {"ours-gptq", "llama.cpp+imatrix"}, {"ours-gptq", "llama.cpp"}};
   return pairs;
 }
 

@@ -1,6 +1,7 @@
 // experiments/29-kquants: the same fp32 MiniGPT quantized to every K type and K mix by llama.cpp's own
 // quantizer (ggml_quantize_chunk from the shipped libggml-base.so, ggml_quant.h) without and with an
-// importance matrix, and by ours (the search without and with the same importance, and GPTQ on the K grids),
+// importance matrix, and by ours (the search without and with the same importance, the search weighted per weight
+// by the loss's Fisher diagonal (minigpt/fisher.h: gradients, more than llama.cpp is given), and GPTQ on the K grids),
 // each measured against fp32 on the test split: KL divergence, top-1 agreement, ΔPPL with intervals, verb-tense
 // accuracy, bits per weight. The importance given to both quantizers is the same vector: the diagonal of each
 // Linear's calibration Hessian on the fp32 model (128 windows of the val split), which is what llama.cpp's
@@ -32,7 +33,8 @@ struct KquantsOptions {
 };
 
 // The quantizers of every type, in row order: llama.cpp's without and with the importance, ours likewise
-// (the plain recipe name and "-imatrix"), and our GPTQ ("-imatrix-gptq-act-order").
+// (the plain recipe name and "-imatrix"), ours weighted by the Fisher diagonal ("-fisher"), and our GPTQ
+// ("-imatrix-gptq-act-order").
 const std::vector<std::string>& kquant_quantizers();
 
 struct KquantRow {

@@ -83,21 +83,22 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
   if (!ratio_at.empty())
     s += "Each ratio with its 95% interval, paired by test window (both rows scored on the same windows; cluster-robust "
          "delta method).\n\n";
-  s += "| type | ours / llama.cpp (no importance) | ours+imatrix / llama.cpp+imatrix | ours-gptq / llama.cpp+imatrix | "
-       "ours-gptq / llama.cpp | lowest KLD |\n|---|---:|---:|---:|---:|---|\n";
-  int search_met = 0, search_total = 0, gptq_met = 0, gptq_total = 0;
+  s += "| type | ours / llama.cpp (no importance) | ours+imatrix / llama.cpp+imatrix | ours+fisher / llama.cpp+imatrix | "
+       "ours-gptq / llama.cpp+imatrix | ours-gptq / llama.cpp | lowest KLD |\n|---|---:|---:|---:|---:|---:|---|\n";
+  int search_met = 0, search_total = 0, gptq_met = 0, gptq_total = 0, fisher_met = 0, fisher_total = 0;
   std::string misses;
   for (const std::string& t : types) {
     const double plain = kld(t, "ours") / kld(t, "llama.cpp"), imp = kld(t, "ours+imatrix") / kld(t, "llama.cpp+imatrix");
     const double gptq = kld(t, "ours-gptq") / kld(t, "llama.cpp+imatrix"), gptq_plain = kld(t, "ours-gptq") / kld(t, "llama.cpp");
+    const double fisher = kld(t, "ours+fisher") / kld(t, "llama.cpp+imatrix");
     std::string best = "?";
     double lo = INFINITY;
     for (const std::string& q : kquant_quantizers())
       if (kld(t, q) < lo) lo = kld(t, q), best = q;
     const bool goal = gptq_goal_type(t);
-    s += fmt::format("| {} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{} | {} |\n", t, plain, ci(t, "ours", "llama.cpp"),
+    s += fmt::format("| {} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{} | {} |\n", t, plain, ci(t, "ours", "llama.cpp"),
                      plain <= 1 ? "" : " (missed)", imp, ci(t, "ours+imatrix", "llama.cpp+imatrix"), imp <= 1 ? "" : " (missed)",
-                     gptq, ci(t, "ours-gptq", "llama.cpp+imatrix"),
+                     fisher, ci(t, "ours+fisher", "llama.cpp+imatrix"), fisher <= 1 ? "" : " (above)", gptq, ci(t, "ours-gptq", "llama.cpp+imatrix"),
                      goal ? (gptq <= kGptqGoal ? " (goal met)" : " (goal missed)") : "", gptq_plain, ci(t, "ours-gptq", "llama.cpp"), best);
     for (const double v : {plain, imp}) {
       ++search_total;
@@ -105,6 +106,10 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
     }
     if (plain > 1) misses += fmt::format(" {} without importance by {:.1f}%{};", t, 100 * (plain - 1), ci(t, "ours", "llama.cpp"));
     if (imp > 1) misses += fmt::format(" {} with importance by {:.1f}%{};", t, 100 * (imp - 1), ci(t, "ours+imatrix", "llama.cpp+imatrix"));
+    if (!std::isnan(fisher)) {
+      ++fisher_total;
+      fisher_met += fisher <= 1;
+    }
     if (goal) {
       ++gptq_total;
       gptq_met += gptq <= kGptqGoal;
@@ -115,6 +120,9 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
                    "GPTQ at most {}x llama.cpp's KLD (with importance) at q2_k, q3_k and q4_k: {} of {}.{}\n",
                    search_met, search_total, kGptqGoal, gptq_met, gptq_total,
                    misses.empty() ? "" : " Missed:" + misses.substr(0, misses.size() - 1) + ".");
+  if (fisher_total > 0)
+    s += fmt::format("Ours with the search weighted by the Fisher diagonal (gradients: more than the importance llama.cpp is given) at "
+                     "or below llama.cpp with importance: {} of {} types.\n", fisher_met, fisher_total);
   return s;
 }
 

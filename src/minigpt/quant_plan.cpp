@@ -47,6 +47,9 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
   if (storage.size() > 8 && storage.ends_with("-imatrix")) {
     r.search = mq::Search::importance;
     storage.resize(storage.size() - 8);
+  } else if (storage.size() > 7 && storage.ends_with("-fisher")) {
+    r.search = mq::Search::fisher;
+    storage.resize(storage.size() - 7);
   } else if (storage.size() > 7 && storage.ends_with("-search")) {
     r.search = mq::Search::plain;
     plain_search = true;
@@ -64,6 +67,11 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
   r.scheme = mq::Scheme::parse(storage);
   if (r.search != mq::Search::none && !r.scheme.is_integer() && !r.scheme.is_kquant())
     throw mq::UsageError(fmt::format("scheme {}: a scale search needs an integer or K scheme", name));
+  if (r.search == mq::Search::fisher && !r.scheme.is_kquant())
+    throw mq::UsageError(fmt::format("scheme {}: -fisher weights the K families' scale search (q2_k .. q6_k); {} is not one", name,
+                                     r.scheme.name()));
+  if (r.search == mq::Search::fisher && r.gptq)
+    throw mq::UsageError(fmt::format("scheme {}: GPTQ picks its K grid by the Hessian's importance (-imatrix-gptq); -fisher-gptq is not a recipe", name));
   if (r.scheme.is_kquant()) {
     if (plain_search)
       throw mq::UsageError(fmt::format("scheme {}: the K families always search their scales; drop -search (-imatrix "
@@ -88,6 +96,7 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
 std::string LinearRecipe::name() const {
   // A K family's plain name already is the plain search.
   const char* searched = search == mq::Search::importance                        ? "-imatrix"
+                         : search == mq::Search::fisher                          ? "-fisher"
                          : search == mq::Search::plain && !scheme.is_kquant() ? "-search"
                                                                                : "";
   return scheme.name() + (transform.empty() ? "" : "-" + transform) + searched + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
@@ -109,8 +118,8 @@ PhaseRecipe PhaseRecipe::parse(const std::string& name) {
       throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy is round-to-nearest (no -{})", mq::clip_text(name),
                                        r.recipe->transform));
     // -imatrix needs the Linear's calibration Hessian, which (like GPTQ's) belongs to the Linear's own recipe.
-    if (r.recipe->search == mq::Search::importance)
-      throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy takes no importance (no -imatrix)", mq::clip_text(name)));
+    if (r.recipe->search == mq::Search::importance || r.recipe->search == mq::Search::fisher)
+      throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy takes no importance (no -imatrix or -fisher)", mq::clip_text(name)));
   }
   return r;
 }

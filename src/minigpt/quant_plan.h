@@ -19,7 +19,8 @@ namespace minigpt {
 // How one Linear is quantized and run. Named as the CLI and the sweep take it: a scheme of the format
 // table, then "-search" for the scale search with the plain error weights or "-imatrix" for the search weighted by
 // each input column's importance (the diagonal of the calibration Hessian; mq::Search, grid_search.h, and
-// kquant/search.h), after an optional equivalence transform right behind the scheme ("-awq", "-smooth":
+// kquant/search.h), or, for the K families only, "-fisher" for the search weighted per weight by the diagonal of
+// the loss's empirical Fisher on the calibration windows (fisher.h; no GPTQ, no phase copy), after an optional equivalence transform right behind the scheme ("-awq", "-smooth":
 // transform_table.h), then "-gptq" for GPTQ (integer and K schemes), then "+a8" to run it with per-token int8
 // activations or "+a16" with per-token 16-bit activations (int8 / int4 schemes), or "+bf16" with every
 // activation rounded to bf16 (any stored scheme, not fp32; mq::ActMode), e.g. "int4-g64-gptq+a8",
@@ -32,7 +33,7 @@ struct LinearRecipe {
   mq::Scheme scheme = mq::Scheme::fp32();
   bool gptq = false;
   mq::ActMode act = mq::ActMode::weight_only;
-  mq::Search search = mq::Search::none;  // K families: plain or importance (they always search)
+  mq::Search search = mq::Search::none;  // K families: plain, importance or fisher (they always search)
   // An equivalence transform run before quantizing, by its suffix in transform_table.h ("awq", "smooth"), or "".
   std::string transform;
 
@@ -41,7 +42,8 @@ struct LinearRecipe {
   std::string name() const;
   bool keeps_fp32() const { return scheme.kind == mq::Kind::fp32 && !gptq; }
   // GPTQ, or a search weighted by importance: both need the layer's calibration Hessian.
-  bool uses_hessian() const { return gptq || search == mq::Search::importance; }
+  // -fisher reads the Hessian only for the report's output errors; its weights come from the Fisher pass.
+  bool uses_hessian() const { return gptq || search == mq::Search::importance || search == mq::Search::fisher; }
   // uses_hessian(), or a transform (which reads activation statistics).
   bool needs_calibration() const { return uses_hessian() || !transform.empty(); }
   friend bool operator==(const LinearRecipe&, const LinearRecipe&) = default;

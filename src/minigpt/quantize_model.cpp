@@ -12,6 +12,7 @@
 #include "miniquant/linear.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
+#include "minigpt/fisher.h"
 #include "minigpt/channel_stats.h"
 #include "minigpt/scale_fold.h"
 #include "minigpt/transform_table.h"
@@ -89,6 +90,16 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
   std::map<std::string, mq::Hessian> all;  // non-sequential calibration: one pass on the (transformed) fp32 model
   const std::vector<LinearRecipe> recipes = plan.recipes();
   const bool hessians = std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.uses_hessian(); });
+  // -fisher: one pass of gradients on the fp32 master weights, before any Linear is quantized.
+  std::map<std::string, std::vector<float>> fisher;
+  if (std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.search == mq::Search::fisher; })) {
+    for (const LinearInfo& li : m.linears())
+      if (!li.weight)
+        throw mq::UsageError(fmt::format("{} has no fp32 weight for -fisher's gradients (quantize the fp32 checkpoint instead)", li.name));
+    const mq::Stopwatch t;
+    fisher = collect_fisher(m, calibration);
+    rep.calibration_seconds += t.seconds();
+  }
   if (hessians && !plan.gptq.sequential) {
     const mq::Stopwatch t;
     all = collect_hessians(m, calibration);
@@ -130,6 +141,9 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
         mq::GptqResult g = mq::gptq_quantize(li.weight, li.out, li.in, h, r.scheme, go, wname);
         lr.notes.insert(lr.notes.end(), g.notes.begin(), g.notes.end());
         q = std::move(g.q);
+      } else if (r.search == mq::Search::fisher) {  // -fisher: the K search weighted per weight by diag(F)
+        q = mq::quantize(li.weight, li.out, li.in, r.scheme,
+                         {.search = true, .importance = fisher.at(li.name).data(), .importance_per_weight = true}, wname);
       } else {  // -imatrix: the search weighted by diag(H), llama.cpp's importance matrix
         std::vector<float> importance(static_cast<size_t>(li.in));
         for (int64_t j = 0; j < li.in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>(h(j, j));

@@ -86,6 +86,8 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
     }
   // The search's importance of each input column: diag(H) as given (a dead column weighs nothing).
   std::vector<float> importance;
+  if (o.search == Search::fisher)
+    throw UsageError(fmt::format("tensor '{}': GPTQ weights its grid search by the Hessian's diagonal; a Fisher search is not one of its options", name));
   if (o.search == Search::importance)
     for (int64_t j = 0; j < cols; ++j) importance.push_back(static_cast<float>(h(j, j)));
   const float* imp = importance.empty() ? nullptr : importance.data();

@@ -157,7 +157,9 @@ void store_float_row(const float* w, int64_t cols, int64_t r, const Scheme& s, s
 
 QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
                      std::string_view name) {
-  if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, name, /*parallel*/ false);
+  if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, o.importance_per_weight, name, /*parallel*/ false);
+  if (o.importance_per_weight)
+    throw UsageError(fmt::format("tensor '{}': an importance per weight weights the K families' search; {} is not one", name, s.name()));
   QTensor q = detail::make_tensor(rows, cols, s, name);
   detail::check_finite_ref(w, rows, cols, name);
   if (!s.is_integer()) {

@@ -63,9 +63,10 @@ Grid asymmetric_grid(float lo, float hi, const Scheme& s);
 // The field of one weight on a grid (see the code convention above).
 uint8_t encode(float w, const Grid& g, const Scheme& s);
 
-// Where a scale search takes its error weights from: no search, the plain weights, or an importance per
-// input column (a recipe's -search / -imatrix; GPTQ's importance is its Hessian's diagonal).
-enum class Search : uint8_t { none, plain, importance };
+// Where a scale search takes its error weights from: no search, the plain weights, an importance per input
+// column (a recipe's -search / -imatrix; GPTQ's importance is its Hessian's diagonal), or one per weight (a K
+// recipe's -fisher: the diagonal of the loss's empirical Fisher, minigpt/fisher.h).
+enum class Search : uint8_t { none, plain, importance, fisher };
 
 // How a quantizer chooses each group's (K families: each block's) scales.
 struct QuantizeOptions {
@@ -77,6 +78,9 @@ struct QuantizeOptions {
   // matrix) weighting the search's error, or null: the plain weights (intN: every weight alike; K families:
   // kerror_weights in kquant/search.h).
   const float* importance = nullptr;
+  // K families only: `importance` is (rows, cols), one per weight (each row's blocks take their own slice)
+  // instead of one per input column. mq::UsageError for any other scheme.
+  bool importance_per_weight = false;
 };
 // What quantize() without options does: K families search, integer schemes take the plain grid.
 QuantizeOptions default_quantize_options(const Scheme& s);

@@ -47,7 +47,7 @@ double kmagnitude_at(const QTensor& q, int64_t r, int64_t c) {
 }
 
 QTensor kquantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, bool search, const float* importance,
-                  std::string_view name, bool parallel) {
+                  bool per_weight, std::string_view name, bool parallel) {
   QTensor q = detail::make_tensor(rows, cols, s, name);
   const KFamily& f = kfamily_of(s);
   detail::check_finite_ref(w, rows, cols, name);
@@ -64,7 +64,8 @@ QTensor kquantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, b
       uint8_t codes[kSuperBlock];
       for (int64_t b = 0; b < nb; ++b) {
         const float* x = w + r * cols + b * kSuperBlock;
-        kerror_weights(x, importance ? importance + b * kSuperBlock : nullptr, wt);
+        const float* imp = importance ? importance + (per_weight ? r * cols : 0) + b * kSuperBlock : nullptr;
+        kerror_weights(x, imp, wt);
         KParams p;
         try {
           p = kchoose_params(f, x, wt, search);
