@@ -1,7 +1,9 @@
-// AWQ and SmoothQuant on the shipped MiniGPT: the folded fp32 model computes what the original does, and on
-// the test split's first 4096 tokens the paired KLD ratios against the same recipe without them sit inside
-// bands measured with this code (deterministic at seed 42): AWQ below RTN at int2-g64 and SmoothQuant below
-// plain int8 +a8 beyond the interval; AWQ above RTN at int4-g128 and not below GPTQ (goals missed, stated so).
+// The calibrated recipes on the shipped MiniGPT. AWQ and SmoothQuant: the folded fp32 model computes what the
+// original does, and on the test split's first 4096 tokens the paired KLD ratios against the same recipe without
+// them sit inside bands measured with this code (deterministic at seed 42): AWQ below RTN at int2-g64 and
+// SmoothQuant below plain int8 +a8 beyond the interval; AWQ above RTN at int4-g128 and not below GPTQ (goals
+// missed, stated so). The K search weighted by the Fisher diagonal (-fisher) against the plain and the
+// importance-weighted search, likewise.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -51,10 +53,12 @@ Shipped load() {
   return {std::move(ref), std::move(tok), std::move(calib), std::move(test)};
 }
 
-Model quantized(const std::string& name, const std::vector<std::vector<int32_t>>& calib) {
+Model quantized(const std::string& name, const std::vector<std::vector<int32_t>>& calib, int windows = 32) {
   Model m = load_any_model(kPath, "", nullptr);
   QuantPlan p = QuantPlan::uniform(name);
-  p.gptq.calibration_windows = 32;
+  p.gptq.calibration_windows = windows;
+  // Without GPTQ, one calibration pass on the fp32 model (as experiments/29-kquants runs its recipes).
+  if (!p.any_gptq()) p.gptq.sequential = false;
   quantize_model(m, p, p.needs_calibration() ? calib : std::vector<std::vector<int32_t>>{});
   return m;
 }
@@ -105,4 +109,32 @@ TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD r
   CHECK(awq4.mean == doctest::Approx(1.2419).epsilon(0.04));
   CHECK(awq_gptq.mean == doctest::Approx(1.1350).epsilon(0.04));
   CHECK(smooth.mean == doctest::Approx(0.8358).epsilon(0.04));
+}
+
+TEST_CASE("the K search weighted by the Fisher diagonal against the plain and the importance-weighted search: paired KLD ratios") {
+  Shipped s = load();
+  const int len = s.ref.config().n_ctx;
+  const std::vector<std::string> names = {"q4_k", "q4_k-imatrix", "q4_k-fisher"};
+  // 128 windows, the plans' default: the Fisher diagonal sums one squared gradient per window, so it needs more
+  // windows than the Hessian's diagonal, which sums one outer product per token (with 32: fisher / imatrix 1.06).
+  CorpusConfig cfg;
+  cfg.train_tokens = 0;
+  const Corpus c = generate_corpus(Lexicon::load(MQ_SOURCE_DIR "/data/lexicon"), cfg);
+  const auto calib = calibration_windows(encode_split(s.tok, c.val), 128, len);
+  std::vector<Model> ms;
+  for (const auto& n : names) ms.push_back(quantized(n, calib, 128));
+  std::vector<const Model*> ptrs;
+  for (const auto& m : ms) ptrs.push_back(&m);
+  const auto passes = mqexp::divergence_pass(s.ref, ptrs, s.test, len, len / 2);
+  const auto ratio = [&](size_t a, size_t b) {
+    const mqexp::MeanInterval r = mqexp::clustered_ratio(passes[a].window_kl, passes[b].window_kl);
+    MESSAGE(fmt::format("{} / {}: KLD ratio {:.4f} [{:.4f}, {:.4f}]", names[a], names[b], r.mean, r.low, r.high));
+    return r;
+  };
+  const mqexp::MeanInterval plain = ratio(2, 0), imp = ratio(2, 1);
+  // Below the plain search beyond the interval; on these 4096 tokens a tie with the importance-weighted search
+  // (experiments/29-kquants measures both on the whole test split). Bands +-4%, measured with this code.
+  CHECK(plain.high < 1.0);
+  CHECK(plain.mean == doctest::Approx(0.5084).epsilon(0.04));
+  CHECK(imp.mean == doctest::Approx(1.0084).epsilon(0.04));
 }

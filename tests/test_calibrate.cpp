@@ -2,11 +2,14 @@
 // a Linear really sees (checked for the first block's QKV against LayerNorm computed by hand).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "miniquant/error.h"
 #include "minigpt/calibrate.h"
+#include "minigpt/fisher.h"
+#include "minigpt/graph.h"
 #include "minigpt/ops.h"
 #include "minigpt/params.h"
 
@@ -57,4 +60,49 @@ TEST_CASE("the first QKV projection's Hessian is that of LayerNorm(embedding + p
   // The hook is removed afterwards: another pass adds nothing.
   m.logits(windows[0]);
   CHECK(hs.at("h.0.attn.c_attn").samples() == 10);
+}
+
+TEST_CASE("the Fisher diagonal is the sum over windows of each weight's squared loss gradient (checked by finite differences)") {
+  Model m(tiny(), 42);
+  NormalSampler noise(11);
+  for (size_t i = 0; i < m.num_params(); ++i) m.params()[i] += static_cast<float>(0.1 * noise.next());
+  const std::vector<std::vector<int32_t>> windows = {{1, 5, 9, 2, 16, 3}, {4, 4, 0, 7}};
+  const auto f = collect_fisher(m, windows);
+  REQUIRE(f.size() == 8);
+  for (const LinearInfo& li : m.linears()) {
+    const std::vector<float>& v = f.at(li.name);
+    REQUIRE(v.size() == static_cast<size_t>(li.out) * li.in);
+    CHECK(std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x) && x >= 0.0f; }));
+    CHECK(*std::max_element(v.begin(), v.end()) > 0.0f);
+  }
+  // One window: F = (dL/dw)^2, L its mean cross-entropy. The derivative by central differences in double
+  // (the double graph), at the three weights of h.1.mlp.c_fc with the largest F.
+  const std::vector<int32_t>& w0 = windows[0];
+  const auto f0 = collect_fisher(m, {w0});
+  const std::vector<float>& fc = f0.at("h.1.mlp.c_fc");
+  const size_t off = m.layout().at("h.1.mlp.c_fc.weight").offset;
+  std::vector<double> p(m.params(), m.params() + m.num_params());
+  TrainGraph<double> g(m.config(), 1, static_cast<int>(w0.size()) - 1);
+  std::vector<size_t> idx(fc.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::partial_sort(idx.begin(), idx.begin() + 3, idx.end(), [&](size_t a, size_t b) { return fc[a] > fc[b]; });
+  for (int k = 0; k < 3; ++k) {
+    const size_t i = off + idx[static_cast<size_t>(k)];
+    const double h = 1e-4, keep = p[i];
+    p[i] = keep + h;
+    const double up = g.forward(p.data(), w0.data(), w0.data() + 1);
+    p[i] = keep - h;
+    const double down = g.forward(p.data(), w0.data(), w0.data() + 1);
+    p[i] = keep;
+    const double d = (up - down) / (2 * h);
+    CAPTURE(k);
+    CHECK(std::sqrt(double(fc[idx[static_cast<size_t>(k)]])) == doctest::Approx(std::fabs(d)).epsilon(1e-3));
+  }
+  // Sums over windows: the two windows' diagonals add up.
+  const auto f1 = collect_fisher(m, {windows[1]});
+  for (size_t i = 0; i < fc.size(); i += 97)
+    CHECK(f.at("h.1.mlp.c_fc")[i] == doctest::Approx(double(fc[i]) + f1.at("h.1.mlp.c_fc")[i]).epsilon(1e-5));
+  CHECK_THROWS_AS(collect_fisher(m, {}), mq::UsageError);
+  CHECK_THROWS_AS(collect_fisher(m, {{3}}), mq::UsageError);
+  CHECK_THROWS_AS(collect_fisher(m, {std::vector<int32_t>(18, 1)}), mq::UsageError);
 }

@@ -326,6 +326,36 @@ TEST_CASE("GPTQ on the K grids: output error below round-to-nearest's, with and 
   }
 }
 
+TEST_CASE("an importance per weight: each row's blocks read their own slice; a column importance repeated per row gives the same bytes") {
+  const int64_t rows = 6, cols = 512;
+  const std::vector<float> w = gaussian_matrix(rows, cols, 31);
+  Rng rng(32);
+  std::vector<float> col(static_cast<size_t>(cols)), per(static_cast<size_t>(rows * cols));
+  for (auto& v : col) v = static_cast<float>(std::exp(rng.normal()));
+  for (int64_t r = 0; r < rows; ++r) std::copy(col.begin(), col.end(), per.begin() + r * cols);
+  for (const KFamily* fp : families()) {
+    const Scheme s = Scheme::kquant(fp->bits);
+    CAPTURE(s.name());
+    const QTensor a = quantize(w.data(), rows, cols, s, {.search = true, .importance = col.data()});
+    const QTensor b = quantize(w.data(), rows, cols, s, {.search = true, .importance = per.data(), .importance_per_weight = true});
+    CHECK(a.codes == b.codes);
+    CHECK(quantize_ref(w.data(), rows, cols, s, {.search = true, .importance = per.data(), .importance_per_weight = true}).codes == b.codes);
+    // Row 3 alone weighted differently: only row 3's bytes may change, and they do.
+    std::vector<float> odd = per;
+    for (int64_t c = 0; c < cols; ++c) odd[static_cast<size_t>(3 * cols + c)] = static_cast<float>(std::exp(3.0 * rng.normal()));
+    const QTensor c = quantize(w.data(), rows, cols, s, {.search = true, .importance = odd.data(), .importance_per_weight = true});
+    for (int64_t r = 0; r < rows; ++r) {
+      const bool same = std::memcmp(c.row_codes(r), b.row_codes(r), static_cast<size_t>(b.row_bytes())) == 0;
+      CHECK(same == (r != 3));
+    }
+  }
+  // An integer grid's search takes one importance per input column only.
+  CHECK_THROWS_AS(quantize(w.data(), rows, cols, Scheme::integer(4, 64), {.search = true, .importance = per.data(), .importance_per_weight = true}),
+                  UsageError);
+  CHECK_THROWS_AS(quantize_ref(w.data(), rows, cols, Scheme::integer(4, 64), {.search = true, .importance = per.data(), .importance_per_weight = true}),
+                  UsageError);
+}
+
 TEST_CASE("intN shrink-grid search: never worse than the plain grid in its norm; same bytes both quantizers") {
   Rng rng(4);
   for (const char* name : {"int2-g64", "int3-g64", "int4-g32-asym", "int2-g64-asym", "int4-per-channel", "int8-per-tensor"}) {

@@ -29,19 +29,25 @@ TEST_CASE("recipe names: -search and -imatrix, the K families' default search, a
                         Case{"int3-g64-imatrix", mq::Search::importance, false, "int3-g64-imatrix"},
                         Case{"int4-g64-search+a8", mq::Search::plain, false, "int4-g64-search+a8"},
                         Case{"q5_k+bf16", mq::Search::plain, false, "q5_k+bf16"},
-                        Case{"q4_k+a8", mq::Search::plain, false, "q4_k+a8"}, Case{"int4-g64", mq::Search::none, false, "int4-g64"}}) {
+                        Case{"q4_k+a8", mq::Search::plain, false, "q4_k+a8"}, Case{"int4-g64", mq::Search::none, false, "int4-g64"},
+                        Case{"q3_k-fisher", mq::Search::fisher, false, "q3_k-fisher"},
+                        Case{"q4_k-fisher+a8", mq::Search::fisher, false, "q4_k-fisher+a8"}}) {
     CAPTURE(c.name);
     const LinearRecipe r = LinearRecipe::parse(c.name);
     CHECK(r.search == c.search);
     CHECK(r.gptq == c.gptq);
     CHECK(r.name() == c.printed);
-    CHECK(r.needs_calibration() == (c.gptq || c.search == mq::Search::importance));
+    CHECK(r.needs_calibration() == (c.gptq || c.search == mq::Search::importance || c.search == mq::Search::fisher));
     CHECK(LinearRecipe::parse(r.name()) == r);
   }
-  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k-gptq-search", "q7_k", "Q4_K", "int3-g64+a8"}) {
+  // -fisher weights the K search per weight: not an integer grid's, not GPTQ's, and a K name only once.
+  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k-gptq-search", "q7_k", "Q4_K", "int3-g64+a8", "int4-g64-fisher",
+                          "fp16-fisher", "q4_k-fisher-gptq", "q4_k-fisher-imatrix", "q4_k-imatrix-fisher", "-fisher"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(LinearRecipe::parse(bad), mq::UsageError);
   }
+  // A phase's own copy takes no calibration-weighted search.
+  CHECK_THROWS_AS(PhaseRecipe::parse("q4_k-fisher"), mq::UsageError);
 }
 
 TEST_CASE("llama.cpp's mixes on MiniGPT: q6_k for qkv and mlp_down where use_more_bits, the rest the base type") {
