@@ -36,7 +36,8 @@ const std::string kPath = MQ_SOURCE_DIR "/data/minigpt.safetensors";
 struct Shipped {
   Model ref;
   Tokenizer tok;
-  std::vector<std::vector<int32_t>> calib;
+  std::vector<int32_t> val;                  // the val split, encoded
+  std::vector<std::vector<int32_t>> calib;  // its first 32 windows
   std::vector<int32_t> test;
 };
 
@@ -47,10 +48,11 @@ Shipped load() {
   CorpusConfig cfg;  // seed 42; val and test only
   cfg.train_tokens = 0;
   const Corpus c = generate_corpus(Lexicon::load(MQ_SOURCE_DIR "/data/lexicon"), cfg);
-  auto calib = calibration_windows(encode_split(tok, c.val), 32, ref.config().n_ctx);
+  std::vector<int32_t> val = encode_split(tok, c.val);
+  auto calib = calibration_windows(val, 32, ref.config().n_ctx);
   std::vector<int32_t> test = encode_split(tok, c.test);
   test.resize(4096);
-  return {std::move(ref), std::move(tok), std::move(calib), std::move(test)};
+  return {std::move(ref), std::move(tok), std::move(val), std::move(calib), std::move(test)};
 }
 
 Model quantized(const std::string& name, const std::vector<std::vector<int32_t>>& calib, int windows = 32) {
@@ -62,6 +64,29 @@ Model quantized(const std::string& name, const std::vector<std::vector<int32_t>>
   quantize_model(m, p, p.needs_calibration() ? calib : std::vector<std::vector<int32_t>>{});
   return m;
 }
+// The recipes `names` quantized from the shipped model, their test windows' KL against it in one pass, and the
+// paired ratio of one recipe's KLD to another's (printed).
+class PairedKld {
+ public:
+  PairedKld(const Shipped& s, std::vector<std::string> names, const std::vector<std::vector<int32_t>>& calib, int windows)
+      : names_(std::move(names)) {
+    std::vector<Model> ms;
+    for (const auto& n : names_) ms.push_back(quantized(n, calib, windows));
+    std::vector<const Model*> ptrs;
+    for (const auto& m : ms) ptrs.push_back(&m);
+    const int len = s.ref.config().n_ctx;
+    passes_ = mqexp::divergence_pass(s.ref, ptrs, s.test, len, len / 2);
+  }
+  mqexp::MeanInterval ratio(size_t a, size_t b) const {
+    const mqexp::MeanInterval r = mqexp::clustered_ratio(passes_[a].window_kl, passes_[b].window_kl);
+    MESSAGE(fmt::format("{} / {}: KLD ratio {:.4f} [{:.4f}, {:.4f}]", names_[a], names_[b], r.mean, r.low, r.high));
+    return r;
+  }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<mqexp::DivergencePass> passes_;
+};
 }  // namespace
 
 TEST_CASE("AWQ's scales folded into the shipped model leave its fp32 logits unchanged to rounding") {
@@ -84,21 +109,10 @@ TEST_CASE("AWQ's scales folded into the shipped model leave its fp32 logits unch
 }
 
 TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD ratios inside measured bands") {
-  Shipped s = load();
-  const int len = s.ref.config().n_ctx;
-  const std::vector<std::string> names = {"int2-g64", "int2-g64-awq", "int4-g128", "int4-g128-awq", "int3-g64-gptq", "int3-g64-awq-gptq",
-                                          "int8-per-channel+a8", "int8-per-channel-smooth+a8"};
-  std::vector<Model> ms;
-  for (const auto& n : names) ms.push_back(quantized(n, s.calib));
-  std::vector<const Model*> ptrs;
-  for (const auto& m : ms) ptrs.push_back(&m);
-  const auto passes = mqexp::divergence_pass(s.ref, ptrs, s.test, len, len / 2);
-  const auto ratio = [&](size_t a, size_t b) {
-    const mqexp::MeanInterval r = mqexp::clustered_ratio(passes[a].window_kl, passes[b].window_kl);
-    MESSAGE(fmt::format("{} / {}: KLD ratio {:.4f} [{:.4f}, {:.4f}]", names[a], names[b], r.mean, r.low, r.high));
-    return r;
-  };
-  const mqexp::MeanInterval awq2 = ratio(1, 0), awq4 = ratio(3, 2), awq_gptq = ratio(5, 4), smooth = ratio(7, 6);
+  const Shipped s = load();
+  const PairedKld k(s, {"int2-g64", "int2-g64-awq", "int4-g128", "int4-g128-awq", "int3-g64-gptq", "int3-g64-awq-gptq",
+                        "int8-per-channel+a8", "int8-per-channel-smooth+a8"}, s.calib, 32);
+  const mqexp::MeanInterval awq2 = k.ratio(1, 0), awq4 = k.ratio(3, 2), awq_gptq = k.ratio(5, 4), smooth = k.ratio(7, 6);
   // The goals where they are met: AWQ below RTN at 2 bits, SmoothQuant below plain +a8, both beyond the interval.
   CHECK(awq2.high < 1.0);
   CHECK(smooth.high < 1.0);
@@ -112,26 +126,11 @@ TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD r
 }
 
 TEST_CASE("the K search weighted by the Fisher diagonal against the plain and the importance-weighted search: paired KLD ratios") {
-  Shipped s = load();
-  const int len = s.ref.config().n_ctx;
-  const std::vector<std::string> names = {"q4_k", "q4_k-imatrix", "q4_k-fisher"};
+  const Shipped s = load();
   // 128 windows, the plans' default: the Fisher diagonal sums one squared gradient per window, so it needs more
   // windows than the Hessian's diagonal, which sums one outer product per token (with 32: fisher / imatrix 1.06).
-  CorpusConfig cfg;
-  cfg.train_tokens = 0;
-  const Corpus c = generate_corpus(Lexicon::load(MQ_SOURCE_DIR "/data/lexicon"), cfg);
-  const auto calib = calibration_windows(encode_split(s.tok, c.val), 128, len);
-  std::vector<Model> ms;
-  for (const auto& n : names) ms.push_back(quantized(n, calib, 128));
-  std::vector<const Model*> ptrs;
-  for (const auto& m : ms) ptrs.push_back(&m);
-  const auto passes = mqexp::divergence_pass(s.ref, ptrs, s.test, len, len / 2);
-  const auto ratio = [&](size_t a, size_t b) {
-    const mqexp::MeanInterval r = mqexp::clustered_ratio(passes[a].window_kl, passes[b].window_kl);
-    MESSAGE(fmt::format("{} / {}: KLD ratio {:.4f} [{:.4f}, {:.4f}]", names[a], names[b], r.mean, r.low, r.high));
-    return r;
-  };
-  const mqexp::MeanInterval plain = ratio(2, 0), imp = ratio(2, 1);
+  const PairedKld k(s, {"q4_k", "q4_k-imatrix", "q4_k-fisher"}, calibration_windows(s.val, 128, s.ref.config().n_ctx), 128);
+  const mqexp::MeanInterval plain = k.ratio(2, 0), imp = k.ratio(2, 1);
   // Below the plain search beyond the interval; on these 4096 tokens a tie with the importance-weighted search
   // (experiments/29-kquants measures both on the whole test split). Bands +-4%, measured with this code.
   CHECK(plain.high < 1.0);
