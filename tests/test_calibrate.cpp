@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "miniquant/error.h"
@@ -84,7 +85,7 @@ TEST_CASE("the Fisher diagonal is the sum over windows of each weight's squared 
   std::vector<double> p(m.params(), m.params() + m.num_params());
   TrainGraph<double> g(m.config(), 1, static_cast<int>(w0.size()) - 1);
   std::vector<size_t> idx(fc.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::iota(idx.begin(), idx.end(), size_t{0});
   std::partial_sort(idx.begin(), idx.begin() + 3, idx.end(), [&](size_t a, size_t b) { return fc[a] > fc[b]; });
   for (int k = 0; k < 3; ++k) {
     const size_t i = off + idx[static_cast<size_t>(k)];

@@ -98,7 +98,8 @@ std::string kquants_readme_block(const nlohmann::json& r, const nlohmann::json& 
     const bool goal = gptq_goal_type(t);
     s += fmt::format("| {} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{}{} | {:.3f}{} | {} |\n", t, plain, ci(t, "ours", "llama.cpp"),
                      plain <= 1 ? "" : " (missed)", imp, ci(t, "ours+imatrix", "llama.cpp+imatrix"), imp <= 1 ? "" : " (missed)",
-                     fisher, ci(t, "ours+fisher", "llama.cpp+imatrix"), fisher <= 1 ? "" : " (above)", gptq, ci(t, "ours-gptq", "llama.cpp+imatrix"),
+                     fisher, ci(t, "ours+fisher", "llama.cpp+imatrix"), std::isnan(fisher) ? " (not measured)" : fisher <= 1 ? "" : " (above)",
+                     gptq, ci(t, "ours-gptq", "llama.cpp+imatrix"),
                      goal ? (gptq <= kGptqGoal ? " (goal met)" : " (goal missed)") : "", gptq_plain, ci(t, "ours-gptq", "llama.cpp"), best);
     for (const double v : {plain, imp}) {
       ++search_total;

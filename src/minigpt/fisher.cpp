@@ -15,7 +15,9 @@ namespace minigpt {
 std::map<std::string, std::vector<float>> collect_fisher(const Model& m, const std::vector<std::vector<int32_t>>& windows) {
   if (windows.empty()) throw mq::UsageError("Fisher information needs calibration windows; none were given");
   for (const LinearInfo& li : m.linears())
-    if (!li.weight) throw mq::UsageError(fmt::format("Fisher information: {} has no fp32 weight (a quantized checkpoint)", li.name));
+    if (!li.weight)
+      throw mq::UsageError(fmt::format("Fisher information: {} has no fp32 weight (the model was loaded from a quantized checkpoint); "
+                                       "quantize the fp32 checkpoint instead", li.name));
   const ModelConfig& c = m.config();
   for (const auto& w : windows)
     if (w.size() < 2 || w.size() > static_cast<size_t>(c.n_ctx) + 1)

@@ -17,7 +17,7 @@ namespace minigpt {
 // One (out, in) vector per Linear of `m` (row-major like its weight): sum over windows of (d loss / d w)^2,
 // loss = the window's mean next-token cross-entropy, on the fp32 master parameters (whatever projections are
 // installed). Each window has 2 to n_ctx + 1 tokens (inputs w[0..n-2], targets w[1..n-1]). mq::UsageError for
-// no windows or a window outside that range.
+// no windows, a window outside that range, or a Linear without its fp32 weight (a quantized checkpoint).
 std::map<std::string, std::vector<float>> collect_fisher(const Model& m, const std::vector<std::vector<int32_t>>& windows);
 
 }  // namespace minigpt

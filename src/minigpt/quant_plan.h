@@ -20,8 +20,8 @@ namespace minigpt {
 // table, then "-search" for the scale search with the plain error weights or "-imatrix" for the search weighted by
 // each input column's importance (the diagonal of the calibration Hessian; mq::Search, grid_search.h, and
 // kquant/search.h), or, for the K families only, "-fisher" for the search weighted per weight by the diagonal of
-// the loss's empirical Fisher on the calibration windows (fisher.h; no GPTQ, no phase copy), after an optional equivalence transform right behind the scheme ("-awq", "-smooth":
-// transform_table.h), then "-gptq" for GPTQ (integer and K schemes), then "+a8" to run it with per-token int8
+// the loss's empirical Fisher on the calibration windows (fisher.h; no GPTQ, no phase copy), after an optional
+// equivalence transform right behind the scheme ("-awq", "-smooth": transform_table.h), then "-gptq" for GPTQ (integer and K schemes), then "+a8" to run it with per-token int8
 // activations or "+a16" with per-token 16-bit activations (int8 / int4 schemes), or "+bf16" with every
 // activation rounded to bf16 (any stored scheme, not fp32; mq::ActMode), e.g. "int4-g64-gptq+a8",
 // "int2-g64-search-gptq", "q4_k-imatrix-gptq". The K families (q2_k .. q6_k) always search: their plain name

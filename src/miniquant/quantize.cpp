@@ -101,6 +101,11 @@ void check_finite_ref(const float* w, int64_t rows, int64_t cols, std::string_vi
     if (!std::isfinite(w[i])) throw_bad_value(name, w, cols, i, "non-finite");
 }
 
+void check_options_not_k(const QuantizeOptions& o, const Scheme& s, std::string_view name) {
+  if (o.importance_per_weight)
+    throw UsageError(fmt::format("tensor '{}': an importance per weight weights the K families' search; {} is not one", name, s.name()));
+}
+
 QTensor make_tensor(int64_t rows, int64_t cols, const Scheme& s, std::string_view name) {
   try {
     s.check_shape(rows, cols);
@@ -158,8 +163,7 @@ void store_float_row(const float* w, int64_t cols, int64_t r, const Scheme& s, s
 QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
                      std::string_view name) {
   if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, o.importance_per_weight, name, /*parallel*/ false);
-  if (o.importance_per_weight)
-    throw UsageError(fmt::format("tensor '{}': an importance per weight weights the K families' search; {} is not one", name, s.name()));
+  detail::check_options_not_k(o, s, name);
   QTensor q = detail::make_tensor(rows, cols, s, name);
   detail::check_finite_ref(w, rows, cols, name);
   if (!s.is_integer()) {

@@ -8,6 +8,8 @@ namespace mq::detail {
 
 [[noreturn]] void throw_bad_value(std::string_view name, const float* w, int64_t cols, int64_t idx, const char* why);
 void check_finite_ref(const float* w, int64_t rows, int64_t cols, std::string_view name);
+// The options a scheme other than a K family cannot take (an importance per weight): UsageError naming the tensor.
+void check_options_not_k(const QuantizeOptions& o, const Scheme& s, std::string_view name);
 // Validates the shape (UsageError naming the tensor) and allocates codes, scales and zero-points.
 QTensor make_tensor(int64_t rows, int64_t cols, const Scheme& s, std::string_view name);
 // Grid from a group's min, max and absmax, errors naming the tensor and the scale's index.

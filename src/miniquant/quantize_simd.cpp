@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 
-#include <fmt/core.h>
 #include <xsimd/xsimd.hpp>
 
 #include "miniquant/error.h"
@@ -113,8 +112,7 @@ void for_rows(int64_t rows, Body&& body) {
 QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
                  std::string_view name) {
   if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, o.importance_per_weight, name, /*parallel*/ true);
-  if (o.importance_per_weight)
-    throw UsageError(fmt::format("tensor '{}': an importance per weight weights the K families' search; {} is not one", name, s.name()));
+  detail::check_options_not_k(o, s, name);
   QTensor q = detail::make_tensor(rows, cols, s, name);
 
   int64_t bad = INT64_MAX;

@@ -54,8 +54,8 @@ double kmagnitude_at(const QTensor& q, int64_t r, int64_t c);
 
 // w: (rows, cols). search = false: plain round-to-nearest (each sub-block's range mapped onto its codes, the
 // sub-block scales onto their integers), the baseline; true: the weighted search of search.h. importance:
-// (cols) per input column, or (rows, cols) per weight when per_weight, or null for the plain error weights. parallel: rows split over OpenMP threads (the
-// bytes are the same either way: each block is quantized alone). Throws mq::Error naming the tensor for NaN /
+// (cols) per input column, or (rows, cols) per weight when per_weight, or null for the plain error weights.
+// parallel: rows split over OpenMP threads (the bytes are the same either way: each block is quantized alone). Throws mq::Error naming the tensor for NaN /
 // Inf weights or factors beyond fp16, mq::UsageError for a width that is not a multiple of 256.
 QTensor kquantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, bool search, const float* importance,
                   bool per_weight, std::string_view name, bool parallel);
