@@ -32,6 +32,7 @@ struct LabCheckOptions {
   bool no_rebuild = false;
   std::string run_dir, answers;
   int64_t ppl_tokens = 0;
+  std::string blocks;
 };
 
 // Runs `argv` (argv[0] a path, or a name looked up in PATH) with the terminal's stdout/stderr; returns its exit code.
@@ -89,6 +90,7 @@ void check(const LabCheckOptions& o) {
   if (o.reference && answers.empty() && !lab.run_dir.empty()) answers = root + "/" + lab.solution;
   if (!run.empty()) args.insert(args.end(), {"--run-dir", run});
   if (!answers.empty()) args.insert(args.end(), {"--answers", answers});
+  if (!o.blocks.empty()) args.insert(args.end(), {"--block", o.blocks});
   if (o.ppl_tokens > 0) args.insert(args.end(), {"--ppl-tokens", std::to_string(o.ppl_tokens)});
   // Graders that time nothing: OpenMP threads that sleep at barriers instead of spinning keep a busy machine (or
   // one shared with a build) from running them ten times slower. Lab 06 times GEMVs of 20-40 us, which waking
@@ -149,12 +151,13 @@ void register_lab(CLI::App& app) {
 
   auto o = std::make_shared<LabCheckOptions>();
   CLI::App* c = cmd->add_subcommand("check", "Grade lab NN: each TODO block of your file passed or failed, and the numeric bars");
-  c->add_option("lab", o->lab, "00, 01, 02, 03, 04 or 05")->required();
+  c->add_option("lab", o->lab, "00 to 07 (`miniquant lab list`)")->required();
   c->add_flag("--reference", o->reference, "grade the library's own implementation (and the committed run) instead of yours");
   c->add_flag("--no-rebuild", o->no_rebuild, "refuse to grade a grader older than your file instead of rebuilding it");
   c->add_option("--run-dir,--sweep-dir", o->run_dir,
                 "labs 02, 04, 05: your `miniquant sweep / energy / mixed --out` folder (default labs/NN-topic/sweep or run)");
   c->add_option("--answers", o->answers, "labs 02, 04, 05: your answers (default labs/NN-topic/answers.md)");
+  c->add_option("--block", o->blocks, "grade only these blocks, e.g. E or CD (default: every block)");
   c->add_option("--ppl-tokens", o->ppl_tokens, "perplexity checks score this many test-split tokens (default 8192)");
   c->callback([o] { check(*o); });
 

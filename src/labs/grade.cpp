@@ -67,6 +67,7 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
   app.add_option("--root", o.root, "the repository (data/, experiments/)");
   app.add_option("--run-dir,--sweep-dir", o.run_dir, "labs 02, 04, 05: the folder `miniquant sweep / energy / mixed --out` wrote");
   app.add_option("--answers", o.answers, "labs 02, 04, 05: the file with your answers to the lab's questions");
+  app.add_option("--block", o.blocks, "grade only these blocks, e.g. E or CD (default: every block)");
   app.add_option("--ppl-tokens", o.ppl_tokens, "perplexity checks score this many test-split tokens")
       ->check(CLI::Range(int64_t{1024}, int64_t{200000}));
   try {
@@ -78,7 +79,24 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
     return 2;
   }
 
-  const Lab lab = make(o);
+  if (app.count("--block") && o.blocks.empty()) {
+    fmt::print(stderr, "lab: error: --block is empty: give the blocks to grade, e.g. E\n");
+    return 2;
+  }
+  o.learner = !learner_object.empty();
+  Lab lab = make(o);
+  if (!o.blocks.empty()) {
+    std::vector<Block> chosen;
+    for (const Block& b : lab.blocks)
+      if (o.blocks.find(b.id) != std::string::npos) chosen.push_back(b);
+    std::string ids;
+    for (const Block& b : lab.blocks) ids += b.id;
+    if (o.blocks.find_first_not_of(ids) != std::string::npos) {
+      fmt::print(stderr, "lab: error: --block {}: lab {} has blocks {} only\n", o.blocks, lab.number, ids);
+      return 2;
+    }
+    lab.blocks = chosen;
+  }
   fmt::print("lab {} {}: your file is {}\n", lab.number, lab.title, lab.file);
   int passed = 0;
   std::vector<Check> bars;
@@ -125,7 +143,7 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
     fmt::print("    {}  {}: {} (bar: {})\n", c.passed ? "passed" : "FAILED", c.name, c.got, c.expected);
   if (bars.empty()) fmt::print("    (none measured)\n");
   const int n = static_cast<int>(lab.blocks.size());
-  fmt::print("lab {}: {} of {} blocks passed{}\n", lab.number, passed, n,
+  fmt::print("lab {}: {} of {} blocks passed{}{}\n", lab.number, passed, n, o.blocks.empty() ? std::string() : " (--block " + o.blocks + ")",
              passed == n ? "" : "; see the handout's TODO blocks and pitfalls");
   return passed == n ? 0 : 1;
 }

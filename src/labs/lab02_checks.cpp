@@ -17,6 +17,7 @@
 #include "lab02.h"
 #include "labs/answers.h"
 #include "labs/grade.h"
+#include "labs/ownership.h"
 #include "labs/workbench.h"
 #include "miniquant/error.h"
 #include "miniquant/random.h"
@@ -264,11 +265,15 @@ std::vector<Fact> join(std::initializer_list<const std::vector<Fact>*> parts) {
   return v;
 }
 
-void block_d(Checks& c, const std::string& path, const std::string& dir) {
+void block_d(Checks& c, const std::string& path, const std::string& dir, const LabOptions& o) {
   const std::map<int, std::string> a = answer_sections(mq::read_file(path), 4);
   for (int q = 1; q <= 4; ++q)
     if (a.at(q).find("TODO") != std::string::npos)
       throw std::runtime_error(fmt::format("lab 02 block D: not implemented yet: answer {} in {} still says TODO", q, path));
+  if (o.learner) {
+    check_own_run(c, dir, o.root + "/experiments/26-quant-curve", {"results.json"});
+    check_own_answers(c, a, o.root + "/solutions/02-pareto-curve-ref.md", 4);
+  }
   nlohmann::json j;
   try {
     j = mqexp::read_json(dir + "/results.json");
@@ -276,26 +281,99 @@ void block_d(Checks& c, const std::string& path, const std::string& dir) {
     throw std::runtime_error(fmt::format("the answers are checked against your sweep's results.json: {}", e.what()));
   }
   const mqexp::SweepResults res = mqexp::sweep_results_from_json(j);
-  std::vector<double> leaves;
-  json_numbers(j, leaves);
+  // The fields each question asks about (what its answer may cite beyond the derived quantities).
+  const std::vector<std::string> size = {"schemes.[].bytes", "schemes.[].bytes_ratio", "schemes.[].bits_per_weight"},
+                                 quality = {"schemes.[].ppl", "schemes.[].ppl_over_baseline", "schemes.[].verb_tense_accuracy",
+                                            "schemes.[].generalization_accuracy", "schemes.[].verb_tense.overall",
+                                            "schemes.[].generalization.overall", "schemes.[].divergence", "method_comparisons"},
+                                 speed = {"schemes.[].decode_traffic", "schemes.[].decode_tokens_per_s", "schemes.[].prefill_tokens_per_s",
+                                          "schemes.[].decode_speedup", "schemes.[].prefill_speedup", "schemes.[].roofline",
+                                          "schemes.[].decode_gbps", "schemes.[].decode_gflops", "gpt2_small_shaped.schemes"};
+  const auto cat = [](std::initializer_list<const std::vector<std::string>*> v) {
+    std::vector<std::string> out;
+    for (const auto* x : v) out.insert(out.end(), x->begin(), x->end());
+    return out;
+  };
+  // Of the rows a question asks about: 2 compares fp32, RTN and GPTQ at int4-g64; 3 int4 against fp32 (both models).
+  const auto rows_of = [&](const std::vector<std::string>& schemes, const std::vector<std::string>& paths) {
+    std::vector<double> v;
+    for (const char* model : {"schemes", "gpt2_small_shaped"}) {
+      const nlohmann::json& rows = std::string(model) == "schemes" ? j.value("schemes", nlohmann::json::array())
+                                                                    : j.value("gpt2_small_shaped", nlohmann::json::object()).value("schemes", nlohmann::json::array());
+      for (const auto& row : rows)
+        if (std::find(schemes.begin(), schemes.end(), row.value("scheme", std::string())) != schemes.end()) {
+          std::vector<std::string> local;
+          for (const std::string& p : paths)
+            if (p.rfind("schemes.[].", 0) == 0) local.push_back(p.substr(11));
+          const std::vector<double> x = json_numbers_under(row, local);
+          v.insert(v.end(), x.begin(), x.end());
+        }
+    }
+    return v;
+  };
+  const std::vector<std::string> int4 = {"fp32", "int4-g64", "int4-g64+a8", "int4-g64+bf16"};
+  const std::vector<double> l1 = json_numbers_under(j, cat({&size, &quality})),
+                            l2 = rows_of({"fp32", "int4-g64", "int4-g64-gptq"}, quality), l3 = rows_of(int4, speed),
+                            l4 = json_numbers_under(j, cat({&size, &quality, &speed}));
+  // And the derived quantities of those rows only.
+  const auto of_rows = [](const std::vector<Fact>& facts, const std::vector<std::string>& schemes) {
+    std::vector<Fact> v;
+    for (const Fact& f : facts)
+      for (const std::string& s : schemes)
+        if (f.what.rfind(s + " ", 0) == 0 || f.what.rfind("GPT-2-shaped " + s + " ", 0) == 0) {
+          v.push_back(f);
+          break;
+        }
+    return v;
+  };
   Derived d;
   ratios(d, res.schemes, "");
   ratios(d, res.gpt2_schemes, "GPT-2-shaped ");
-  std::vector<std::string> frontier, all;
+  std::vector<std::string> frontier, all, dominated;
+  const mqexp::SchemeRow *fp = nullptr, *rtn = nullptr, *gptq = nullptr;
   for (const auto& r : res.schemes) {
     if (r.ok) all.push_back(r.scheme);
     if (r.on_pareto_frontier) frontier.push_back(r.scheme);
+    if (r.ok && r.quality && !r.on_pareto_frontier) dominated.push_back(r.scheme);
+    if (!r.ok || !r.quality) continue;
+    if (r.scheme == "fp32") fp = &r;
+    if (r.scheme == "int4-g64") rtn = &r;
+    if (r.scheme == "int4-g64-gptq") gptq = &r;
   }
   const std::string lb = "lab 02 block D";
   // Each answer may cite its question's quantities beyond the JSON's numbers: 1 sizes and quality, 2 quality,
   // 3 speed and the roofline's ratios, 4 any of them.
-  check_answer(c, lb, 1, a.at(1), {&leaves, join({&d.size, &d.quality}), {{"the bytes or perplexity of a frontier scheme", d.frontier_rows}},
-                                   frontier, {}, "schemes your results flag on the frontier"});
-  check_answer(c, lb, 2, a.at(2), {&leaves, d.quality, {{"INT4 g64 + GPTQ's perplexity or its gap to FP32", d.gptq},
-                                                        {"how much of round-to-nearest's gap it closes (or RTN's perplexity)", d.closed}}, {}, {}, ""});
-  check_answer(c, lb, 3, a.at(3), {&leaves, d.speed, {{"the roofline's predicted INT4 speed-up (intensity or bytes ratio)", d.predicted},
+  AnswerRules r1{&l1, join({&d.size, &d.quality}), {{"the bytes or perplexity of a frontier scheme", d.frontier_rows}},
+                 frontier, {}, "schemes your results flag on the frontier"};
+  r1.names_only_negated = dominated;
+  for (const auto& r : res.schemes)
+    if (r.ok && r.quality && fp) {
+      const double bytes = static_cast<double>(r.footprint.bytes);
+      r1.owners.push_back({r.scheme, {bytes, r.quality->ppl, bytes > 0 ? static_cast<double>(fp->footprint.bytes) / bytes : NAN,
+                                      r.quality->ppl / fp->quality->ppl - 1.0, r.quality->ppl - fp->quality->ppl}});
+    }
+  r1.negated_what = "dominated scheme named as on the frontier";
+  check_answer(c, lb, 1, a.at(1), r1);
+  AnswerRules r2{&l2, of_rows(d.quality, {"fp32", "int4-g64", "int4-g64-gptq"}), {{"INT4 g64 + GPTQ's perplexity or its gap to FP32", d.gptq},
+                                      {"how much of round-to-nearest's gap it closes (or RTN's perplexity)", d.closed}}, {}, {}, ""};
+  if (fp && rtn && gptq) {
+    // Whose perplexity is whose, and which of the two is better, as the run says.
+    const std::vector<std::string> g = {"gptq", "int4-g64-gptq"}, n = {"rtn", "round-to-nearest", "int4-g64"};
+    const auto facts = [&](const mqexp::SchemeRow& r) {
+      return std::vector<Fact>{{r.scheme + " perplexity", r.quality->ppl},
+                               {r.scheme + " gap to fp32", r.quality->ppl / fp->quality->ppl - 1.0},
+                               {r.scheme + " perplexity minus fp32's", r.quality->ppl - fp->quality->ppl}};
+    };
+    r2.attributions = {{facts(*gptq), g, n}, {facts(*rtn), n, g}};
+    if (gptq->quality->ppl != rtn->quality->ppl) {
+      r2.better = gptq->quality->ppl < rtn->quality->ppl ? g : n;
+      r2.worse = gptq->quality->ppl < rtn->quality->ppl ? n : g;
+    }
+  }
+  check_answer(c, lb, 2, a.at(2), r2);
+  check_answer(c, lb, 3, a.at(3), {&l3, of_rows(d.speed, int4), {{"the roofline's predicted INT4 speed-up (intensity or bytes ratio)", d.predicted},
                                                       {"the measured INT4 decode speed-up (or its tokens/s)", d.measured}}, {}, {}, ""});
-  check_answer(c, lb, 4, a.at(4), {&leaves, join({&d.size, &d.quality, &d.speed}), {{"a number of your sweep backing the choice", d.rows}}, {}, all,
+  check_answer(c, lb, 4, a.at(4), {&l4, join({&d.size, &d.quality, &d.speed}), {{"a number of your sweep backing the choice", d.rows}}, {}, all,
                                    "schemes of your sweep"});
 }
 
@@ -315,7 +393,7 @@ Lab make(const LabOptions& o) {
       {"C", "the sweep: " + sweep, [sweep, o](Checks& c) { block_c(c, sweep, o.root); },
        {"INT4 g64 + GPTQ perplexity gap to FP32 under 15%", "INT4 g64 bits per Linear weight 4.25",
         "Pareto frontier present", "roofline overlay: INT4 g64 decode intensity 2x-8x FP32's"}, {}},
-      {"D", "the four questions: " + answers, [answers, sweep](Checks& c) { block_d(c, answers, sweep); }, {}, {}},
+      {"D", "the four questions: " + answers, [answers, sweep, o](Checks& c) { block_d(c, answers, sweep, o); }, {}, {}},
   };
   return lab;
 }

@@ -19,6 +19,7 @@
 #include "lab04.h"
 #include "labs/answers.h"
 #include "labs/grade.h"
+#include "labs/ownership.h"
 #include "labs/workbench.h"
 #include "miniquant/energy/fake_powercap.h"
 #include "miniquant/error.h"
@@ -147,6 +148,10 @@ void block_a(Checks& c) {
   fs::remove(t.path / "intel-rapl:0:1" / "energy_uj");
   const std::string vanished = throws_error([&] { (void)mine.read(); });
   c.expect(vanished.rfind("threw mq::Error", 0) == 0, "dram's energy_uj removed mid-run", "read() throws mq::Error", vanished);
+  put(t.path / "intel-rapl:0:1" / "energy_uj", "");
+  const std::string empty = throws_error([&] { (void)mine.read(); });
+  c.expect(empty.rfind("threw mq::Error", 0) == 0, "dram's energy_uj empty mid-run (read as 0, it would pass for a wrap)", "read() throws mq::Error",
+           empty);
   put(t.path / "intel-rapl:0:1" / "energy_uj", "5000000");
   const std::string above = throws_error([&] { (void)mine.read(); });
   c.expect(above.rfind("threw mq::Error", 0) == 0, "dram reads 5,000,000 uJ, above its range of 1,000,000", "read() throws mq::Error", above);
@@ -233,15 +238,21 @@ void block_b(Checks& c, const LabOptions& o) {
   };
   std::string lv;
   int n = 0;
+  // A geometric sweep, and every capacity exactly and one byte over it (a working set that fills a cache fits).
+  std::vector<double> sizes;
+  for (double bytes = 1024; bytes < 4e9; bytes *= 1.7) sizes.push_back(bytes);
+  for (const auto& m : machines)
+    for (const auto& cl : m)
+      for (int t : {1, 2, 8}) sizes.push_back(static_cast<double>(cl.bytes) * t), sizes.push_back(static_cast<double>(cl.bytes) * t + 1);
   for (size_t mi = 0; mi < machines.size(); ++mi)
-    for (double bytes = 1024; bytes < 4e9; bytes *= 1.7)
+    for (double bytes : sizes)
       for (int threads : {1, 2, 8}) {
         ++n;
         const int want = en::level_for(machines[mi], bytes, threads), got_l = lab::level_for(machines[mi], bytes, threads);
         if (want != got_l && lv.empty())
           lv = fmt::format("machine {}, {:.0f} bytes, {} threads: level {} (library {})", mi, bytes, threads, got_l, want);
       }
-  c.expect(lv.empty(), fmt::format("{} working sets on 4 cache layouts (private, shared, no L3, none)", n), "equal to mq::energy::level_for",
+  c.expect(lv.empty(), fmt::format("{} working sets on 4 cache layouts (private, shared, no L3, none), each capacity exactly", n), "equal to mq::energy::level_for",
            lv.empty() ? "all equal" : lv);
   const int l40 = lab::level_for(machines[0], 40 << 10, 1), l40x2 = lab::level_for(machines[0], 40 << 10, 2);
   c.expect(l40 == 1 && l40x2 == 0, "40 KiB with a private 32 KiB L1d (and a 64 KiB L1i)", "L2 (1) on one thread, L1 (0) on two",
@@ -362,6 +373,10 @@ void block_d(Checks& c) {
       {{9.0, 9.0, 1.0, 1.1, 0.9, 1.05, 0.95, 1.02, 5.0}, 2},     // an outlier above
       {{1.0, 1.0, 1.0, 1.0}, 0},                                 // sd 0
       {{2.0, 10.0, 10.1, 9.9, 10.05, 0.5, 10.2, 9.95}, 1},       // an outlier below
+      {{1.0, 1.01, 0.99, 5.0}, 0},                               // 4 trials: the fewest with Tukey fences
+      {{9.0, 1.0, 1.01, 0.99, 5.0}, 1},                          // 4 after a warm-up: indices into the measured ones
+      {{9.0, 1.0, 1.01, 5.0}, 1},                                // 3 after a warm-up: too few for outliers
+      {{1.0, 1.0, 1.0, 1.0, 1.0, 3.0}, 0},                       // quartiles equal: any other value is out
   };
   for (int k = 0; k < 60; ++k) {
     std::vector<double> v;
@@ -440,7 +455,16 @@ void ratio_facts(std::vector<Fact>& f, const nlohmann::json& r, const std::strin
     if (r.contains(k)) f.push_back({what + " " + k, r[k].get<double>()});
 }
 
-void block_e(Checks& c, const std::string& dir, const std::string& answers, const std::string& root) {
+// The paired ratio's 95% interval and the saving's, as fractions.
+std::vector<std::pair<double, double>> paired_intervals(const nlohmann::json& r) {
+  std::vector<std::pair<double, double>> v;
+  if (r.contains("ratio_ci95_low") && r.contains("ratio_ci95_high")) v.emplace_back(r["ratio_ci95_low"].get<double>(), r["ratio_ci95_high"].get<double>());
+  if (r.contains("saving_ci95_low") && r.contains("saving_ci95_high")) v.emplace_back(r["saving_ci95_low"].get<double>(), r["saving_ci95_high"].get<double>());
+  return v;
+}
+
+void block_e(Checks& c, const std::string& dir, const std::string& answers, const LabOptions& o) {
+  const std::string& root = o.root;
   const std::map<int, std::string> a = answer_sections(mq::read_file(answers), 4);
   for (int q = 1; q <= 4; ++q)
     if (a.at(q).find("TODO") != std::string::npos)
@@ -460,6 +484,10 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   }
   c.expect(bad.empty(), "manifest.json", "written by `miniquant energy` beside summary.json, on the shipped checkpoint",
            bad.empty() ? "consistent" : bad);
+  if (o.learner) {
+    check_own_run(c, dir, root + "/experiments/28-energy", {"summary.json", "rounds.csv"});
+    check_own_answers(c, a, root + "/solutions/04-energy-ref.md", 4);
+  }
   const nlohmann::json& mg = s.at("models").at("minigpt");
   std::string missing;
   for (const char* n : {"float32", "int8", "int4-g64"})
@@ -470,8 +498,6 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
            missing.empty() ? fmt::format("{} methods, {} rounds", mg.at("methods").size(), rounds) : "missing: " + missing);
   if (!missing.empty()) return;
 
-  std::vector<double> leaves;
-  json_numbers(s, leaves);
   std::vector<Fact> derived;
   std::vector<const nlohmann::json*> ms;
   for (const auto& m : mg.at("methods"))
@@ -483,19 +509,49 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   const nlohmann::json* best = ms.front();
   for (const auto* m : ms)
     if (jpt(*m, "total") < jpt(*best, "total")) best = m;
+  const nlohmann::json &fp = *method(mg, "float32"), &i4 = *method(mg, "int4-g64");
+  // The fields each question asks about, of the methods it asks about: the winner's and float32's energy per token
+  // and paired ratios (1), int4-g64's and float32's (2), float32's batch curve (3); anything of the run for 4.
+  const auto fields = [](std::initializer_list<const nlohmann::json*> of, const std::vector<std::string>& paths) {
+    std::vector<double> v;
+    for (const auto* m : of) {
+      const std::vector<double> x = json_numbers_under(*m, paths);
+      v.insert(v.end(), x.begin(), x.end());
+    }
+    return v;
+  };
+  const auto pairs = [](const nlohmann::json& x, const nlohmann::json& y) {
+    std::vector<Fact> f;
+    for (const char* ph : {"prefill", "decode", "post", "total"})
+      f.push_back({ph, jpt(x, ph) / jpt(y, ph)}), f.push_back({ph, jpt(y, ph) / jpt(x, ph)});
+    return f;
+  };
+  const std::vector<std::string> per_token = {"phases.*.joules_per_token", "savings_vs_float32.energy_per_token"};
+  const std::vector<double> l1 = fields({best, &fp}, per_token), l2 = fields({&i4, &fp}, per_token),
+                            l3 = fields({&fp}, {"batch", "batch_speedup_vs_b1"}), l4 = json_numbers_under(s, {"models", "robustness", "statements"});
   std::vector<Fact> q1;
   if (best->contains("savings_vs_float32")) ratio_facts(q1, (*best)["savings_vs_float32"]["energy_per_token"]["total"], name_of(*best));
   q1.push_back({name_of(*best) + " total J/token", jpt(*best, "total")});
   const std::string lb = "lab 04 block E";
-  check_answer(c, lb, 1, a.at(1), {&leaves, derived, {{"its paired ratio (or saving) against float32", q1}}, {}, {name_of(*best)},
-                                   "method with the lowest total J/token in your run"});
-  const nlohmann::json& i4 = *method(mg, "int4-g64");
+  AnswerRules r1{&l1, pairs(*best, fp), {{"its paired ratio (or saving) against float32", q1}}, {}, {name_of(*best)},
+                 "method with the lowest total J/token in your run"};
+  // In joules per token, with the paired interval (of the ratio or of the saving): not per request, not unpaired.
+  r1.mentions_any = {"per token", "/token", "per generated token"};
+  r1.mentions_what = "its energy per token";
+  r1.interval_what = "the paired ratio's 95% interval (or the saving's)";
+  if (best->contains("savings_vs_float32")) r1.intervals = paired_intervals((*best)["savings_vs_float32"]["energy_per_token"]["total"]);
+  check_answer(c, lb, 1, a.at(1), r1);
   const nlohmann::json& sv = i4.at("savings_vs_float32").at("energy_per_token");
   const char* phase = sv.at("prefill").at("ratio").get<double>() < sv.at("decode").at("ratio").get<double>() ? "prefill" : "decode";
   std::vector<Fact> q2;
   ratio_facts(q2, sv.at(phase), std::string("int4-g64 ") + phase);
-  check_answer(c, lb, 2, a.at(2), {&leaves, derived, {{std::string("int4-g64's saving in that phase"), q2}}, {}, {phase}, "phase that saves most"});
-  const nlohmann::json& fp = *method(mg, "float32");
+  AnswerRules r2{&l2, pairs(i4, fp), {{std::string("int4-g64's saving in that phase"), q2}}, {}, {phase}, "phase that saves most"};
+  // Each phase's ratio next to its own name: "prefill saves most: 0.553" citing decode's ratio is refused.
+  const std::string other = std::string(phase) == "prefill" ? "decode" : "prefill";
+  std::vector<Fact> q2o;
+  ratio_facts(q2o, sv.at(other), "int4-g64 " + other);
+  r2.attributions = {{q2, {phase}, {other}}, {q2o, {other}, {phase}}};
+  check_answer(c, lb, 2, a.at(2), r2);
   // Decode alone (summary.json) or decode + post per generated token (report.txt's batch curve).
   double b1 = NAN, b4 = NAN, t1 = NAN, t4 = NAN;
   for (const auto& b : fp.value("batch", nlohmann::json::array())) {
@@ -506,12 +562,19 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   }
   c.expect(std::isfinite(b1) && std::isfinite(b4), "the batch curve", "float32 decode measured at batch 1 and 4 (--batch 1,4)",
            std::isfinite(b1) && std::isfinite(b4) ? "measured" : "not measured");
-  check_answer(c, lb, 3, a.at(3), {&leaves, derived, {{"float32's decode J/token at batch 1 and 4 (or their ratio)",
-                                                       {{"batch 1", b1}, {"batch 4", b4}, {"1 / 4", b1 / b4}, {"4 / 1", b4 / b1},
-                                                        {"batch 1 with post", t1}, {"batch 4 with post", t4}, {"1 / 4 with post", t1 / t4},
-                                                        {"4 / 1 with post", t4 / t1}}}}, {}, {}, ""});
+  AnswerRules r3{&l3, {}, {{"float32's decode J/token at batch 1 and 4 (or their ratio)",
+                                     {{"batch 1", b1}, {"batch 4", b4}, {"1 / 4", b1 / b4}, {"4 / 1", b4 / b1},
+                                      {"batch 1 with post", t1}, {"batch 4 with post", t4}, {"1 / 4 with post", t1 / t4},
+                                      {"4 / 1 with post", t4 / t1}}}}, {}, {}, ""};
+  // The direction, as the first verb of change says it.
+  const std::vector<std::string> down = {"falls", "fell", "drops", "dropped", "decreases", "decreased", "declines", "shrinks", "goes down", "halves", "is lower"},
+                                  up = {"rises", "rose", "increases", "increased", "grows", "goes up", "doubles", "is higher"};
+  r3.claim_right = b4 < b1 ? down : up;
+  r3.claim_wrong = b4 < b1 ? up : down;
+  r3.claim_what = fmt::format("that it {} from batch 1 to 4", b4 < b1 ? "falls" : "rises");
+  check_answer(c, lb, 3, a.at(3), r3);
   const bool measured = s.value("measured", false);
-  AnswerRules r4{&leaves, derived, {}, {}, {}, ""};
+  AnswerRules r4{&l4, derived, {}, {}, {}, ""};
   r4.require_number = false;
   r4.mentions_any = measured ? std::vector<std::string>{"rapl", "perf", "measured"} : std::vector<std::string>{"model"};
   r4.mentions_what = measured ? "that a meter measured them (RAPL or perf)" : "that the energy model computed them";
@@ -535,7 +598,7 @@ Lab make(const LabOptions& o) {
       {"D", "trial statistics and the paired ratio of interleaved rounds", block_d,
        {"a 40% saving under a drifting machine: the paired interval narrower"},
        {"mq::energy::summarize_trials", "mq::energy::paired_ratio", "mq::energy::ratio_of_means"}},
-      {"E", "your run of `miniquant energy` and the four questions: " + run, [run, answers, o](Checks& c) { block_e(c, run, answers, o.root); }, {}, {}},
+      {"E", "your run of `miniquant energy` and the four questions: " + run, [run, answers, o](Checks& c) { block_e(c, run, answers, o); }, {}, {}},
   };
   return lab;
 }

@@ -19,6 +19,7 @@
 #include "lab05.h"
 #include "labs/answers.h"
 #include "labs/grade.h"
+#include "labs/ownership.h"
 #include "labs/workbench.h"
 #include "miniquant/error.h"
 #include "miniquant/format.h"
@@ -163,7 +164,9 @@ void block_b(Checks& c, const LabOptions& o) {
 
   const Workbench wb = load_workbench(o);
   std::vector<std::vector<int32_t>> windows;
-  for (int w = 0; w < 3; ++w) windows.emplace_back(wb.val.begin() + 64 * w, wb.val.begin() + 64 * (w + 1));
+  // Windows of unequal length: the mean is over every position, not the mean of the windows' means.
+  for (const auto& [at, len] : std::vector<std::pair<int, int>>{{0, 64}, {64, 24}, {88, 40}})
+    windows.emplace_back(wb.val.begin() + at, wb.val.begin() + at + len);
   const auto fresh = [&wb] { return wb.fresh(); };
   const std::vector<double> want = mqexp::linear_sensitivity(fresh, windows, "int2-g64");
   const std::vector<double> got = lab::linear_sensitivity(fresh, windows, "int2-g64");
@@ -174,7 +177,7 @@ void block_b(Checks& c, const LabOptions& o) {
   for (size_t i = 0; i < want.size() && d.empty(); ++i)
     // Tight: the all-fp16 base's own KL (~4e-8 nats here) is 5e-7 of the largest, and a base left in fp32 must show.
     if (!(std::fabs(got[i] - want[i]) <= 1e-9 * mx)) d = fmt::format("{}: {:.12g} (library {:.12g})", lin[i].name, got[i], want[i]);
-  c.expect(d.empty(), "each of the 16 Linears alone in int2-g64 (the rest fp16), 3 windows of 64 validation tokens",
+  c.expect(d.empty(), "each of the 16 Linears alone in int2-g64 (the rest fp16), 3 windows of 64, 24 and 40 validation tokens",
            "its KL increase over the all-fp16 model equal to mqexp::linear_sensitivity's (1e-9 of the largest)",
            d.empty() ? fmt::format("all equal; largest {:.4g} nats", mx) : d);
   if (d.empty()) {
@@ -310,16 +313,30 @@ void block_d(Checks& c) {
            fmt::format("{:g}, {:g}, {}, {}", e, inf, neg, nan));
   mq::Rng rng(42);
   std::string first;
-  for (int k = 0; k < 300 && first.empty(); ++k) {
-    const int n = 1 + static_cast<int>(rng.below(8)), rounds = 2 + static_cast<int>(rng.below(9));
-    std::vector<double> drift;
-    for (int r = 0; r < rounds; ++r) drift.push_back(1.0 + 0.4 * rng.uniform());
+  // Exact ties first: two identical configurations (their paired ratio is exactly 1, its interval [1, 1], so
+  // neither is cheaper beyond it, and the first of equal EPIs is the optimum), and an exact 2x in every round.
+  const std::vector<double> j0 = {1e-3, 1.2e-3, 0.9e-3}, j2 = {2e-3, 2.4e-3, 1.8e-3};
+  const std::vector<std::vector<mqexp::EpiPoint>> ties = {
+      {{"a", 0.9, j0}, {"b", 0.9, j0}},
+      {{"a", 0.9, j0}, {"b", 0.92, j2}, {"c", 0.9, j0}},
+      {{"a", 0.92, j2}, {"b", 0.9, j0}, {"c", 0.9, j0}, {"d", 0.92, j2}},
+  };
+  for (int k = 0; k < 300 + static_cast<int>(ties.size()) && first.empty(); ++k) {
     std::vector<mqexp::EpiPoint> pts;
-    for (int i = 0; i < n; ++i) {
-      mqexp::EpiPoint p{fmt::format("cfg{}", i), 0.9 + 0.02 * static_cast<double>(rng.below(4)), {}};
-      const double base = 1e-3 * (1.0 + 0.1 * static_cast<double>(rng.below(5)));
-      for (int r = 0; r < rounds; ++r) p.joules_per_token.push_back(base * drift[static_cast<size_t>(r)] * (1 + 0.03 * rng.normal()));
-      pts.push_back(std::move(p));
+    int n = 0, rounds = 0;
+    if (k < static_cast<int>(ties.size())) {
+      pts = ties[static_cast<size_t>(k)];
+      n = static_cast<int>(pts.size()), rounds = 3;
+    } else {
+      n = 1 + static_cast<int>(rng.below(8)), rounds = 2 + static_cast<int>(rng.below(9));
+      std::vector<double> drift;
+      for (int r = 0; r < rounds; ++r) drift.push_back(1.0 + 0.4 * rng.uniform());
+      for (int i = 0; i < n; ++i) {
+        mqexp::EpiPoint p{fmt::format("cfg{}", i), 0.9 + 0.02 * static_cast<double>(rng.below(4)), {}};
+        const double base = 1e-3 * (1.0 + 0.1 * static_cast<double>(rng.below(5)));
+        for (int r = 0; r < rounds; ++r) p.joules_per_token.push_back(base * drift[static_cast<size_t>(r)] * (1 + 0.03 * rng.normal()));
+        pts.push_back(std::move(p));
+      }
     }
     const auto want = mqexp::epi_frontier(pts), got = lab::epi_frontier(pts);
     const std::string wo = mqexp::epi_optimal(pts), go = lab::epi_optimal(pts);
@@ -332,13 +349,14 @@ void block_d(Checks& c) {
       first = fmt::format("set {}: EPI-optimal {} (library {})", k, go, wo);
     }
   }
-  c.expect(first.empty(), "300 sets of 1-8 configurations in 2-10 paired rounds (accuracy ties, a drifting machine)",
+  c.expect(first.empty(), "3 sets of exact ties, 300 sets of 1-8 configurations in 2-10 paired rounds (accuracy ties, a drifting machine)",
            "frontier and EPI-optimal equal to mqexp::epi_frontier / epi_optimal", first.empty() ? "all equal" : first);
 }
 
 // ---- block E: the learner's study and answers ----------------------------------------------------------
 
-void block_e(Checks& c, const std::string& dir, const std::string& answers, const std::string& root) {
+void block_e(Checks& c, const std::string& dir, const std::string& answers, const LabOptions& o) {
+  const std::string& root = o.root;
   const std::map<int, std::string> a = answer_sections(mq::read_file(answers), 4);
   for (int q = 1; q <= 4; ++q)
     if (a.at(q).find("TODO") != std::string::npos)
@@ -357,6 +375,10 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
     bad = std::string("manifest.json: ") + e.what();
   }
   c.expect(bad.empty(), "manifest.json", "written by `miniquant mixed` beside results.json, on the shipped checkpoint", bad.empty() ? "consistent" : bad);
+  if (o.learner) {
+    check_own_run(c, dir, root + "/experiments/27-mixed-epi", {"results.json"});
+    check_own_answers(c, a, root + "/solutions/05-mixed-precision-ref.md", 4);
+  }
   int hand = 0, autos = 0, with_epi = 0;
   for (const auto& x : res.at("configs")) {
     const std::string kind = x.value("kind", std::string());
@@ -372,22 +394,46 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
                        sens_ok ? "measured" : "missing"));
   if (with_epi == 0 || !sens_ok) return;
 
-  std::vector<double> leaves;
-  json_numbers(res, leaves);
-  std::vector<Fact> derived;
   const json& cs = res.at("configs");
-  for (const auto& x : cs)
-    for (const auto& y : cs)
-      if (x.contains("epi") && y.contains("epi") && x["epi"].is_number() && y["epi"].is_number()) {
-        derived.push_back({"EPI ratio", x["epi"].get<double>() / y["epi"].get<double>()});
-        derived.push_back({"J/token ratio", x.value("joules_per_token", 0.0) / std::max(1e-300, y.value("joules_per_token", 1.0))});
-      }
   const json* best = nullptr;
   for (const auto& x : cs)
     if (x["epi"].is_number() && (!best || x["epi"].get<double>() < (*best)["epi"].get<double>())) best = &x;
+  std::vector<const json*> on_front;
+  for (const auto& x : cs)
+    if (x.value("on_epi_frontier", false) && x["epi"].is_number()) on_front.push_back(&x);
+  // The fields each question asks about, of the configurations it asks about: the lowest-EPI one's EPI, J/token and
+  // accuracy (1), the sensitivity table (2), the frontier's (3), the allocation against the hand-written maps (4);
+  // and the ratios among those configurations.
+  const std::vector<std::string> cfg = {"epi", "joules_per_token", "accuracy", "accuracy_detail", "energy.joules_per_token", "energy.vs_fp32"};
+  const auto fields = [&](const std::vector<const json*>& of) {
+    std::vector<double> v;
+    for (const json* x : of) {
+      const std::vector<double> f = json_numbers_under(*x, cfg);
+      v.insert(v.end(), f.begin(), f.end());
+    }
+    return v;
+  };
+  const auto ratios = [](const std::vector<const json*>& of) {
+    std::vector<Fact> d;
+    for (const json* x : of)
+      for (const json* y : of)
+        if (x != y) {
+          d.push_back({"EPI ratio", (*x)["epi"].get<double>() / (*y)["epi"].get<double>()});
+          d.push_back({"J/token ratio", x->value("joules_per_token", 0.0) / std::max(1e-300, y->value("joules_per_token", 1.0))});
+        }
+    return d;
+  };
+  std::vector<const json*> best_and_front = on_front;
+  best_and_front.push_back(best);
+  std::vector<double> l3 = fields(on_front);
+  const std::vector<double> rq2 = json_numbers_under(res, {"answers.rq2"});
+  l3.insert(l3.end(), rq2.begin(), rq2.end());
+  const std::vector<double> l1 = fields({best}), l2 = json_numbers_under(res, {"sensitivity"}),
+                            l4 = json_numbers_under(res, {"allocation_vs_hand", "allocation.maps", "sensitivity.base_fp16"});
+  const std::vector<Fact> derived1 = ratios(best_and_front), derived3 = ratios(on_front);
   const std::string lb = "lab 05 block E";
   check_answer(c, lb, 1, a.at(1),
-               {&leaves, derived,
+               {&l1, derived1,
                 {{"its EPI, J/token or accuracy", {{"EPI", (*best)["epi"].get<double>()}, {"J/token", best->value("joules_per_token", NAN)},
                                                    {"accuracy", best->value("accuracy", NAN)}}}},
                 {}, {(*best)["config_id"].get<std::string>()}, "configuration with the lowest EPI"});
@@ -401,11 +447,13 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   const std::string kind = (*top)["kind"].get<std::string>();
   const std::map<std::string, std::string> module = {{"qkv", "attn.c_attn"}, {"attn_out", "attn.c_proj"}, {"mlp_up", "mlp.c_fc"}, {"mlp_down", "mlp.c_proj"}};
   check_answer(c, lb, 2, a.at(2),
-               {&leaves, derived, {{"its KL increase (or KL)", {{"dKL", (*top)["dkl"].get<double>()}, {"KL", (*top)["kl_mean"].get<double>()}}}},
+               {&l2, {}, {{"its KL increase (or KL)", {{"dKL", (*top)["dkl"].get<double>()}, {"KL", (*top)["kl_mean"].get<double>()}}}},
                 {}, {kind, fmt::format("h.{}.{}", (*top)["layer"].get<int>(), module.count(kind) ? module.at(kind) : kind)},
                 "most sensitive Linear (its tensor kind or module)"});
-  std::vector<std::string> front;
+  std::vector<std::string> front, off_front;
   std::vector<Fact> ff;
+  for (const auto& x : cs)
+    if (!x.value("on_epi_frontier", false) && x.contains("config_id")) off_front.push_back(x["config_id"]);
   for (const auto& x : cs)
     if (x.value("on_epi_frontier", false)) {
       front.push_back(x["config_id"]);
@@ -413,20 +461,50 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
       ff.push_back({"accuracy", x.value("accuracy", NAN)});
       ff.push_back({"EPI", x["epi"].get<double>()});
     }
-  check_answer(c, lb, 3, a.at(3), {&leaves, derived, {{"the J/token, accuracy or EPI of a frontier configuration", ff}}, front, {},
-                                   "configurations your results flag on the frontier"});
+  AnswerRules r3{&l3, derived3, {{"the J/token, accuracy or EPI of a frontier configuration", ff}}, front, {},
+                 "configurations your results flag on the frontier"};
+  r3.names_only_negated = off_front;
+  for (const json* x : on_front) r3.owners.push_back({(*x)["config_id"].get<std::string>(), json_numbers_under(*x, cfg)});
+  r3.negated_what = "configuration off the frontier named as on it";
+  check_answer(c, lb, 3, a.at(3), r3);
   const std::set<std::string> given = {"uniform-int4", "protect-ends"};
   std::vector<std::string> chosen;
   std::vector<Fact> kl;
-  for (const auto& m : res.value("allocation_vs_hand", json::array()))
+  // Your map: the only one, or the one the answer names first (the reference study has many hand-written maps).
+  const json* mine = nullptr;
+  size_t first_at = std::string::npos;
+  static const json none = json::array();
+  const json& pairs = res.contains("allocation_vs_hand") ? res["allocation_vs_hand"] : none;  // a reference: `mine` points into it
+  for (const auto& m : pairs)
     if (!given.count(m["hand"].get<std::string>())) {
       chosen.push_back(m["auto"]);
       for (const char* k : {"hand_kl", "auto_kl", "auto_predicted_kl"})
         if (m.contains(k) && m[k].is_number()) kl.push_back({k, m[k].get<double>()});
+      const std::string hand = m["hand"].get<std::string>();
+      for (size_t at = a.at(4).find(hand); at != std::string::npos; at = a.at(4).find(hand, at + 1))
+        if (names(a.at(4).substr(at, hand.size() + 1), hand) && at < first_at) first_at = at, mine = &m;
     }
+  if (!mine && chosen.size() == 1)
+    for (const auto& m : pairs)
+      if (!given.count(m["hand"].get<std::string>())) mine = &m;
   c.expect(!chosen.empty(), "an allocated map at the bytes of your own map", "in results.json's allocation_vs_hand",
            chosen.empty() ? "none: add your map to the configs folder and run the study again" : fmt::format("{} found", chosen.size()));
-  check_answer(c, lb, 4, a.at(4), {&leaves, derived, {{"the two maps' KL divergence", kl}}, {}, chosen, "map the allocator chose"});
+  AnswerRules r4{&l4, {}, {{"the two maps' KL divergence", kl}}, {}, chosen, "map the allocator chose"};
+  if (mine && mine->contains("auto_kl") && mine->contains("hand_kl") && (*mine)["auto_kl"].is_number() && (*mine)["hand_kl"].is_number()) {
+    const double auto_kl = (*mine)["auto_kl"].get<double>(), hand_kl = (*mine)["hand_kl"].get<double>();
+    // The allocated map's KL next to its name (or "the allocator"), the hand-written one's next to its own.
+    const std::vector<std::string> an = {(*mine)["auto"].get<std::string>(), "allocator", "allocated"},
+                                    hn = {(*mine)["hand"].get<std::string>(), "hand-written", "my map", "your map", "mine"};
+    r4.attributions = {{{{"auto_kl", auto_kl}}, an, hn}, {{{"hand_kl", hand_kl}}, hn, an}};
+    if (auto_kl != hand_kl) {
+      // Lower or higher than yours: the first comparative the answer uses.
+      const std::vector<std::string> lower = {"lower", "smaller", "less"}, higher = {"higher", "larger", "greater"};
+      r4.claim_right = auto_kl < hand_kl ? lower : higher;
+      r4.claim_wrong = auto_kl < hand_kl ? higher : lower;
+      r4.claim_what = fmt::format("that the allocator's KL is {} than your map's", auto_kl < hand_kl ? "lower" : "higher");
+    }
+  }
+  check_answer(c, lb, 4, a.at(4), r4);
 }
 
 Lab make(const LabOptions& o) {
@@ -442,7 +520,7 @@ Lab make(const LabOptions& o) {
       {"C", "bit allocation: the multiple-choice knapsack", block_c, {"16 Linears x 5 recipes: the exact frontier"},
        {"mqexp::allocation_frontier", "mqexp::best_within", "mqexp::best_within_brute_force"}},
       {"D", "EPI and the accuracy-vs-J/token frontier", block_d, {}, {"mqexp::epi", "mqexp::epi_frontier", "mqexp::epi_optimal"}},
-      {"E", "your run of `miniquant mixed` and the four questions: " + run, [run, answers, o](Checks& c) { block_e(c, run, answers, o.root); }, {}, {}},
+      {"E", "your run of `miniquant mixed` and the four questions: " + run, [run, answers, o](Checks& c) { block_e(c, run, answers, o); }, {}, {}},
   };
   return lab;
 }

@@ -1,0 +1,252 @@
+// The graders read written answers, not only their numbers (issue 57 item 4): realistic planted mistakes in the
+// reference write-ups of labs 02, 04 and 05 (a claim reversed, numbers given to the wrong scheme or phase, a unit
+// off by 1000x, an interval dropped or not the paired one, a dominated scheme listed on the frontier), each graded
+// against the committed run by the reference grader, must fail the check that names the mistake; rewordings of
+// correct answers (another case, another order) must pass; the learner's grader refuses the committed run and
+// the reference's answers as the learner's own. And a cited number nudged by 0.5-10% is refused.
+// Registered by CMakeLists.txt as lab_answers (labels lab, lab02, lab04, lab05); built only with MQ_LABS.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "labs/answers.h"
+#include "miniquant/util/io.h"
+#include "miniquant/util/sysinfo.h"
+#include "../temp_dir.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Lab {
+  std::string nn, run, solution;
+};
+const Lab kLab02{"02", "experiments/26-quant-curve", "solutions/02-pareto-curve-ref.md"};
+const Lab kLab04{"04", "experiments/28-energy", "solutions/04-energy-ref.md"};
+const Lab kLab05{"05", "experiments/27-mixed-epi", "solutions/05-mixed-precision-ref.md"};
+
+std::string src(const std::string& rel) { return std::string(MQ_SOURCE_DIR) + "/" + rel; }
+
+// [begin, end) of answer q's text in a write-up ("## q." up to the next heading).
+std::pair<size_t, size_t> section(const std::string& text, int q) {
+  const size_t h = text.find(fmt::format("\n## {}.", q));
+  REQUIRE(h != std::string::npos);
+  const size_t b = text.find('\n', h + 1);
+  const size_t e = text.find("\n#", b);
+  return {b, e == std::string::npos ? text.size() : e};
+}
+
+// Replaces the first `from` inside answer q with `to`; the anchor must be there (a regenerated write-up that
+// lost it is a test to update, not a mistake that passed).
+std::string in_answer(std::string text, int q, const std::string& from, const std::string& to) {
+  const auto [b, e] = section(text, q);
+  const size_t at = text.find(from, b);
+  INFO("anchor '" << from << "' in answer " << q);
+  REQUIRE((at != std::string::npos && at + from.size() <= e));
+  return text.replace(at, from.size(), to);
+}
+
+// The number right after `word` in answer q (e.g. "PPL " -> "15.272").
+std::string number_after(const std::string& text, int q, const std::string& word) {
+  const auto [b, e] = section(text, q);
+  const size_t at = text.find(word, b);
+  INFO("anchor '" << word << "' in answer " << q);
+  REQUIRE((at != std::string::npos && at < e));
+  size_t i = at + word.size(), j = i;
+  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.' || text[j] == 'e' || text[j] == '-')) ++j;
+  REQUIRE(j > i);
+  return text.substr(i, j - i);
+}
+
+std::string swap_in_answer(std::string text, int q, const std::string& a, const std::string& b) {
+  text = in_answer(text, q, a, "\x01");
+  text = in_answer(text, q, b, a);
+  return in_answer(text, q, "\x01", b);
+}
+
+// The first " [low, high]" of answer q: where its " [" starts and its "]" is.
+std::pair<size_t, size_t> first_interval(const std::string& t, int q) {
+  const auto [b, e] = section(t, q);
+  const size_t o = t.find(" [", b), c = t.find(']', o);
+  REQUIRE((o != std::string::npos && c < e));
+  return {o, c};
+}
+
+struct Graded {
+  int code;
+  std::string out;
+};
+
+// Grades `answers_text` against the lab's committed run: the answers block alone (D in lab 02, E in 04 and 05).
+Graded grade(const Lab& lab, const std::string& answers_text, bool learner = false) {
+  const std::string blocks = lab.nn == "02" ? "D" : "E";
+  static const std::string dir = mqtest::temp_path("mq_test", "mq_lab_answers_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = dir + "/answers-" + lab.nn + ".md";
+  mq::write_file_atomic(path, answers_text);
+  const std::string exe = (fs::path(MQ_CLI_PATH).parent_path() / "labs" / ("lab" + lab.nn + (learner ? "" : "_ref"))).string();
+  const mq::CommandOutput r = mq::run_command(fmt::format("{} --run-dir {} --answers {} --block {} 2>&1", exe, src(lab.run), path, blocks));
+  return {r.code, r.out};
+}
+
+struct Planted {
+  const Lab* lab;
+  std::string what;
+  std::function<std::string(const std::string&)> mutate;
+  std::string check;  // the FAILED check's name must contain this
+};
+
+}  // namespace
+
+TEST_CASE("lab answers: planted mistakes in the written answers fail the check that names them; rewordings pass") {
+  const std::string w02 = mq::read_file(src(kLab02.solution)), w04 = mq::read_file(src(kLab04.solution)),
+                    w05 = mq::read_file(src(kLab05.solution));
+  const std::vector<Planted> planted = {
+      {&kLab02, "Q2 claims RTN beats GPTQ",
+       [](const std::string& t) { return in_answer(t, 2, "so GPTQ closes", "RTN beats GPTQ here, and GPTQ closes"); }, "answer 2: which is better"},
+      {&kLab02, "Q2 with GPTQ's and RTN's perplexities swapped",
+       [](const std::string& t) { return swap_in_answer(t, 2, number_after(t, 2, "PPL "), number_after(t, 2, "gives ")); }, "answer 2: whose numbers"},
+      {&kLab02, "Q1 lists a dominated scheme (int4-g64) on the frontier",
+       [](const std::string& t) { return in_answer(t, 1, ". Every other scheme", ", int4-g64. Every other scheme"); }, "answer 1: no dominated scheme"},
+      {&kLab02, "Q1 cites bytes in GB that are MB",
+       [](const std::string& t) { return in_answer(t, 1, " MB,", " GB,"); }, "answer 1: the numbers it cites"},
+      {&kLab02, "Q3 cites a measured tokens/s 5% off",
+       [](const std::string& t) {
+         const std::string n = number_after(t, 3, "measured ");
+         return in_answer(t, 3, "measured " + n, fmt::format("measured {:.0f}", std::stod(n) * 1.05));
+       },
+       "answer 3: the numbers it cites"},
+      {&kLab04, "Q1 in mJ per request",
+       [](const std::string& t) { return in_answer(t, 1, "mJ per token", "mJ per request"); }, "answer 1: says its energy per token"},
+      {&kLab04, "Q1 in J where the run says mJ (off by 1000x)",
+       [](const std::string& t) { return in_answer(t, 1, " mJ per token", " J per token"); }, "answer 1: the numbers it cites"},
+      {&kLab04, "Q1 without its interval",
+       [](const std::string& t) {
+         const auto [o, c] = first_interval(t, 1);
+         return std::string(t).erase(o, c - o + 1);
+       },
+       "answer 1: the paired ratio's 95% interval"},
+      {&kLab04, "Q1 with another interval than the paired one (its ends 2% wider)",
+       [](const std::string& t) {
+         const auto [o, c] = first_interval(t, 1);
+         const std::string inner = t.substr(o + 2, c - o - 2);
+         const double lo = std::stod(inner), hi = std::stod(inner.substr(inner.find(',') + 1));
+         return std::string(t).replace(o, c - o + 1, fmt::format(" [{:.3f}, {:.3f}]", lo * 0.98, hi * 1.02));
+       },
+       "answer 1: the paired ratio's 95% interval"},
+      {&kLab04, "Q2 says prefill saves most, citing decode's ratio",
+       [](const std::string& t) { return in_answer(t, 2, "In **decode**:", "In **prefill**:"); }, "answer 2: whose numbers"},
+      {&kLab04, "Q3 reverses the batch direction", [](const std::string& t) { return in_answer(t, 3, "It falls from", "It rises from"); },
+       "answer 3: its first claim"},
+      {&kLab04, "Q4 claims a meter measured the joules",
+       [](const std::string& t) { return in_answer(t, 4, "Modelled:", "Measured (the model only cross-checks them):"); }, "answer 4: its first claim"},
+      {&kLab05, "Q3 adds a map off the frontier (bookends-e8m3l8)",
+       [](const std::string& t) { return in_answer(t, 3, "auto-864k. On it", "auto-864k, bookends-e8m3l8. On it"); },
+       "answer 3: no configuration off the frontier"},
+      {&kLab05, "Q2 KL off by 1000x",
+       [](const std::string& t) {
+         const std::string n = number_after(t, 2, "adds ");
+         return in_answer(t, 2, "adds " + n, fmt::format("adds {:.3f}", std::stod(n) * 1000));
+       },
+       "answer 2: the numbers it cites"},
+      {&kLab05, "Q4 says the allocator's KL is higher", [](const std::string& t) { return in_answer(t, 4, "(lower)", "(higher)"); },
+       "answer 4: its first claim"},
+      {&kLab05, "Q4 with the two maps' KL swapped",
+       [](const std::string& t) { return swap_in_answer(t, 4, number_after(t, 4, "KL "), number_after(t, 4, "against ")); }, "answer 4: whose numbers"},
+      {&kLab05, "Q1 names a configuration that is not the lowest-EPI one",
+       [](const std::string& t) { return in_answer(t, 1, "**gradient-up-e2m3l4**", "**squeeze-middle-e4m2l4**"); }, "answer 1: names"},
+  };
+  int caught = 0;
+  for (const Planted& p : planted) {
+    const std::string& base = p.lab == &kLab02 ? w02 : p.lab == &kLab04 ? w04 : w05;
+    const Graded g = grade(*p.lab, p.mutate(base));
+    const bool hit = g.code == 1 && g.out.find("FAILED  " + p.check) != std::string::npos;
+    caught += hit;
+    INFO("lab " << p.lab->nn << ": " << p.what << "\n" << g.out);
+    CHECK(hit);
+  }
+  MESSAGE(fmt::format("planted mistakes in written answers: {} of {} caught by the check that names them", caught, planted.size()));
+
+  // Correct answers in other words pass: names in another case, the claim after its contrast.
+  const std::vector<std::pair<const Lab*, std::function<std::string()>>> reworded = {
+      {&kLab02, [&] { return in_answer(w02, 1, "int8-per-channel, int4-per-channel-gptq", "INT8-per-channel, Int4-Per-Channel-GPTQ"); }},
+      {&kLab04, [&] { return in_answer(w04, 2, "In **decode**:", "Compared with prefill, **Decode** saves most:"); }},
+      {&kLab04, [&] { return in_answer(w04, 3, "It falls from", "Per token it goes down from"); }},
+      {&kLab05, [&] { return in_answer(w05, 4, "(lower)", "(the allocator's is lower; mine is higher)"); }},
+  };
+  for (const auto& [lab, text] : reworded) {
+    const Graded g = grade(*lab, text());
+    INFO("lab " << lab->nn << " reworded:\n" << g.out);
+    CHECK(g.code == 0);
+  }
+}
+
+TEST_CASE("lab answers: the learner's grader refuses the committed run and the reference write-up as the learner's own") {
+  for (const Lab* lab : {&kLab02, &kLab04, &kLab05}) {
+    const Graded g = grade(*lab, mq::read_file(src(lab->solution)), true);
+    INFO("lab " << lab->nn << ":\n" << g.out);
+    CHECK(g.code == 1);
+    CHECK(g.out.find("FAILED  your own run: expected made by you on this machine") != std::string::npos);
+    CHECK(g.out.find("is the committed run's") != std::string::npos);
+    CHECK(g.out.find("FAILED  your own answers: ") != std::string::npos);
+  }
+  // --block names blocks the lab has, or is refused in one line with exit code 2.
+  const std::string exe = (fs::path(MQ_CLI_PATH).parent_path() / "labs" / "lab04_ref").string();
+  for (const char* bad : {"Z", "\"\"", "EZ"}) {
+    const mq::CommandOutput r = mq::run_command(fmt::format("{} --block {} 2>&1", exe, bad));
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  }
+  // Two answers in the learner's own words share no run of 8 words with the reference; a pasted one shares all.
+  CHECK(mqlab::copied_share("The frontier holds int8 and the GPTQ schemes, since nothing else is both smaller and better.",
+                            "Every other scheme is beaten on both size and perplexity by one of these.") == 0.0);
+  CHECK(mqlab::copied_share("x " + std::string("every other scheme is beaten on both size and perplexity by one of these"),
+                            "Every other scheme is beaten on both size and perplexity by one of these.") == 1.0);
+}
+
+TEST_CASE("lab answers: a cited number nudged by 0.5-10% is refused") {
+  // Each number of 3 or more significant digits the reference write-ups cite, moved by one of +-0.5, 1, 2, 5 or 10%
+  // (in turn) and printed with as many digits, graded (the answers block alone): refused unless the nudged value
+  // happens to be another number of the fields its question asks about. The issue measured 27%, 67% and 65%
+  // still passing in labs 02, 04 and 05 when any number of the run's JSON, at any scale, was accepted.
+  const std::vector<double> factors = {-0.10, 0.005, -0.05, 0.01, -0.02, 0.02, -0.01, 0.05, -0.005, 0.10};
+  int all_tried = 0, all_refused = 0;
+  for (const Lab* lab : {&kLab02, &kLab04, &kLab05}) {
+    const std::string text = mq::read_file(src(lab->solution));
+    int tried = 0, refused = 0;
+    std::string passed;
+    for (int q = 1; q <= 4; ++q) {
+      const auto [b, e] = section(text, q);
+      for (const mqlab::Cited& c : mqlab::cited_numbers(text.substr(b, e - b))) {
+        if (c.significant < 3) continue;
+        const double f = factors[static_cast<size_t>(tried) % factors.size()];
+        const bool sci = c.text.find_first_of("eE") != std::string::npos;
+        const int decimals = std::max(0, static_cast<int>(std::lround(-std::log10(c.unit))));
+        const std::string moved = sci ? fmt::format("{:.{}e}", c.value * (1 + f), c.significant - 1) : fmt::format("{:.{}f}", c.value * (1 + f), decimals);
+        if (moved == c.text) continue;  // too coarse to move by this much
+        std::string t = text;
+        t.replace(b + c.at, c.text.size(), moved);
+        const Graded g = grade(*lab, t);
+        ++tried;
+        const bool no = g.code == 1 && g.out.find(fmt::format("FAILED  answer {}:", q)) != std::string::npos;
+        refused += no;
+        if (!no && passed.size() < 400) passed += fmt::format(" {}->{} (answer {})", c.text, moved, q);
+      }
+    }
+    MESSAGE(fmt::format("lab {}: {} of {} nudged numbers refused ({:.1f}%); passed:{}", lab->nn, refused, tried, 100.0 * refused / std::max(1, tried),
+                        passed.empty() ? " none" : passed));
+    CHECK(tried >= 8);
+    all_tried += tried, all_refused += refused;
+  }
+  MESSAGE(fmt::format("all: {} of {} refused ({:.1f}%)", all_refused, all_tried, 100.0 * all_refused / all_tried));
+  CHECK(all_refused >= 0.95 * all_tried);
+}
