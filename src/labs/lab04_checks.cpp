@@ -235,6 +235,8 @@ void block_b(Checks& c, const LabOptions& o) {
       {{1, "Data", 48 << 10, "0"}, {2, "Unified", 2 << 20, "0-1"}, {3, "Unified", 32 << 20, "0-15"}},
       {{1, "Data", 32 << 10, "0"}, {2, "Unified", 1 << 20, "0"}},
       {},
+      // The instruction cache listed first, and shared caches whose CPU lists have commas.
+      {{1, "Instruction", 64 << 10, "0"}, {1, "Data", 32 << 10, "0"}, {2, "Unified", 1 << 20, "0,2"}, {3, "Unified", 8 << 20, "0,2,4,6"}},
   };
   std::string lv;
   int n = 0;
@@ -252,7 +254,10 @@ void block_b(Checks& c, const LabOptions& o) {
         if (want != got_l && lv.empty())
           lv = fmt::format("machine {}, {:.0f} bytes, {} threads: level {} (library {})", mi, bytes, threads, got_l, want);
       }
-  c.expect(lv.empty(), fmt::format("{} working sets on 4 cache layouts (private, shared, no L3, none), each capacity exactly", n), "equal to mq::energy::level_for",
+  c.expect(lv.empty(),
+           fmt::format("{} working sets on 5 cache layouts (private, shared, no L3, none, L1i first and shared lists with commas), "
+                       "each capacity exactly", n),
+           "equal to mq::energy::level_for",
            lv.empty() ? "all equal" : lv);
   const int l40 = lab::level_for(machines[0], 40 << 10, 1), l40x2 = lab::level_for(machines[0], 40 << 10, 2);
   c.expect(l40 == 1 && l40x2 == 0, "40 KiB with a private 32 KiB L1d (and a 64 KiB L1i)", "L2 (1) on one thread, L1 (0) on two",
@@ -280,6 +285,7 @@ class CountingMeter final : public en::Meter {
     bytes_ += w.total_bytes();
     ops_ += w.flops_fp32 + 3 * w.ops_int8;
   }
+  int reads() const { return reads_; }
 
  private:
   int reads_ = 0;
@@ -344,10 +350,17 @@ void block_c(Checks& c, const LabOptions& o) {
     }
     return std::string("no error");
   };
-  const std::string g1 = usage(p, 1), empty = usage({}, 4), ctx = usage(p, m.config().n_ctx);
-  c.expect(g1 == "mq::UsageError" && empty == "mq::UsageError" && ctx == "mq::UsageError",
-           "gen 1, an empty prompt, prompt + gen - 1 beyond n_ctx", "mq::UsageError for each",
-           fmt::format("{}, {}, {}", g1, empty, ctx));
+  const int n_ctx = m.config().n_ctx;
+  const std::string g1 = usage(p, 1), empty = usage({}, 4), ctx = usage(p, n_ctx);
+  const int reads_before = meter.reads();
+  const std::string over = usage(p, n_ctx - 6);
+  const bool read = meter.reads() != reads_before;  // the model refuses too, but only after prefill and decode ran
+  c.expect(g1 == "mq::UsageError" && empty == "mq::UsageError" && ctx == "mq::UsageError" && over == "mq::UsageError" && !read,
+           "gen 1, an empty prompt, prompt + gen - 1 beyond n_ctx (by far, and by one)", "mq::UsageError for each, before the meter is read",
+           fmt::format("{}, {}, {}, {}{}", g1, empty, ctx, over, read ? " (by one: after the generation had started)" : ""));
+  // Exactly at the bound: prompt 8 + gen - 1 == n_ctx fits (the last generated token is never fed back).
+  const std::string fits = usage(p, n_ctx - 7);
+  c.expect(fits == "no error", fmt::format("prompt 8 + {} generated - 1 == n_ctx {}", n_ctx - 7, n_ctx), "runs (it fits exactly)", fits);
 }
 
 // ---- block D: trial statistics ---------------------------------------------------------------------------
@@ -360,7 +373,14 @@ std::string compare_summary(const en::Summary& g, const en::Summary& w) {
   for (int i = 0; i < 7; ++i)
     if (!(std::fabs(gv[i] - wv[i]) <= 1e-12 * std::max(1.0, std::fabs(wv[i]))))
       return fmt::format("{} {:.12g} (library {:.12g})", names[i], gv[i], wv[i]);
-  if (g.outliers != w.outliers) return fmt::format("{} outliers (library {})", g.outliers.size(), w.outliers.size());
+  if (g.outliers != w.outliers) {
+    const auto list = [](const std::vector<int>& v) {
+      std::string t = "[";
+      for (size_t k = 0; k < v.size(); ++k) t += fmt::format("{}{}", k ? "," : "", v[k]);
+      return t + "]";
+    };
+    return fmt::format("outliers at {} (library {}: indices into the trials after the warm-ups)", list(g.outliers), list(w.outliers));
+  }
   return "";
 }
 
