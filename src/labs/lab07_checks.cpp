@@ -147,6 +147,16 @@ void block_b(Checks& c, const LabOptions& o) {
         fmt::format("{:.3f} / {:.3f} / {:.3f} (RTN {:.4g})", err["activation"] / e_rtn, err["weight"] / e_rtn, err["random"] / e_rtn, e_rtn));
 }
 
+// minigpt::awq_scales on a synthetic (out, in) Linear with its activation statistic and H.
+std::vector<float> library_scales(const std::vector<float>& w, int64_t out, int64_t in, const std::vector<float>& mean, const Eigen::MatrixXd& h,
+                                  const mq::Scheme& scheme) {
+  minigpt::ChannelStats st;
+  st.mean_abs = mean;
+  st.h = h;
+  const minigpt::LinearInfo li{"w", 0, minigpt::LinearKind::qkv, static_cast<int>(in), static_cast<int>(out), w.data(), nullptr};
+  return minigpt::awq_scales({li, st, scheme, mq::ActMode::weight_only}).scales;
+}
+
 void block_c(Checks& c, const LabOptions& o) {
   {
     // A channel that never fires (mean |x| = 0) keeps a positive scale: the magnitude's floor of 1e-4.
@@ -158,14 +168,43 @@ void block_c(Checks& c, const LabOptions& o) {
     h(3, 3) = 0.0;
     const mq::Scheme scheme = mq::Scheme::parse("int4-g32");
     const lab::AwqChoice mine = lab::awq_search(w.data(), out, in, mean, h, scheme);
-    minigpt::ChannelStats st;
-    st.mean_abs = mean;
-    st.h = h;
-    const minigpt::LinearInfo li{"w", 0, minigpt::LinearKind::qkv, static_cast<int>(in), static_cast<int>(out), w.data(), nullptr};
-    const double ds = max_rel_diff(mine.scales, minigpt::awq_scales({li, st, scheme, mq::ActMode::weight_only}).scales);
+    const double ds = max_rel_diff(mine.scales, library_scales(w, out, in, mean, h, scheme));
     c.expect(ds <= 1e-6, "8x64 with a channel that never fires (mean |x| = 0)", "the library's scales within 1e-6 (every scale positive)",
              fmt::format("max rel diff {:.1e}, scale of the dead channel {}", ds,
                          mine.scales.size() > 3 ? fmt::format("{:g}", mine.scales[3]) : std::string("missing")));
+  }
+  {
+    // alpha = 1 wins (the grid's last point): channel 63 has 1000x the others' activation and weights 1.2e-3 of each
+    // row's largest, so only at alpha = 1 (s_63 / s_j = 1000) is it its group's largest scaled value, which the grid
+    // holds exactly; below, it is rounded on the others' step. H weighs its error 1e9 times theirs.
+    const int64_t out = 8, in = 64;
+    std::vector<float> w = mq::gaussian_matrix(out, in, 7, 0.05);
+    for (int64_t r = 0; r < out; ++r) {
+      float mx = 0;
+      for (int64_t j = 0; j < 63; ++j) mx = std::max(mx, std::fabs(w[static_cast<size_t>(r * in + j)]));
+      w[static_cast<size_t>(r * in + 63)] = (r % 2 ? -1.2e-3f : 1.2e-3f) * mx;
+    }
+    std::vector<float> mean(static_cast<size_t>(in), 1.0f);
+    mean[63] = 1000.0f;
+    Eigen::MatrixXd h = Eigen::MatrixXd::Identity(in, in);
+    h(63, 63) = 1e9;
+    const mq::Scheme scheme = mq::Scheme::parse("int2-g64");
+    const lab::AwqChoice mine = lab::awq_search(w.data(), out, in, mean, h, scheme);
+    const double ds = max_rel_diff(mine.scales, library_scales(w, out, in, mean, h, scheme));
+    c.expect(ds <= 1e-6 && mine.alpha == 1.0, "8x64 in int2-g64, one channel 1000x the others",
+             "alpha 1 (the grid's last point), the library's scales within 1e-6",
+             fmt::format("alpha {:.3f}, max rel diff {:.1e}", mine.alpha, ds));
+  }
+  {
+    // Ties: every channel of one magnitude makes s = 1 at every alpha, so every alpha gives the same error: the
+    // first, alpha 0, and its error is alpha 0's.
+    const int64_t out = 8, in = 64;
+    const std::vector<float> w = mq::gaussian_matrix(out, in, 9, 0.05);
+    const std::vector<float> mean(static_cast<size_t>(in), 0.3f);
+    const lab::AwqChoice mine = lab::awq_search(w.data(), out, in, mean, Eigen::MatrixXd::Identity(in, in), mq::Scheme::parse("int3-g32"));
+    c.expect(mine.alpha == 0.0 && mine.error == mine.plain_error, "8x64, every channel of one magnitude (all 20 alphas tie)",
+             "alpha 0 (the first on ties), its error equal to plain_error",
+             fmt::format("alpha {:.3f}, error {:.6g}, plain_error {:.6g}", mine.alpha, mine.error, mine.plain_error));
   }
   const Setting& s_ = setting(o);
   for (const std::string& name : kProbe)
@@ -188,6 +227,11 @@ void block_c(Checks& c, const LabOptions& o) {
           for (int j = 0; j < li.in; ++j) back[static_cast<size_t>(r * li.in + j)] /= mine.scales[static_cast<size_t>(j)];
         const double e = mq::output_error(li.weight, back.data(), li.out, li.in, st.h);
         err_check = std::fabs(e - mine.error) <= 1e-9 * std::max(1.0, std::fabs(e)) ? "" : fmt::format("reported {:.6g}, its scales give {:.6g}", mine.error, e);
+        // And plain_error is round-to-nearest's (alpha = 0), not the chosen alpha's.
+        const std::vector<float> rtn = mq::dequantize(mq::quantize(li.weight, li.out, li.in, scheme, name));
+        const double e0 = mq::output_error(li.weight, rtn.data(), li.out, li.in, st.h);
+        if (err_check.empty() && !(std::fabs(e0 - mine.plain_error) <= 1e-9 * std::max(1.0, std::fabs(e0))))
+          err_check = fmt::format("plain_error {:.6g}, round-to-nearest's output error is {:.6g}", mine.plain_error, e0);
       }
       c.expect(ds <= 1e-6 && err_check.empty() && mine.error <= mine.plain_error,
                fmt::format("{} in {}: the search over 20 alphas", name, sc),

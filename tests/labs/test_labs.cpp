@@ -93,8 +93,9 @@ TEST_CASE("lab 06 solution: a learner-style solution passes every block and bar"
   CHECK(r.out.find("FAILED") == std::string::npos);
 }
 
-// Labs 04 and 05 written from their handouts alone (tests/labs/lab0N_solution.cpp): their code blocks pass (block E
-// grades a learner's own run and answers, which tests/labs/test_lab_answers.cpp covers on the committed runs).
+// Labs 02, 04, 05 and 07 written from their handouts alone (tests/labs/labNN_solution.cpp): their code blocks pass
+// (lab 07's block E too: it runs the learner's AWQ on the whole model; the run-and-answers blocks of 02, 04 and 05
+// grade a learner's own run, which tests/labs/test_lab_answers.cpp covers on the committed runs).
 static void learner_solution(const std::string& nn, const std::string& blocks) {
   const std::string exe = (std::filesystem::path(MQ_CLI_PATH).parent_path() / "labs" / ("lab" + nn + "_solution")).string();
   const mq::CommandOutput r = mq::run_command(exe + " --block " + blocks + " 2>&1");
@@ -103,8 +104,10 @@ static void learner_solution(const std::string& nn, const std::string& blocks) {
   CHECK(r.out.find(fmt::format("lab {}: {} of {} blocks passed (--block {})\n", nn, blocks.size(), blocks.size(), blocks)) != std::string::npos);
   CHECK(r.out.find("FAILED") == std::string::npos);
 }
+TEST_CASE("lab 02 solution: a learner-style solution passes blocks A-B") { learner_solution("02", "AB"); }
 TEST_CASE("lab 04 solution: a learner-style solution passes blocks A-D") { learner_solution("04", "ABCD"); }
 TEST_CASE("lab 05 solution: a learner-style solution passes blocks A-D") { learner_solution("05", "ABCD"); }
+TEST_CASE("lab 07 solution: a learner-style solution passes every block") { learner_solution("07", "ABCDE"); }
 
 TEST_CASE("lab solutions: the committed files are what the generator writes from the committed JSON") {
   for (const auto& [name, text] : mqexp::lab_solutions(MQ_SOURCE_DIR)) {
