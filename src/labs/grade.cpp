@@ -90,7 +90,8 @@ void guard_block(const Lab& lab, const Block& b) {
 
 }  // namespace
 
-int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object) {
+int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object,
+            const std::string& graded_file) {
   LabOptions o;
   o.root = MQ_SOURCE_DIR;
   CLI::App app{"grades one lab of the course (run it as `miniquant lab check NN`)"};
@@ -115,6 +116,7 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
   }
   o.learner = !learner_object.empty();
   Lab lab = make(o);
+  if (!graded_file.empty()) lab.file = graded_file;
   if (!o.blocks.empty()) {
     std::vector<Block> chosen;
     for (const Block& b : lab.blocks)

@@ -59,12 +59,22 @@ struct Lab {
 // prints the report and returns 0 when every block passed, 1 otherwise (2 for bad options).
 // `learner_object`: the learner's compiled file, whose calls the blocks' twin checks read; "" (the
 // reference grader) skips them.
-int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object);
+// `graded_file`: the file the report names when it is not the lab's own (a learner-style solution under tests/labs/).
+int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object,
+            const std::string& graded_file);
 
-// CMake defines MQ_LEARNER_OBJECT (the path of the learner's object file) for the learner's grader only.
+// CMake defines MQ_LEARNER_OBJECT (the path of the learner's object file) for the learner's grader (and the
+// learner-style solutions' graders) only, and MQ_LEARNER_FILE for the solutions' graders.
 #ifndef MQ_LEARNER_OBJECT
 #define MQ_LEARNER_OBJECT ""
 #endif
+#ifndef MQ_LEARNER_FILE
+#define MQ_LEARNER_FILE ""
+#endif
+// static: each grader expands MQ_LEARNER_FILE with its own definition (one inline function would differ between them).
+static inline int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** argv, const std::string& learner_object) {
+  return run_lab(make, argc, argv, learner_object, MQ_LEARNER_FILE);
+}
 
 // Runs f; when it has not returned after `seconds`, prints that `what` is still running as a failure and ends
 // the grader with exit 1 (a learner's exhaustive search must not hang the course's tests). Exceptions pass through.

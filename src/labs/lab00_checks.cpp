@@ -201,6 +201,17 @@ void block_e(Checks& c, const LabOptions& o) {
     nan = std::string("threw: ") + e.what();
   }
   c.expect(nan.rfind("threw", 0) == 0, "a NaN weight at (5, 7)", "throws mq::Error (never a silent code)", nan);
+  // A group size that does not divide the row: refused before any group is read (never a read past the scales).
+  std::string shape = "returned a tensor";
+  try {
+    const std::vector<float> w96 = weights(4, 96, 3);
+    (void)lab::quantize_ref(w96.data(), 4, 96, Scheme::parse("int4-g64"), "w");
+  } catch (const mq::UsageError& e) {
+    shape = std::string("mq::UsageError: ") + e.what();
+  } catch (const std::exception& e) {
+    shape = std::string("another exception: ") + e.what();
+  }
+  c.expect(shape.rfind("mq::UsageError", 0) == 0, "int4-g64 on rows of 96 (64 does not divide 96)", "throws mq::UsageError", shape);
 
   // Inside the real model: every Linear of the shipped MiniGPT through the learner's quantizer.
   const Workbench wb = load_workbench(o);
@@ -253,7 +264,7 @@ void block_f(Checks& c, const LabOptions& o) {
         d = fmt::format("bytes {} / {:.4f} bits per weight (library {} / {:.4f})", got.storage.total(), got.bits_per_weight,
                         want.storage.total(), want.bits_per_weight);
       else if (!close(got.max_abs_error, want.max_abs_error, 1e-6) || !close(got.rms_error, want.rms_error, 1e-6))
-        d = fmt::format("max error {:g}, RMS {:g} (library {:g}, {:g})", got.max_abs_error, got.rms_error, want.max_abs_error,
+        d = fmt::format("max error {:.9g}, RMS {:.9g} (library {:.9g}, {:.9g})", got.max_abs_error, got.rms_error, want.max_abs_error,
                         want.rms_error);
       else if (std::fabs(got.sqnr_db - want.sqnr_db) > 0.01)
         d = fmt::format("SQNR {:.3f} dB (library {:.3f} dB)", got.sqnr_db, want.sqnr_db);
@@ -265,6 +276,15 @@ void block_f(Checks& c, const LabOptions& o) {
                       first.empty() ? fmt::format("as the library; {} SQNR {:.2f} dB", li.name, sqnr) : first);
     sqnrs += fmt::format("{}{} {:.2f} dB", sqnrs.empty() ? "" : ", ", s.name(), sqnr);
   }
+  // A lossless round trip: every weight a multiple of 1/128 and each row's largest 127/128, so int8-per-channel's
+  // scale is exactly 1/128: no error, SQNR +infinity (not 0, not NaN).
+  std::vector<float> exact(4 * 128);
+  for (size_t i = 0; i < exact.size(); ++i) exact[i] = static_cast<float>(static_cast<int>((i * 37) % 255) - 127) / 128.0f;
+  for (int r = 0; r < 4; ++r) exact[static_cast<size_t>(r) * 128] = 127.0f / 128.0f;
+  const mq::QuantStats lossless = lab::measure_scheme(exact.data(), 4, 128, Scheme::parse("int8-per-channel"), "w");
+  c.expect(lossless.max_abs_error == 0 && lossless.rms_error == 0 && std::isinf(lossless.sqnr_db) && lossless.sqnr_db > 0,
+           "int8-per-channel on weights its grid holds exactly", "max and RMS error 0, SQNR +inf dB",
+           fmt::format("max error {:g}, RMS {:g}, SQNR {:g} dB", lossless.max_abs_error, lossless.rms_error, lossless.sqnr_db));
   c.bar(equal == static_cast<int>(lab_schemes().size()), fmt::format("round trip of {} in the six schemes", li.name),
         "bytes, errors and SQNR equal to the library's", fmt::format("{} of 6 equal; SQNR {}", equal, sqnrs));
 }

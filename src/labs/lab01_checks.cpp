@@ -4,6 +4,7 @@
 // 32 and 128 (lazy updates change nothing but speed), on a dead column, on an H that needs the damping
 // retry, and on a real Linear of the shipped MiniGPT with a Hessian from real calibration windows.
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,28 @@ void block_c(Checks& c, const LabOptions& o) {
     c.expect(std::fabs(ea / eb - 1.0) <= 1e-3 && agreement(a.q, b.q) >= 0.999, "int4-g32 with blocks of 32 vs 128",
              "the same output error (1e-3) and codes (99.9%)",
              fmt::format("{:.6g} vs {:.6g}, {:.2f}% of codes equal", ea, eb, 100.0 * agreement(a.q, b.q)));
+  }
+  {  // A block that is not whole groups (48 columns of g32) is rounded up to whole groups: a group's scale is chosen
+     // once all of its columns have had their updates.
+    const Scheme s = Scheme::parse("int4-g32");
+    mq::GptqOptions odd;
+    odd.block = 48;
+    const mq::GptqResult lib = mq::gptq_quantize(w.data(), rows, cols, h, s, odd), mine = lab::gptq_quantize(w.data(), rows, cols, h, s, odd);
+    const double el = mq::output_error(w.data(), lib.q, h), em = mq::output_error(w.data(), mine.q, h);
+    c.expect(std::fabs(em / el - 1.0) <= 1e-6 && agreement(mine.q, lib.q) >= 0.999, "int4-g32 with a block of 48 columns",
+             "rounded to whole groups: the library's output error (1e-6) and codes (99.9%)",
+             fmt::format("{:.6g} vs {:.6g}, {:.2f}% of codes equal", em, el, 100.0 * agreement(mine.q, lib.q)));
+    std::vector<float> bad = w;
+    bad[static_cast<size_t>(3 * cols + 7)] = std::numeric_limits<float>::quiet_NaN();
+    std::string nan = "returned a result";
+    try {
+      (void)lab::gptq_quantize(bad.data(), rows, cols, h, s);
+    } catch (const mq::Error& e) {
+      nan = std::string("threw: ") + e.what();
+    } catch (const std::exception& e) {
+      nan = std::string("threw another exception: ") + e.what();
+    }
+    c.expect(nan.rfind("threw: ", 0) == 0, "a NaN weight at (3, 7)", "throws mq::Error (never a silent code)", nan);
   }
   {  // A dead input (diag(H) = 0) must not break the factorisation; its weights become 0.
     Eigen::MatrixXd hd = h;

@@ -2,6 +2,7 @@
 // mq::gguf::from_qtensor (random matrices and every Linear of the shipped MiniGPT), a GGUF file of the
 // learner's tensors written and read back by the library's writer and reader, and the learner's
 // dequantizer against ggml's arithmetic and miniquant's own values.
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <string>
@@ -48,12 +49,24 @@ void conversions(Checks& c, const std::vector<const char*>& schemes, const LabOp
       } catch (const mq::UsageError&) {
         continue;
       }
-      const std::vector<float> w = mq::gaussian_matrix(rows, cols, 42 + cols, 0.05);
-      const mq::QTensor q = mq::quantize(w.data(), rows, cols, s, "w");
-      const std::string d = compare(lab::gguf::from_qtensor(q, "blk.0.w"), mq::gguf::from_qtensor(q, "blk.0.w"));
-      if (!d.empty() && first.empty()) first = fmt::format("{}x{}: {}", rows, cols, d);
+      // Plain round-to-nearest; an all-zero first row (d = 0: Q4_0's nibbles are still 8, 0x88); the scale search's
+      // grids (a code of -128 / field 0 appears, the longer end of a symmetric grid); weights 1e-4 as large (fp16
+      // subnormal scales, stepped up so that no code reaches the grid's end: d is the stored scale, not max / 127).
+      const char* variants[4] = {"", ", first row zero", ", searched grids", ", subnormal scales"};
+      for (int v = 0; v < 4; ++v) {
+        std::vector<float> w = mq::gaussian_matrix(rows, cols, 42 + cols, 0.05);
+        if (v == 1) std::fill(w.begin(), w.begin() + cols, 0.0f);
+        if (v == 3)
+          for (float& x : w) x *= 1e-4f;
+        mq::QuantizeOptions qo = mq::default_quantize_options(s);
+        qo.search = v == 2;
+        const mq::QTensor q = mq::quantize(w.data(), rows, cols, s, qo, "w");
+        const std::string d = compare(lab::gguf::from_qtensor(q, "blk.0.w"), mq::gguf::from_qtensor(q, "blk.0.w"));
+        if (!d.empty() && first.empty()) first = fmt::format("{}x{}{}: {}", rows, cols, variants[v], d);
+      }
     }
-    c.expect(first.empty(), fmt::format("{}: random matrices", name), "bytes equal to mq::gguf::from_qtensor",
+    c.expect(first.empty(), fmt::format("{}: random matrices (zero rows, searched grids, subnormal scales among them)", name),
+             "bytes equal to mq::gguf::from_qtensor",
              first.empty() ? "all equal" : first);
   }
   const Workbench wb = load_workbench(o);

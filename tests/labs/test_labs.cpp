@@ -93,9 +93,9 @@ TEST_CASE("lab 06 solution: a learner-style solution passes every block and bar"
   CHECK(r.out.find("FAILED") == std::string::npos);
 }
 
-// Labs 02, 04, 05 and 07 written from their handouts alone (tests/labs/labNN_solution.cpp): their code blocks pass
-// (lab 07's block E too: it runs the learner's AWQ on the whole model; the run-and-answers blocks of 02, 04 and 05
-// grade a learner's own run, which tests/labs/test_lab_answers.cpp covers on the committed runs).
+// Every lab written from its handout alone (tests/labs/labNN_solution.cpp; lab 06's test is above): its code blocks
+// pass (lab 07's block E too: it runs the learner's AWQ on the whole model; the run-and-answers blocks of 02, 04 and
+// 05 grade a learner's own run, which tests/labs/test_lab_answers.cpp covers on the committed runs).
 static void learner_solution(const std::string& nn, const std::string& blocks) {
   const std::string exe = (std::filesystem::path(MQ_CLI_PATH).parent_path() / "labs" / ("lab" + nn + "_solution")).string();
   const mq::CommandOutput r = mq::run_command(exe + " --block " + blocks + " 2>&1");
@@ -104,7 +104,10 @@ static void learner_solution(const std::string& nn, const std::string& blocks) {
   CHECK(r.out.find(fmt::format("lab {}: {} of {} blocks passed (--block {})\n", nn, blocks.size(), blocks.size(), blocks)) != std::string::npos);
   CHECK(r.out.find("FAILED") == std::string::npos);
 }
+TEST_CASE("lab 00 solution: a learner-style solution passes every block") { learner_solution("00", "ABCDEF"); }
+TEST_CASE("lab 01 solution: a learner-style solution passes every block") { learner_solution("01", "ABC"); }
 TEST_CASE("lab 02 solution: a learner-style solution passes blocks A-B") { learner_solution("02", "AB"); }
+TEST_CASE("lab 03 solution: a learner-style solution passes every block") { learner_solution("03", "ABC"); }
 TEST_CASE("lab 04 solution: a learner-style solution passes blocks A-D") { learner_solution("04", "ABCD"); }
 TEST_CASE("lab 05 solution: a learner-style solution passes blocks A-D") { learner_solution("05", "ABCD"); }
 TEST_CASE("lab 07 solution: a learner-style solution passes every block") { learner_solution("07", "ABCDE"); }
