@@ -49,12 +49,15 @@ double unit_scale(const std::string& t, size_t j) {
   return 0;
 }
 
-// The clause around position `at`: between the nearest ". ", "; " or line break either side, and with `commas`
+// How far a span around a position reaches: to the nearest ". " or line break (a sentence), also "; " (a clause),
 // also ", " outside brackets and parentheses ("(44.7% saved), against 0.928 [0.918, 0.947] in prefill" is two).
-std::pair<size_t, size_t> clause(const std::string& t, size_t at, bool commas = false) {
-  const auto ends = [&](size_t i) {  // whether t[i] ends a clause
+enum class Span { sentence, clause, comma };
+
+std::pair<size_t, size_t> clause(const std::string& t, size_t at, Span span = Span::clause) {
+  const auto ends = [&](size_t i) {  // whether t[i] ends the span
     const bool next_space = i + 1 >= t.size() || t[i + 1] == ' ' || t[i + 1] == '\n';
-    return t[i] == '\n' || ((t[i] == '.' || t[i] == ';' || (commas && t[i] == ',')) && next_space);
+    const bool mark = t[i] == '.' || (span != Span::sentence && t[i] == ';') || (span == Span::comma && t[i] == ',');
+    return t[i] == '\n' || (mark && next_space);
   };
   // Depth of brackets at each position, so a comma inside "[0.540, 0.563]" does not split.
   std::vector<int> depth(t.size() + 1, 0);
@@ -79,7 +82,16 @@ std::pair<size_t, size_t> clause(const std::string& t, size_t at, bool commas = 
   return {b, e};
 }
 
-bool whole_at(const std::string& text, size_t at, size_t end);
+// Whether the mention of a name at [at, end) of `text` is a whole name (see names()).
+bool whole_at(const std::string& text, size_t at, size_t end) {
+  // Before a name only a letter, digit or '_' continues it ("L3-mlp_down" and "h.3.mlp.c_proj" name "mlp_down"
+  // and "mlp.c_proj"); after it any name character does ("int4-g64-gptq" does not name "int4-g64").
+  const bool start = at == 0 || !word_char(text[at - 1]);
+  // A name may end a sentence ("... int4-g64."): a '.' that is not followed by a name character ends it.
+  const bool stop = end >= text.size() || !name_char(text[end]) ||
+                    (text[end] == '.' && (end + 1 >= text.size() || !name_char(text[end + 1])));
+  return start && stop;
+}
 
 // Where `text` names any of `names` (whole names, any case) inside [b, e): (start, end) of each mention.
 std::vector<std::pair<size_t, size_t>> mentions(const std::string& low, const std::vector<std::string>& names_, size_t b, size_t e) {
@@ -97,6 +109,33 @@ bool any_of_names(const std::vector<std::string>& list, const std::string& low, 
   for (const std::string& n : list)
     if (lower(n) == got) return true;
   return false;
+}
+
+void numbers_under(const nlohmann::json& j, const std::vector<std::vector<std::string>>& paths, std::vector<std::string>& at,
+                   std::vector<double>& out) {
+  if (j.is_number()) {
+    for (const auto& p : paths) {
+      bool match = p.size() <= at.size();
+      for (size_t i = 0; match && i < p.size(); ++i) match = p[i] == "*" || p[i] == at[i];
+      if (match) {
+        out.push_back(j.get<double>());
+        return;
+      }
+    }
+    return;
+  }
+  if (j.is_array()) {
+    at.push_back("[]");
+    for (const auto& v : j) numbers_under(v, paths, at, out);
+    at.pop_back();
+  } else if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "values" || k == "outliers") continue;
+      at.push_back(k);
+      numbers_under(v, paths, at, out);
+      at.pop_back();
+    }
+  }
 }
 
 }  // namespace
@@ -276,51 +315,6 @@ double copied_share(const std::string& text, const std::string& reference) {
   return static_cast<double>(shared) / static_cast<double>(ref.size());
 }
 
-namespace {
-
-// Whether the mention of a name at [at, end) of `text` is a whole name (see names()).
-bool whole_at(const std::string& text, size_t at, size_t end) {
-  // Before a name only a letter, digit or '_' continues it ("L3-mlp_down" and "h.3.mlp.c_proj" name "mlp_down"
-  // and "mlp.c_proj"); after it any name character does ("int4-g64-gptq" does not name "int4-g64").
-  const bool start = at == 0 || !word_char(text[at - 1]);
-  // A name may end a sentence ("... int4-g64."): a '.' that is not followed by a name character ends it.
-  const bool stop = end >= text.size() || !name_char(text[end]) ||
-                    (text[end] == '.' && (end + 1 >= text.size() || !name_char(text[end + 1])));
-  return start && stop;
-}
-
-}  // namespace
-
-namespace {
-
-void numbers_under(const nlohmann::json& j, const std::vector<std::vector<std::string>>& paths, std::vector<std::string>& at,
-                   std::vector<double>& out) {
-  if (j.is_number()) {
-    for (const auto& p : paths) {
-      bool match = p.size() <= at.size();
-      for (size_t i = 0; match && i < p.size(); ++i) match = p[i] == "*" || p[i] == at[i];
-      if (match) {
-        out.push_back(j.get<double>());
-        return;
-      }
-    }
-    return;
-  }
-  if (j.is_array()) {
-    at.push_back("[]");
-    for (const auto& v : j) numbers_under(v, paths, at, out);
-    at.pop_back();
-  } else if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) {
-      if (k == "values" || k == "outliers") continue;
-      at.push_back(k);
-      numbers_under(v, paths, at, out);
-      at.pop_back();
-    }
-  }
-}
-
-}  // namespace
 
 std::vector<double> json_numbers_under(const nlohmann::json& j, const std::vector<std::string>& paths) {
   std::vector<std::vector<std::string>> split;
@@ -340,13 +334,24 @@ std::vector<double> json_numbers_under(const nlohmann::json& j, const std::vecto
   return out;
 }
 
-bool names(const std::string& text_any_case, const std::string& name_any_case) {
-  if (name_any_case.empty()) return false;
+std::vector<double> json_numbers_under(const std::vector<const nlohmann::json*>& of, const std::vector<std::string>& paths) {
+  std::vector<double> out;
+  for (const nlohmann::json* j : of) {
+    const std::vector<double> v = json_numbers_under(*j, paths);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+size_t first_named_at(const std::string& text_any_case, const std::string& name_any_case) {
+  if (name_any_case.empty()) return std::string::npos;
   const std::string text = lower(text_any_case), name = lower(name_any_case);
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
-    if (whole_at(text, at, at + name.size())) return true;
-  return false;
+    if (whole_at(text, at, at + name.size())) return at;
+  return std::string::npos;
 }
+
+bool names(const std::string& text, const std::string& name) { return first_named_at(text, name) != std::string::npos; }
 
 void check_answer(Checks& c, const std::string& lab_block, int q, const std::string& text, const AnswerRules& r) {
   if (text.find("TODO") != std::string::npos)
@@ -440,7 +445,7 @@ void check_answer(Checks& c, const std::string& lab_block, int q, const std::str
       if (x.significant < 2) continue;
       // The nearest name in its comma clause; else the nearest before it in its sentence, else after it.
       const auto dist = [&](std::pair<size_t, size_t> m) { return m.second <= x.at ? x.at - m.second : m.first - x.at + 1; };
-      const auto [cb, ce] = clause(text, x.at, true);
+      const auto [cb, ce] = clause(text, x.at, Span::comma);
       auto ms = mentions(low, all, cb, ce);
       if (ms.empty()) {
         const auto [b, e] = clause(text, x.at);
@@ -515,12 +520,9 @@ void check_answer(Checks& c, const std::string& lab_block, int q, const std::str
     std::string bad;
     for (const std::string& n : r.names_only_negated)
       for (const auto& m : mentions(low, {n}, 0, low.size())) {
-        const auto [b, e] = clause(text, m.first);
         // The sentence, not the clause: "Beaten on both: fp32 (...) by int8; fp16 (...) by int8." is one claim.
-        size_t sb = b, se = e;
-        while (sb > 0 && low[sb - 1] != '\n' && !(sb >= 2 && low[sb - 2] == '.' && low[sb - 1] == ' ')) --sb;
-        while (se < low.size() && low[se] != '\n' && !(low[se] == '.' && (se + 1 >= low.size() || low[se + 1] == ' '))) ++se;
-        const std::string sentence = low.substr(sb, se - sb);
+        const auto [b, e] = clause(text, m.first, Span::sentence);
+        const std::string sentence = low.substr(b, e - b);
         bool negated = false;
         for (const std::string& w : negations) negated = negated || sentence.find(w) != std::string::npos;
         if (!negated && bad.empty()) bad = fmt::format("names {} without saying it is not one", text.substr(m.first, m.second - m.first));

@@ -49,6 +49,8 @@ void json_numbers(const nlohmann::json& j, std::vector<double>& out);
 // "models.minigpt.methods.[].phases.*.joules_per_token" ("[]" any array element, "*" any key) name a field and
 // everything below it. Per-round raw samples ("values", "outliers") are left out: an answer cites summaries.
 std::vector<double> json_numbers_under(const nlohmann::json& j, const std::vector<std::string>& paths);
+// The same over several objects (rows, methods, configurations), one after the other.
+std::vector<double> json_numbers_under(const std::vector<const nlohmann::json*>& of, const std::vector<std::string>& paths);
 
 // A quantity a question asks for, derived by the grader from the run (e.g. "fp32 / int4-g64 decode bytes").
 struct Fact {
@@ -110,6 +112,8 @@ void check_answer(Checks& c, const std::string& lab_block, int q, const std::str
 // Whether `text` names `name` as a whole name (not as a prefix of a longer one, e.g. int4-g64 in int4-g64-gptq),
 // in any case ("Prefill" names "prefill").
 bool names(const std::string& text, const std::string& name);
+// Where `text` first names `name` that way (std::string::npos when it does not).
+size_t first_named_at(const std::string& text, const std::string& name);
 
 // How much of `reference` (its runs of 8 words, any case) `text` repeats: 0 none, 1 all of it.
 double copied_share(const std::string& text, const std::string& reference);

@@ -268,8 +268,9 @@ void ratios(Derived& d, const std::vector<mqexp::SchemeRow>& rows, const std::st
   }
 }
 
-std::vector<Fact> join(std::initializer_list<const std::vector<Fact>*> parts) {
-  std::vector<Fact> v;
+template <class T>
+std::vector<T> join(std::initializer_list<const std::vector<T>*> parts) {
+  std::vector<T> v;
   for (const auto* p : parts) v.insert(v.end(), p->begin(), p->end());
   return v;
 }
@@ -279,10 +280,7 @@ void block_d(Checks& c, const std::string& path, const std::string& dir, const L
   for (int q = 1; q <= 4; ++q)
     if (a.at(q).find("TODO") != std::string::npos)
       throw std::runtime_error(fmt::format("lab 02 block D: not implemented yet: answer {} in {} still says TODO", q, path));
-  if (o.learner) {
-    check_own_run(c, dir, o.root + "/experiments/26-quant-curve", {"results.json"});
-    check_own_answers(c, a, o.root + "/solutions/02-pareto-curve-ref.md", 4);
-  }
+  if (o.learner) check_own_work(c, o, "02", dir, {"results.json"}, a);
   nlohmann::json j;
   try {
     j = mqexp::read_json(dir + "/results.json");
@@ -298,32 +296,24 @@ void block_d(Checks& c, const std::string& path, const std::string& dir, const L
                                  speed = {"schemes.[].decode_traffic", "schemes.[].decode_tokens_per_s", "schemes.[].prefill_tokens_per_s",
                                           "schemes.[].decode_speedup", "schemes.[].prefill_speedup", "schemes.[].roofline",
                                           "schemes.[].decode_gbps", "schemes.[].decode_gflops", "gpt2_small_shaped.schemes"};
-  const auto cat = [](std::initializer_list<const std::vector<std::string>*> v) {
-    std::vector<std::string> out;
-    for (const auto* x : v) out.insert(out.end(), x->begin(), x->end());
-    return out;
-  };
   // Of the rows a question asks about: 2 compares fp32, RTN and GPTQ at int4-g64; 3 int4 against fp32 (both models).
+  const nlohmann::json none = nlohmann::json::array();
+  const nlohmann::json& rows = j.contains("schemes") ? j["schemes"] : none;
+  const nlohmann::json& gpt2_rows = j.contains("gpt2_small_shaped") && j["gpt2_small_shaped"].contains("schemes") ? j["gpt2_small_shaped"]["schemes"] : none;
   const auto rows_of = [&](const std::vector<std::string>& schemes, const std::vector<std::string>& paths) {
-    std::vector<double> v;
-    for (const char* model : {"schemes", "gpt2_small_shaped"}) {
-      const nlohmann::json& rows = std::string(model) == "schemes" ? j.value("schemes", nlohmann::json::array())
-                                                                    : j.value("gpt2_small_shaped", nlohmann::json::object()).value("schemes", nlohmann::json::array());
-      for (const auto& row : rows)
-        if (std::find(schemes.begin(), schemes.end(), row.value("scheme", std::string())) != schemes.end()) {
-          std::vector<std::string> local;
-          for (const std::string& p : paths)
-            if (p.rfind("schemes.[].", 0) == 0) local.push_back(p.substr(11));
-          const std::vector<double> x = json_numbers_under(row, local);
-          v.insert(v.end(), x.begin(), x.end());
-        }
-    }
-    return v;
+    std::vector<const nlohmann::json*> of;
+    for (const nlohmann::json* model : {&rows, &gpt2_rows})
+      for (const auto& row : *model)
+        if (std::find(schemes.begin(), schemes.end(), row.value("scheme", std::string())) != schemes.end()) of.push_back(&row);
+    std::vector<std::string> local;  // the paths inside a row
+    for (const std::string& p : paths)
+      if (p.rfind("schemes.[].", 0) == 0) local.push_back(p.substr(11));
+    return json_numbers_under(of, local);
   };
   const std::vector<std::string> int4 = {"fp32", "int4-g64", "int4-g64+a8", "int4-g64+bf16"};
-  const std::vector<double> l1 = json_numbers_under(j, cat({&size, &quality})),
+  const std::vector<double> l1 = json_numbers_under(j, join({&size, &quality})),
                             l2 = rows_of({"fp32", "int4-g64", "int4-g64-gptq"}, quality), l3 = rows_of(int4, speed),
-                            l4 = json_numbers_under(j, cat({&size, &quality, &speed}));
+                            l4 = json_numbers_under(j, join({&size, &quality, &speed}));
   // And the derived quantities of those rows only.
   const auto of_rows = [](const std::vector<Fact>& facts, const std::vector<std::string>& schemes) {
     std::vector<Fact> v;

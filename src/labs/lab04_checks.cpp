@@ -504,10 +504,7 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   }
   c.expect(bad.empty(), "manifest.json", "written by `miniquant energy` beside summary.json, on the shipped checkpoint",
            bad.empty() ? "consistent" : bad);
-  if (o.learner) {
-    check_own_run(c, dir, root + "/experiments/28-energy", {"summary.json", "rounds.csv"});
-    check_own_answers(c, a, root + "/solutions/04-energy-ref.md", 4);
-  }
+  if (o.learner) check_own_work(c, o, "04", dir, {"summary.json", "rounds.csv"}, a);
   const nlohmann::json& mg = s.at("models").at("minigpt");
   std::string missing;
   for (const char* n : {"float32", "int8", "int4-g64"})
@@ -532,14 +529,6 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   const nlohmann::json &fp = *method(mg, "float32"), &i4 = *method(mg, "int4-g64");
   // The fields each question asks about, of the methods it asks about: the winner's and float32's energy per token
   // and paired ratios (1), int4-g64's and float32's (2), float32's batch curve (3); anything of the run for 4.
-  const auto fields = [](std::initializer_list<const nlohmann::json*> of, const std::vector<std::string>& paths) {
-    std::vector<double> v;
-    for (const auto* m : of) {
-      const std::vector<double> x = json_numbers_under(*m, paths);
-      v.insert(v.end(), x.begin(), x.end());
-    }
-    return v;
-  };
   const auto pairs = [](const nlohmann::json& x, const nlohmann::json& y) {
     std::vector<Fact> f;
     for (const char* ph : {"prefill", "decode", "post", "total"})
@@ -547,8 +536,9 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
     return f;
   };
   const std::vector<std::string> per_token = {"phases.*.joules_per_token", "savings_vs_float32.energy_per_token"};
-  const std::vector<double> l1 = fields({best, &fp}, per_token), l2 = fields({&i4, &fp}, per_token),
-                            l3 = fields({&fp}, {"batch", "batch_speedup_vs_b1"}), l4 = json_numbers_under(s, {"models", "robustness", "statements"});
+  const std::vector<double> l1 = json_numbers_under(std::vector<const nlohmann::json*>{best, &fp}, per_token),
+                            l2 = json_numbers_under(std::vector<const nlohmann::json*>{&i4, &fp}, per_token),
+                            l3 = json_numbers_under(fp, {"batch", "batch_speedup_vs_b1"}), l4 = json_numbers_under(s, {"models", "robustness", "statements"});
   std::vector<Fact> q1;
   if (best->contains("savings_vs_float32")) ratio_facts(q1, (*best)["savings_vs_float32"]["energy_per_token"]["total"], name_of(*best));
   q1.push_back({name_of(*best) + " total J/token", jpt(*best, "total")});

@@ -400,10 +400,7 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
     bad = std::string("manifest.json: ") + e.what();
   }
   c.expect(bad.empty(), "manifest.json", "written by `miniquant mixed` beside results.json, on the shipped checkpoint", bad.empty() ? "consistent" : bad);
-  if (o.learner) {
-    check_own_run(c, dir, root + "/experiments/27-mixed-epi", {"results.json"});
-    check_own_answers(c, a, root + "/solutions/05-mixed-precision-ref.md", 4);
-  }
+  if (o.learner) check_own_work(c, o, "05", dir, {"results.json"}, a);
   int hand = 0, autos = 0, with_epi = 0;
   for (const auto& x : res.at("configs")) {
     const std::string kind = x.value("kind", std::string());
@@ -430,14 +427,6 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   // accuracy (1), the sensitivity table (2), the frontier's (3), the allocation against the hand-written maps (4);
   // and the ratios among those configurations.
   const std::vector<std::string> cfg = {"epi", "joules_per_token", "accuracy", "accuracy_detail", "energy.joules_per_token", "energy.vs_fp32"};
-  const auto fields = [&](const std::vector<const json*>& of) {
-    std::vector<double> v;
-    for (const json* x : of) {
-      const std::vector<double> f = json_numbers_under(*x, cfg);
-      v.insert(v.end(), f.begin(), f.end());
-    }
-    return v;
-  };
   const auto ratios = [](const std::vector<const json*>& of) {
     std::vector<Fact> d;
     for (const json* x : of)
@@ -450,10 +439,10 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   };
   std::vector<const json*> best_and_front = on_front;
   best_and_front.push_back(best);
-  std::vector<double> l3 = fields(on_front);
+  std::vector<double> l3 = json_numbers_under(on_front, cfg);
   const std::vector<double> rq2 = json_numbers_under(res, {"answers.rq2"});
   l3.insert(l3.end(), rq2.begin(), rq2.end());
-  const std::vector<double> l1 = fields({best}), l2 = json_numbers_under(res, {"sensitivity"}),
+  const std::vector<double> l1 = json_numbers_under(*best, cfg), l2 = json_numbers_under(res, {"sensitivity"}),
                             l4 = json_numbers_under(res, {"allocation_vs_hand", "allocation.maps", "sensitivity.base_fp16"});
   const std::vector<Fact> derived1 = ratios(best_and_front), derived3 = ratios(on_front);
   const std::string lb = "lab 05 block E";
@@ -505,9 +494,8 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
       chosen.push_back(m["auto"]);
       for (const char* k : {"hand_kl", "auto_kl", "auto_predicted_kl"})
         if (m.contains(k) && m[k].is_number()) kl.push_back({k, m[k].get<double>()});
-      const std::string hand = m["hand"].get<std::string>();
-      for (size_t at = a.at(4).find(hand); at != std::string::npos; at = a.at(4).find(hand, at + 1))
-        if (names(a.at(4).substr(at, hand.size() + 1), hand) && at < first_at) first_at = at, mine = &m;
+      const size_t at = first_named_at(a.at(4), m["hand"].get<std::string>());
+      if (at < first_at) first_at = at, mine = &m;
     }
   if (!mine && chosen.size() == 1)
     for (const auto& m : pairs)

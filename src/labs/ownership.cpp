@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include "experiments/experiment_io.h"
+#include "experiments/lab_course.h"
 #include "labs/answers.h"
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
@@ -59,6 +60,13 @@ void check_own_answers(Checks& c, const std::map<int, std::string>& answers, con
     if (share >= 0.5) bad = fmt::format("answer {} repeats {:.0f}% of the reference write-up's ({})", q, 100 * share, reference_path);
   }
   c.expect(bad.empty(), "your own answers", "written by you, not copied from solutions/", bad.empty() ? "yours" : bad);
+}
+
+void check_own_work(Checks& c, const LabOptions& o, const std::string& number, const std::string& run_dir, const std::vector<std::string>& files,
+                    const std::map<int, std::string>& answers) {
+  const mqexp::LabInfo& lab = mqexp::find_lab(number);
+  check_own_run(c, run_dir, o.root + "/" + lab.reference_run, files);
+  check_own_answers(c, answers, o.root + "/" + lab.solution, static_cast<int>(answers.size()));
 }
 
 }  // namespace mqlab

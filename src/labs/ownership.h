@@ -19,4 +19,9 @@ void check_own_run(Checks& c, const std::string& run_dir, const std::string& com
 // the same question (its runs of 8 words, any case).
 void check_own_answers(Checks& c, const std::map<int, std::string>& answers, const std::string& reference_path, int questions);
 
+// Both, for lab `number`'s run folder and answers, against the committed run and write-up the course's table
+// (experiments/lab_course.h) names: `files` are the run's files compared byte for byte.
+void check_own_work(Checks& c, const LabOptions& o, const std::string& number, const std::string& run_dir, const std::vector<std::string>& files,
+                    const std::map<int, std::string>& answers);
+
 }  // namespace mqlab
