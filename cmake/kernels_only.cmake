@@ -23,15 +23,10 @@ find_path(MQ_XSIMD_INCLUDE xsimd/xsimd.hpp REQUIRED)
 add_library(mq_fmt STATIC ${CMAKE_SOURCE_DIR}/cmake/fmt_compiled.cpp)
 add_library(fmt::fmt ALIAS mq_fmt)
 
-# The ops: formats, quantizers (with the K families of kquant/: the format table holds them), packing, kernels,
-# GPTQ, QuantizedLinear. Left out: util/sysinfo.cpp (OpenSSL), and what no test below links (roofline probes,
-# .npy I/O, run statistics, energy/, gguf/). util/io.cpp stays: format.cpp's error messages use json_checked's
-# clip_text, whose object also holds read_json_file (read_file).
-file(GLOB MQ_SOURCES CONFIGURE_DEPENDS src/miniquant/*.cpp src/miniquant/kernels/*.cpp src/miniquant/kquant/*.cpp
-     src/miniquant/util/*.cpp)
-list(REMOVE_ITEM MQ_SOURCES ${CMAKE_SOURCE_DIR}/src/miniquant/util/sysinfo.cpp
-     ${CMAKE_SOURCE_DIR}/src/miniquant/roofline.cpp ${CMAKE_SOURCE_DIR}/src/miniquant/npy.cpp ${CMAKE_SOURCE_DIR}/src/miniquant/stats.cpp)
-add_library(miniquant STATIC ${MQ_SOURCES})
+# The kernel library, the x86 build's list (cmake/sources.cmake): mq_sysinfo (OpenSSL), mq_gguf and mq_energy are
+# libraries of their own there and no test below links them.
+include(${CMAKE_SOURCE_DIR}/cmake/sources.cmake)
+add_library(miniquant STATIC ${MQ_KERNEL_SOURCES})
 target_include_directories(miniquant PUBLIC ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(miniquant PUBLIC Eigen3::Eigen OpenMP::OpenMP_CXX fmt::fmt nlohmann_json::nlohmann_json)
 target_compile_options(miniquant PRIVATE ${MQ_WARNINGS})

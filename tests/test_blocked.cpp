@@ -14,7 +14,7 @@
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/random.h"
 #include "act_codes.h"
 #include "reduced_sizes.h"

@@ -9,7 +9,7 @@
 #include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
 

@@ -15,7 +15,7 @@
 #include "experiments/ggml_quant.h"
 #include "miniquant/error.h"
 #include "miniquant/format_table.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/random.h"
 
 using namespace mq;

@@ -13,7 +13,7 @@
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/registry.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/random.h"
 #include "miniquant/util/io.h"
 
@@ -71,19 +71,24 @@ TEST_CASE("every registry row that runs here equals its twin, on every scheme of
         const bool unsafe = row.needs == Acts::bf16_unsafe;
         std::vector<float> xs(x);
         if (unsafe) xs[cols + 5] = NAN;
-        std::vector<float> y(static_cast<size_t>(n * rows));
-        if (row.layout == Layout::blocks16) row.blocks(pack_blocked(q), xs.data(), n, y.data(), 1, act);
-        else row.rows(q, xs.data(), n, y.data(), 1, act, true);
         const std::vector<float> yr = twin(q, xs, n, unsafe ? ActMode::weight_only : act);
         // Float sums in different orders: 2 gamma_cols each; the weight-only bf16 dots multiply x' = hi + lo,
         // within 2^-16 |x|; the dynamic kernels' int32 dots are exact and scaled in float (+a16: two halves).
         const double gamma = cols * 0x1p-24 / (1 - cols * 0x1p-24);
         const double tol = (4 * gamma + 0x1p-16) * mag;
-        for (size_t i = 0; i < y.size(); ++i) {
-          if (unsafe && std::isnan(yr[i])) REQUIRE(std::isnan(y[i]));
-          else REQUIRE(std::fabs(double(y[i]) - yr[i]) <= tol);
+        // A blocks16 row runs its ISA path and its portable twin (use_isa false), as gemm_blocked asks for them.
+        for (const bool isa : {true, false}) {
+          if (row.layout != Layout::blocks16 && !isa) continue;
+          CAPTURE(isa);
+          std::vector<float> y(static_cast<size_t>(n * rows));
+          if (row.layout == Layout::blocks16) row.blocks(pack_blocked(q), xs.data(), n, y.data(), 1, act, isa);
+          else row.rows(q, xs.data(), n, y.data(), 1, act, true);
+          for (size_t i = 0; i < y.size(); ++i) {
+            if (unsafe && std::isnan(yr[i])) REQUIRE(std::isnan(y[i]));
+            else REQUIRE(std::fabs(double(y[i]) - yr[i]) <= tol);
+          }
+          ++ran;
         }
-        ++ran;
       }
     }
   }

@@ -15,7 +15,7 @@
 #include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/random.h"
 #include "act_codes.h"
 

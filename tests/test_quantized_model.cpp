@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "miniquant/error.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/random.h"
 #include "minigpt/model.h"
 #include "minigpt/quantize_model.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "miniquant/error.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/random.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/channel_stats.h"

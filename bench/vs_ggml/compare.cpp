@@ -10,7 +10,7 @@
 
 #include "miniquant/energy/trial_stats.h"
 #include "miniquant/error.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/random.h"
 #include "miniquant/util/timer.h"
 #include "roofline_probes.h"

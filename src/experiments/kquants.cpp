@@ -11,7 +11,7 @@
 #include "experiments/ggml_quant.h"
 #include "experiments/workspace.h"
 #include "miniquant/error.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"

@@ -14,7 +14,7 @@
 #include "labs/workbench.h"
 #include "miniquant/error.h"
 #include "miniquant/half.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/pack.h"
 #include "miniquant/random.h"
 #include "minigpt/quant_plan.h"

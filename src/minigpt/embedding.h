@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 
 namespace minigpt {
 

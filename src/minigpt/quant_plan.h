@@ -19,7 +19,7 @@ namespace minigpt {
 // How one Linear is quantized and run. Named as the CLI and the sweep take it: a scheme of the format
 // table, then "-search" for the scale search with the plain error weights or "-imatrix" for the search weighted by
 // each input column's importance (the diagonal of the calibration Hessian; mq::Search, grid_search.h, and
-// kquant/search.h), or, for the K families only, "-fisher" for the search weighted per weight by the diagonal of
+// kquant_search.h), or, for the K families only, "-fisher" for the search weighted per weight by the diagonal of
 // the loss's empirical Fisher on the calibration windows (fisher.h; no GPTQ, no phase copy), after an optional
 // equivalence transform right behind the scheme ("-awq", "-smooth": transform_table.h), then "-gptq" for GPTQ (integer and K schemes), then "+a8" to run it with per-token int8
 // activations or "+a16" with per-token 16-bit activations (int8 / int4 schemes), or "+bf16" with every

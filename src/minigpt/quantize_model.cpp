@@ -9,7 +9,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/gptq.h"
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/fisher.h"

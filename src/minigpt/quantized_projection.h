@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 #include "minigpt/projection.h"
 
 namespace minigpt {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "miniquant/error.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/format.h"
 #include "miniquant/util/json_checked.h"
 

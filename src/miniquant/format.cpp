@@ -107,7 +107,10 @@ Scheme Scheme::parse(std::string_view name) {
   std::string_view s = name;
   int bits = 0;
   if (!eat(s, "int") || !eat_int(s, bits)) return fail("");
-  if (bits != 2 && bits != 3 && bits != 4 && bits != 8) return fail(fmt::format(" (int{} is not supported)", bits));
+  // The integer widths are the format table's integer rows.
+  bool listed = false;
+  for (const FormatTraits& f : format_table()) listed = listed || (f.kind == Kind::integer && f.bits == bits);
+  if (!listed) return fail(fmt::format(" (int{} is not supported)", bits));
   if (!eat(s, "-")) return fail("");
   int group = 0;
   if (eat(s, "per-tensor")) {

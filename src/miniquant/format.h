@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "miniquant/kquant/superblock.h"  // kSuperBlock
+
 namespace mq {
 
 // Storage families. `integer` covers every intN scheme; `kquant` the llama.cpp K-quant super-block
@@ -19,8 +21,6 @@ enum class Kind : uint8_t { fp32, fp16, bf16, integer, kquant };
 //   group  > 0              : one scale per (row, block of `group` consecutive input columns)
 inline constexpr int kPerTensor = -1;
 inline constexpr int kPerChannel = 0;
-// Weights per K-quant super-block (ggml's QK_K): a K scheme's input width must be a multiple of it.
-inline constexpr int kSuperBlock = 256;
 
 struct Scheme {
   Kind kind = Kind::fp32;

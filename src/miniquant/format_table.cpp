@@ -14,6 +14,9 @@ constexpr std::string_view kKDecoder =
     "codes in place; below 16 tokens D sum(q x) - (D zero + M) sum(x) per sub-block, from 16 tokens panels "
     "dequantized to D (q - zero) - M and Eigen's GEMM (plain loops the compiler vectorises)";
 
+// GGML_TYPE_Q8_0, Q4_0 and Q4_1 (ggml.h numbering, also the GGUF tensor type).
+constexpr uint32_t kGgmlQ4_0 = 2, kGgmlQ4_1 = 3, kGgmlQ8_0 = 8;
+
 }  // namespace
 
 const std::vector<FormatTraits>& format_table() {
@@ -21,9 +24,9 @@ const std::vector<FormatTraits>& format_table() {
       {"fp32", Kind::fp32, 32, 4, "plain loads"},
       {"fp16", Kind::fp16, 16, 2, "F16C widening (vcvtph2ps)"},
       {"bf16", Kind::bf16, 16, 2, "16-bit shift into the fp32 high half"},
-      {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group"},
+      {"int8", Kind::integer, 8, 0, "byte fields minus the zero-point, scaled per group", nullptr, kGgmlQ8_0},
       {"int4", Kind::integer, 4, 0, "AVX-512 BF16: a 32-entry word table (vpermw) into bf16, vdpbf16ps on activations split into two bf16; "
-       "else nibbles through a 16-entry permute table (vpermps) where the ISA has it"},
+       "else nibbles through a 16-entry permute table (vpermps) where the ISA has it", nullptr, kGgmlQ4_0, kGgmlQ4_1},
       {"int3", Kind::integer, 3, 0, "3-byte pieces of the bit stream spread over 32-bit lanes (one vpshufb on AVX2)"},
       {"int2", Kind::integer, 2, 0, "AVX-512 BF16: the int4 path's word table (vpermw) and vdpbf16ps; else 2-bit fields shifted out of 32-bit words"},
       // K-quant super-blocks (ggml's layouts): one kernel for all five over a decoder per family.

@@ -22,8 +22,12 @@ struct FormatTraits {
   int value_bytes = 0;
   std::string_view decoder;  // how the kernels turn stored bits into floats (kernels/registry.h runs them)
   // K-quant families: the block layout and ranges (kquant/family.h), through which the generic K code
-  // (kquant/kquant.h: grids, dequantization, search, GPTQ, kernels, GGUF) reaches the family; null otherwise.
+  // (kquant.h: grids, dequantization, search, GPTQ, kernels, GGUF) reaches the family; null otherwise.
   const KFamily* kquant = nullptr;
+  // Integer families: the GGUF tensor type (ggml.h numbering) that stores a symmetric / asymmetric scheme of the
+  // family exactly, re-blocked into 32-element blocks (gguf/convert.h), or 0 when none does. K families carry
+  // theirs in `kquant`; float families map to F32 / F16 / BF16 by kind.
+  uint32_t gguf_symmetric = 0, gguf_asymmetric = 0;
   // Every family is quantized by mq::quantize / quantize_ref and dequantized by mq::dequantize
   // (quantize.h): their bytes and values are defined per Scheme, so the table does not repeat them.
 };

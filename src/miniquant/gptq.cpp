@@ -13,8 +13,8 @@
 
 #include "miniquant/error.h"
 #include "miniquant/grid_search.h"
-#include "miniquant/kquant/kquant.h"
-#include "miniquant/kquant/search.h"
+#include "miniquant/kquant.h"
+#include "miniquant/kquant_search.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize_detail.h"
 

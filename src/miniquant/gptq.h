@@ -20,7 +20,7 @@ struct GptqOptions {
   int max_damp_retries = 6;  // when a Cholesky factorisation fails, damping x10, at most this often
   // How each group's (K families: each super-block's) scales are chosen: none = the plain absmax / min-max grid
   // (integer schemes; K families always search, `none` meaning `plain` for them); plain = the search of
-  // grid_search.h (intN: every weight alike) or kquant/search.h (K: its plain error weights); importance = the same
+  // grid_search.h (intN: every weight alike) or kquant_search.h (K: its plain error weights); importance = the same
   // search with each weight's error weighted by its column's diag(H), the importance GPTQ already has.
   Search search = Search::none;
 };

@@ -10,7 +10,7 @@
 #include "miniquant/error.h"
 #include "miniquant/grid_search.h"
 #include "miniquant/half.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize_detail.h"
 

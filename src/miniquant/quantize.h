@@ -24,7 +24,7 @@ struct QTensor {
   int64_t cols = 0;  // input width
   // (rows, row_code_bytes(scheme, cols)): packed fields (see pack.h for the bit order), the raw
   // little-endian fp32 / fp16 / bf16 values for float schemes, or a K family's super-blocks (ggml's bytes,
-  // scales included: kquant/kquant.h).
+  // scales included: kquant.h).
   mq::AlignedBytes codes;  // 64-byte aligned: rows are read with 64-byte loads
   // (scale_count): fp16 bit patterns, index row * groups_per_row + group; per-tensor: one. Empty for K.
   std::vector<uint16_t> scales;
@@ -71,12 +71,12 @@ enum class Search : uint8_t { none, plain, importance, fisher };
 // How a quantizer chooses each group's (K families: each block's) scales.
 struct QuantizeOptions {
   // Integer schemes: search_grid's shrink grid (grid_search.h) instead of the absmax / min-max grid. K
-  // families: the weighted search of kquant/search.h instead of plain round-to-nearest (they search by
+  // families: the weighted search of kquant_search.h instead of plain round-to-nearest (they search by
   // default: default_quantize_options). Float schemes ignore it.
   bool search = false;
   // (cols) one importance per input column (e.g. the diagonal of the layer's Hessian, llama.cpp's importance
   // matrix) weighting the search's error, or null: the plain weights (intN: every weight alike; K families:
-  // kerror_weights in kquant/search.h).
+  // kerror_weights in kquant_search.h).
   const float* importance = nullptr;
   // K families only: `importance` is (rows, cols), one per weight (each row's blocks take their own slice)
   // instead of one per input column. mq::UsageError for any other scheme.

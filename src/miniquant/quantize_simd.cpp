@@ -11,7 +11,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/grid_search.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/pack.h"
 #include "miniquant/quantize.h"
 #include "miniquant/quantize_detail.h"

@@ -9,7 +9,7 @@
 #include "miniquant/error.h"
 #include "miniquant/format_table.h"
 #include "miniquant/half.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 #include "miniquant/pack.h"
 
 namespace mq::gguf {
@@ -30,9 +30,12 @@ TensorType type_for(const Scheme& s) {
     case Kind::kquant: return static_cast<TensorType>(kfamily_of(s).ggml_type);
     case Kind::integer: break;
   }
+  // The family's row names the ggml type; a group must hold whole 32-element blocks, so a block never straddles
+  // two scales.
   const bool grouping_ok = s.group == kPerChannel || s.group == 32 || s.group == 64 || s.group == 128;
-  if (grouping_ok && s.bits == 8 && s.symmetric) return TensorType::Q8_0;
-  if (grouping_ok && s.bits == 4) return s.symmetric ? TensorType::Q4_0 : TensorType::Q4_1;
+  const FormatTraits& f = traits_of(s);
+  const uint32_t t = s.symmetric ? f.gguf_symmetric : f.gguf_asymmetric;
+  if (grouping_ok && t != 0) return static_cast<TensorType>(t);
   throw mq::UsageError(fmt::format("scheme {} has no GGUF export (no ggml type stores it exactly as miniquant does); "
                                    "exportable: {}",
                                    s.name(), exportable_schemes()));

@@ -127,7 +127,8 @@ QTensor unpack_blocked(const BlockedCodes& b);
 // Y = X W^T with dynamically quantized activations (act: dynamic_int8, quantize_activations per token;
 // dynamic_int16, quantize_activations16), the same arithmetic as gemm_dynamic_ref: exact int32 group
 // dots, scaled in float once per group (16-bit: once per half, the two halves' outputs added).
-// act weight_only / bf16 runs gemm_blocked_bf16.
+// act weight_only / bf16 runs gemm_blocked_bf16. Either way the kernel is the family's blocks16 row of the
+// registry (registry.h block_row; UsageError for a family and mode without one, e.g. int3 +a8).
 // x: (n, cols) row-major;  y: (n, rows) row-major.  use_isa = false runs the portable twin.
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                   ActMode act = ActMode::dynamic_int8);
@@ -142,10 +143,5 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
 // Throws UsageError for the dynamic modes. Shapes as gemm_blocked.
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                        ActMode act = ActMode::weight_only);
-
-// True when this build has gemm_blocked_bf16's AVX-512 BF16 tile for the field width: int8, int4 and int2 on
-// AVX-512 BF16 builds, int3 where they also have VBMI (Bf16Dot::kInt3). The registry's blocks16 row reads
-// it: where the tile is built, the block layout is faster than the row-major kernels (bench/HISTORY.md, 2026-11-26).
-bool blocked_tile_built(int bits);
 
 }  // namespace mq

@@ -470,56 +470,54 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 }  // namespace
 }  // namespace kdetail
 
+namespace kdetail {
 namespace {
 // True when this build has the ISA tile for the width: AVX-512 BF16, and VBMI for int3's spread.
-constexpr bool isa_tile_built(int bits) { return kdetail::Bf16Dot::kAvailable && (bits != 3 || kdetail::Bf16Dot::kInt3); }
-}  // namespace
+template <int Bits>
+constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (Bits != 3 || Bf16Dot::kInt3); }
 
-bool blocked_tile_built(int bits) { return (bits == 8 || bits == 4 || bits == 3 || bits == 2) && isa_tile_built(bits); }
+// The family's blocks16 row (Bits: its field width) in weight-only and +bf16 mode.
+template <int Bits>
+void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
+  if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
+  if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
+  const int nt = effective_threads(threads, w.rows * w.cols * n);
+  const bool split = act == ActMode::weight_only;
+  const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
+  const bool isa = use_isa && isa_tile_built<Bits>() && !raw;  // else the twin runs
+  const PairActs& a = make_acts(w, x, n, split, raw, isa);
+#if defined(__AVX512BF16__) && defined(__AVX512BW__)
+  if constexpr (isa_tile_built<Bits>()) {
+    if (isa) {
+      if (w.scheme.symmetric) return split ? run_isa<Bits, true, true>(w, a, y, nt) : run_isa<Bits, false, true>(w, a, y, nt);
+      return split ? run_isa<Bits, true, false>(w, a, y, nt) : run_isa<Bits, false, false>(w, a, y, nt);
+    }
+  }
+#endif
+  twin(w, a, y, nt);
+}
+
+template <int Bits>
+bool tile_on(const QTensor& w) { return isa_tile_built<Bits>() && blockable(w); }
+}  // namespace
+}  // namespace kdetail
 
 void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
   if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
-  if (w.scheme.bits != 8 && w.scheme.bits != 4 && w.scheme.bits != 3 && w.scheme.bits != 2)
-    throw UsageError(fmt::format("gemm_blocked_bf16 '{}': {} has no weight-only kernel on the block layout (int8 / 4 / 3 / 2 only)",
-                                 w.name, w.scheme.name()));
-  if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
-  const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
-  const bool split = act == ActMode::weight_only;
-  const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
-  const bool isa = use_isa && isa_tile_built(w.scheme.bits) && !raw;  // else the twin runs
-  const kdetail::PairActs& a = kdetail::make_acts(w, x, n, split, raw, isa);
-#if defined(__AVX512BF16__) && defined(__AVX512BW__)
-  if (isa) {
-    const auto run = [&]<int Bits>() {
-      if (w.scheme.symmetric) return split ? kdetail::run_isa<Bits, true, true>(w, a, y, nt) : kdetail::run_isa<Bits, false, true>(w, a, y, nt);
-      return split ? kdetail::run_isa<Bits, true, false>(w, a, y, nt) : kdetail::run_isa<Bits, false, false>(w, a, y, nt);
-    };
-    if (w.scheme.bits == 8) return run.template operator()<8>();
-    if (w.scheme.bits == 4) return run.template operator()<4>();
-#if defined(__AVX512VBMI__)
-    if (w.scheme.bits == 3) return run.template operator()<3>();
-#endif
-    return run.template operator()<2>();
-  }
-#endif
-  kdetail::twin(w, a, y, nt);
+  block_row(w.scheme, act).blocks(w, x, n, y, threads, act, use_isa);
 }
-
-namespace {
-bool tile_on(const QTensor& w) { return blocked_tile_built(w.scheme.bits) && blockable(w); }
-void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act) {
-  gemm_blocked_bf16(w, x, n, y, threads, /*use_isa*/ true, act);
-}
-}  // namespace
 
 std::vector<KernelRow> kernel_rows_blocked_bf16() {
   // Where the tile is built the block layout is faster than the row-major kernels (bench/HISTORY.md, 2026-11-26).
-  return {
-      {families_of({"int8", "int4", "int3", "int2"}), act_bit(ActMode::weight_only) | act_bit(ActMode::bf16), Layout::blocks16,
-       Acts::any, true, tile_on, nullptr, tile_rows, "AVX-512 BF16 (int3: + VBMI)",
-       "`gemm_blocked_bf16`: a row's dot in one lane, `vdpbf16ps` chains (`blocked_bf16.cpp`)",
-       "`twin` in the same file", "`test_blocked`"},
+  // One row per family, its field width a template argument (the map prints them merged).
+  const auto row = []<int Bits>(FamilySet f) {
+    return KernelRow{f, act_bit(ActMode::weight_only) | act_bit(ActMode::bf16), Layout::blocks16, Acts::any, true,
+                     kdetail::tile_on<Bits>, nullptr, kdetail::tile_rows<Bits>, "AVX-512 BF16 (int3: + VBMI)",
+                     "`gemm_blocked_bf16`: a row's dot in one lane, `vdpbf16ps` chains (`blocked_bf16.cpp`)",
+                     "`twin` in the same file", "`test_blocked`"};
   };
+  return {row.template operator()<8>(families_of({"int8"})), row.template operator()<4>(families_of({"int4"})),
+          row.template operator()<3>(families_of({"int3"})), row.template operator()<2>(families_of({"int2"}))};
 }
 
 }  // namespace mq

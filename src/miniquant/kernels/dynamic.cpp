@@ -276,11 +276,10 @@ void run(const BlockedCodes& w, const Acts& p, float* y, int threads) {
   }
 }
 
-template <class Isa>
+template <class Isa, int Bits>
 void dispatch(const BlockedCodes& w, const Acts& p, float* y, int threads) {
-  const bool sym = w.scheme.symmetric;
-  if (w.scheme.bits == 8) return sym ? run<Isa, 8, true>(w, p, y, threads) : run<Isa, 8, false>(w, p, y, threads);
-  return sym ? run<Isa, 4, true>(w, p, y, threads) : run<Isa, 4, false>(w, p, y, threads);
+  if (w.scheme.symmetric) return run<Isa, Bits, true>(w, p, y, threads);
+  return run<Isa, Bits, false>(w, p, y, threads);
 }
 
 }  // namespace
@@ -297,19 +296,21 @@ using FastIsa = std::conditional_t<Vnni16::kAvailable, Vnni16, std::conditional_
 
 const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
-void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
+namespace kdetail {
+namespace {
+// The family's blocks16 row (Bits: its field width, 8 or 4): +a8 / +a16 on the 16-row blocks.
+template <int Bits>
+void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
-  if (!is_dynamic(act)) return gemm_blocked_bf16(w, x, n, y, threads, use_isa, act);
-  const int nt = kdetail::effective_threads(threads, w.rows * w.cols * n);
-  if (!supports_dynamic(w.scheme))
-    throw UsageError(fmt::format("gemm_blocked '{}': {} has no dynamic-activation kernel", w.name, w.scheme.name()));
-  const kdetail::Acts& p = kdetail::quantize_acts(w, x, n, nt, act);
+  if (!is_dynamic(act)) throw UsageError(fmt::format("gemm_blocked '{}': the int{} +a8 / +a16 row got a weight-only call", w.name, Bits));
+  const int nt = effective_threads(threads, w.rows * w.cols * n);
+  const Acts& p = quantize_acts(w, x, n, nt, act);
   // 16-bit activations: the high and low halves' outputs go to rows 2t and 2t + 1, then add up.
   thread_local std::vector<float> halves;
   halves.assign(act == ActMode::dynamic_int16 ? static_cast<size_t>(2 * n * w.rows) : 0, 0.0f);
   float* out = halves.empty() ? y : halves.data();
-  if (use_isa) kdetail::dispatch<kdetail::FastIsa>(w, p, out, nt);
-  else kdetail::dispatch<kdetail::Portable16>(w, p, out, nt);
+  if (use_isa) dispatch<FastIsa, Bits>(w, p, out, nt);
+  else dispatch<Portable16, Bits>(w, p, out, nt);
   if (halves.empty()) return;
   for (int64_t t = 0; t < n; ++t) {
     const float* h = out + 2 * t * w.rows;
@@ -317,36 +318,49 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
     for (int64_t r = 0; r < w.rows; ++r) y[t * w.rows + r] = h[r] + l[r];
   }
 }
+}  // namespace
+}  // namespace kdetail
+
+void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa, ActMode act) {
+  if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
+  // The family's block-layout row for the mode: this file's for +a8 / +a16, blocked_bf16.cpp's for weight-only / +bf16.
+  block_row(w.scheme, act).blocks(w, x, n, y, threads, act, use_isa);
+}
 
 namespace {
 bool blockable_on(const QTensor& w) { return blockable(w); }
-void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act) {
-  gemm_blocked(w, x, n, y, threads, /*use_isa*/ true, act);
-}
 // gemm() on a QTensor: one-off calls pack here (QuantizedLinear packs once, at construction).
-template <bool Isa>
+template <int Bits, bool Isa>
 void packed_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
-  gemm_blocked(pack_blocked(w), x, n, y, threads, Isa, act);
+  kdetail::blocked_rows<Bits>(pack_blocked(w), x, n, y, threads, act, Isa);
 }
 // Tensors without the layout (a group width that is not whole steps): the scalar reference is the kernel.
 void ref_rows(const QTensor& w, const float* x, int64_t n, float* y, int, ActMode act, bool) { gemm_dynamic_ref(w, x, n, y, act); }
 }  // namespace
 
 std::vector<KernelRow> kernel_rows_dynamic() {
-  const FamilySet f = families_of({"int8", "int4"});
   const ActSet dyn = act_bit(ActMode::dynamic_int8) | act_bit(ActMode::dynamic_int16);
   constexpr std::string_view kKernel =
       "`gemm_blocked`: `Vnni16`, else `Avx2x16`, else `Portable16` (`dynamic.cpp`, `isa_x86.h`)";
-  return {
-      {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, blocked_rows, "AVX-512 VNNI / AVX2, else plain loops",
-       kKernel, "`gemm_dynamic_ref`", "`test_blocked`"},
-      {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<true>, nullptr, "AVX-512 VNNI / AVX2, else plain loops",
-       "packs per call, then `gemm_blocked`", "`gemm_dynamic_ref`", "`test_blocked`"},
-      {f, dyn, Layout::row_major, Acts::any, false, blockable_on, packed_rows<false>, nullptr, "any",
-       "packs per call, then `gemm_blocked`'s `Portable16`", "`gemm_dynamic_ref`", "`test_blocked`"},
-      {f, dyn, Layout::row_major, Acts::any, false, nullptr, ref_rows, nullptr, "any (groups the layout cannot take)",
-       "`gemm_dynamic_ref` itself", "-", "`test_kernels`"},
+  // One set of rows per family, its field width a template argument (the map prints them merged).
+  const auto rows = [&]<int Bits>(FamilySet f) {
+    return std::vector<KernelRow>{
+        {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, kdetail::blocked_rows<Bits>,
+         "AVX-512 VNNI / AVX2, else plain loops", kKernel, "`gemm_dynamic_ref`", "`test_blocked`"},
+        {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<Bits, true>, nullptr, "AVX-512 VNNI / AVX2, else plain loops",
+         "packs per call, then `gemm_blocked`", "`gemm_dynamic_ref`", "`test_blocked`"},
+        {f, dyn, Layout::row_major, Acts::any, false, blockable_on, packed_rows<Bits, false>, nullptr, "any",
+         "packs per call, then `gemm_blocked`'s `Portable16`", "`gemm_dynamic_ref`", "`test_blocked`"},
+        {f, dyn, Layout::row_major, Acts::any, false, nullptr, ref_rows, nullptr, "any (groups the layout cannot take)",
+         "`gemm_dynamic_ref` itself", "-", "`test_kernels`"},
+    };
   };
+  // Interleaved (int8's first row, int4's first row, ...): each family keeps its own order, and the kernel map
+  // merges the pairs, which differ only in their families.
+  const std::vector<KernelRow> r8 = rows.template operator()<8>(families_of({"int8"})), r4 = rows.template operator()<4>(families_of({"int4"}));
+  std::vector<KernelRow> all;
+  for (size_t i = 0; i < r8.size(); ++i) all.push_back(r8[i]), all.push_back(r4[i]);
+  return all;
 }
 
 }  // namespace mq

@@ -27,7 +27,7 @@
 #include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/kquant_fused.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 namespace mq {
 namespace {

@@ -20,7 +20,7 @@
 #include "miniquant/half.h"
 #include "miniquant/kquant/bits.h"
 #include "miniquant/kquant/blocks.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 namespace mq::kdecode {
 

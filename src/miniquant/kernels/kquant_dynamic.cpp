@@ -29,7 +29,7 @@
 #include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 namespace mq {
 namespace kdetail {

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 namespace mq {
 

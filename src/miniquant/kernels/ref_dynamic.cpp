@@ -7,7 +7,7 @@
 
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 namespace mq {
 

@@ -82,6 +82,13 @@ const KernelRow* blocked_kernel(const QTensor& w, ActMode act) {
   return nullptr;
 }
 
+const KernelRow& block_row(const Scheme& s, ActMode act) {
+  const FamilySet fam = family_bit(s);
+  for (const KernelRow& r : kernel_registry())
+    if (r.layout == Layout::blocks16 && serves(r, fam, act)) return r;
+  throw UsageError(fmt::format("no block-layout kernel runs {} with {} activations", s.name(), act_label(act)));
+}
+
 bool runs_blocked(const QTensor& w, ActMode act) { return blocked_kernel(w, act) != nullptr; }
 
 bool has_kernel(const Scheme& s, ActMode act) {

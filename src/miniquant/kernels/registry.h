@@ -35,7 +35,8 @@ enum class Acts : uint8_t { any, bf16_safe, bf16_unsafe };
 // y (n, rows) = x (n, cols) W^T; the row-major rows read w's rows, the blocks16 rows the packed copy. use_isa is
 // read only by rows that hand over to another row (+bf16's rounded copy runs the weight-only selection).
 using RowKernelFn = void (*)(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa);
-using BlockKernelFn = void (*)(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act);
+// use_isa false runs a blocks16 row's portable twin (every blocks16 row has one in its own file).
+using BlockKernelFn = void (*)(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa);
 
 struct KernelRow {
   FamilySet families = 0;
@@ -62,6 +63,9 @@ const std::vector<KernelRow>& kernel_registry();
 const KernelRow& select_kernel(const QTensor& w, ActMode act, bool use_isa, const float* x, int64_t n);
 // The blocks16 row QuantizedLinear runs w on under act (ISA paths allowed), or null when it keeps the rows.
 const KernelRow* blocked_kernel(const QTensor& w, ActMode act);
+// The blocks16 row of the family of s under act, whatever this build runs (gemm_blocked on a packed tensor: a
+// row whose ISA path is not built runs its twin). Throws UsageError when no blocks16 row serves the pair.
+const KernelRow& block_row(const Scheme& s, ActMode act);
 // True when QuantizedLinear keeps w in the 16-row block layout for act (blocked_kernel is not null).
 bool runs_blocked(const QTensor& w, ActMode act);
 // True when some row serves the family of s under act (a dynamic mode, say).
@@ -75,9 +79,9 @@ std::string kernel_map_markdown();
 std::vector<KernelRow> kernel_rows_float();     // float.cpp: fp32, fp16, bf16 weight-only
 std::vector<KernelRow> kernel_rows_int();       // weight_only.cpp: int8 .. int2 weight-only, +bf16 on bf16 dots
 std::vector<KernelRow> kernel_rows_kquant();    // kquant.cpp: q2_k .. q6_k weight-only
-std::vector<KernelRow> kernel_rows_dynamic();   // dynamic.cpp: int8 / int4 +a8 / +a16 (blocks16 and row-major)
+std::vector<KernelRow> kernel_rows_dynamic();   // dynamic.cpp: int8 / int4 +a8 / +a16 (blocks16 and row-major), a row per family
 std::vector<KernelRow> kernel_rows_kquant_dynamic();  // kquant_dynamic.cpp: q2_k .. q6_k +a8 / +a16
-std::vector<KernelRow> kernel_rows_blocked_bf16();    // blocked_bf16.cpp: int8 .. int2 weight-only / +bf16, blocks16
+std::vector<KernelRow> kernel_rows_blocked_bf16();    // blocked_bf16.cpp: int8 .. int2 weight-only / +bf16, blocks16, a row per family
 std::vector<KernelRow> kernel_rows_bf16_act();  // weight_only.cpp: +bf16 for any family, through its weight-only row
 
 }  // namespace mq

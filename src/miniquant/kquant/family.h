@@ -1,6 +1,6 @@
 // A K-quant family (llama.cpp's q2_K .. q6_K): what is specific to one family is only its byte layout and
 // its ranges, described here; everything else (decoding a block's grid, dequantizing, the scale search, GPTQ
-// on the grid, the kernels) is generic over this description (kquant.h, search.h, kernels/kquant.cpp).
+// on the grid, the kernels) is generic over this description (../kquant.h, ../kquant_search.h, kernels/kquant.cpp).
 //
 // A super-block holds kSuperBlock (256) consecutive weights of one row, in `nsub()` sub-blocks of `sub`
 // weights. Every family's weight j of sub-block b dequantizes as ggml computes it:
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "miniquant/format.h"
+#include "miniquant/kquant/superblock.h"
 
 namespace mq {
 

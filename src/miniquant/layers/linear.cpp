@@ -1,5 +1,5 @@
 // QuantizedLinear: construction checks, forward through gemm().
-#include "miniquant/linear.h"
+#include "miniquant/layers/linear.h"
 
 #include <utility>
 
@@ -59,7 +59,7 @@ const uint8_t* QuantizedLinear::row_codes(int64_t r) const {
 void QuantizedLinear::forward(const float* x, int64_t n, float* y) const {
   if (n < 0) throw UsageError(fmt::format("QuantizedLinear '{}': negative token count {}", w_.name, n));
   if (n > 0 && (x == nullptr || y == nullptr)) throw UsageError(fmt::format("QuantizedLinear '{}': null x or y", w_.name));
-  if (blocked_) return blocked_row_->blocks(*blocked_, x, n, y, /*threads: the default*/ 0, act_);
+  if (blocked_) return blocked_row_->blocks(*blocked_, x, n, y, /*threads: the default*/ 0, act_, /*use_isa*/ true);
   gemm(w_, x, n, y, {.act = act_});
 }
 

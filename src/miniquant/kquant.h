@@ -1,6 +1,6 @@
 // The K-quant families' generic operations, over a family's description (family.h): the grid a block's
 // stored parameters decode to, dequantization, the code of a weight on a grid, quantizing a whole matrix
-// (round-to-nearest on searched scales, search.h), and checking loaded blocks.
+// (round-to-nearest on searched scales, kquant_search.h), and checking loaded blocks.
 //
 // Storage in a QTensor: `codes` holds the rows' super-blocks back to back, exactly ggml's bytes
 // ((rows, cols / 256 * block_bytes)); `scales` and `zeros` are empty (the blocks hold them).
@@ -53,7 +53,7 @@ float kvalue_at(const QTensor& q, int64_t r, int64_t c);
 double kmagnitude_at(const QTensor& q, int64_t r, int64_t c);
 
 // w: (rows, cols). search = false: plain round-to-nearest (each sub-block's range mapped onto its codes, the
-// sub-block scales onto their integers), the baseline; true: the weighted search of search.h. importance:
+// sub-block scales onto their integers), the baseline; true: the weighted search of kquant_search.h. importance:
 // (cols) per input column, or (rows, cols) per weight when per_weight, or null for the plain error weights.
 // parallel: rows split over OpenMP threads (the bytes are the same either way: each block is quantized alone). Throws mq::Error naming the tensor for NaN /
 // Inf weights or factors beyond fp16, mq::UsageError for a width that is not a multiple of 256.

@@ -1,5 +1,5 @@
 // Generic K-quant operations: grids, dequantization, quantizing a matrix block by block, block checks.
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 #include <exception>
 #include <mutex>
@@ -10,7 +10,7 @@
 #include "miniquant/error.h"
 #include "miniquant/format_table.h"
 #include "miniquant/half.h"
-#include "miniquant/kquant/search.h"
+#include "miniquant/kquant_search.h"
 #include "miniquant/quantize_detail.h"
 
 namespace mq {

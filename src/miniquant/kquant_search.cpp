@@ -1,6 +1,6 @@
 // The K-quant parameter search: per sub-block weighted least squares over candidate scales, integer scales
 // against a super-block factor chosen among candidates, then coordinate descent on the exact stored error.
-#include "miniquant/kquant/search.h"
+#include "miniquant/kquant_search.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/half.h"
-#include "miniquant/kquant/kquant.h"
+#include "miniquant/kquant.h"
 
 namespace mq {
 namespace {
