@@ -120,6 +120,7 @@ TEST_CASE("SmoothQuant: on a Linear with planted outlier input channels, int8+a8
   st.max_abs.assign(in, 0.0f);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < in; ++j) st.max_abs[static_cast<size_t>(j)] = std::max(st.max_abs[static_cast<size_t>(j)], std::fabs(x[static_cast<size_t>(i) * in + j]));
+  st.rows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(x.data(), rows, in);
   LinearInfo li;
   li.name = "planted";
   li.in = in;
@@ -128,6 +129,7 @@ TEST_CASE("SmoothQuant: on a Linear with planted outlier input channels, int8+a8
   const mq::Scheme s8 = mq::Scheme::parse("int8-per-channel");
   const TransformResult t = smoothquant_scales({li, st, s8, mq::ActMode::dynamic_int8});
   CHECK(st.outlier_ratio() > 10.0);
+  CHECK(t.note.find("alpha ") != std::string::npos);  // a migration was chosen, not s = 1
   // y = W x exactly, then through the +a8 kernel plain and smoothed.
   auto error = [&](const std::vector<float>& sc) {
     std::vector<float> ws(w.size()), xs(x.size()), y(static_cast<size_t>(rows) * out), ref(y.size());
@@ -147,7 +149,29 @@ TEST_CASE("SmoothQuant: on a Linear with planted outlier input channels, int8+a8
     return e;
   };
   const double plain = error(std::vector<float>(static_cast<size_t>(in), 1.0f)), smooth = error(t.scales);
-  MESSAGE("planted outliers: +a8 squared output error " << plain << " plain, " << smooth << " smoothed");
+  MESSAGE("planted outliers: +a8 squared output error " << plain << " plain, " << smooth << " smoothed (" << t.note << ")");
   CHECK(smooth < 0.5 * plain);
   CHECK(smooth > 0.0);
+  // The fixed alpha = 0.5 of the paper is one of the candidates: the search does at least as well on these rows.
+  std::vector<float> wmax(static_cast<size_t>(in), 0.0f), half(static_cast<size_t>(in));
+  for (int r = 0; r < out; ++r)
+    for (int j = 0; j < in; ++j) wmax[static_cast<size_t>(j)] = std::max(wmax[static_cast<size_t>(j)], std::fabs(w[static_cast<size_t>(r) * in + j]));
+  for (int j = 0; j < in; ++j) half[static_cast<size_t>(j)] = std::sqrt(st.max_abs[static_cast<size_t>(j)] / wmax[static_cast<size_t>(j)]);
+  CHECK(smooth <= error(half) * (1 + 1e-3));
+  // Without outliers (every channel alike) a migration buys little: whatever the search keeps, its error through the
+  // +a8 kernel is never above the unscaled one's (s = 1 is a candidate), up to the float sums' order.
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < in; ++j) x[static_cast<size_t>(i) * in + j] = static_cast<float>(rng.normal());
+  st.max_abs.assign(in, 0.0f);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < in; ++j) st.max_abs[static_cast<size_t>(j)] = std::max(st.max_abs[static_cast<size_t>(j)], std::fabs(x[static_cast<size_t>(i) * in + j]));
+  st.rows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(x.data(), rows, in);
+  const TransformResult flat = smoothquant_scales({li, st, s8, mq::ActMode::dynamic_int8});
+  const double flat_plain = error(std::vector<float>(static_cast<size_t>(in), 1.0f)), flat_smooth = error(flat.scales);
+  MESSAGE("no outliers: " << flat_plain << " plain, " << flat_smooth << " (" << flat.note << ")");
+  CHECK(flat_smooth <= flat_plain * (1 + 1e-3));
+  CHECK(flat_smooth >= 0.5 * flat_plain);
+  // No rows: refused (a hand-built statistic without them cannot score a strength).
+  st.rows.resize(0, in);
+  CHECK_THROWS_AS(smoothquant_scales({li, st, s8, mq::ActMode::dynamic_int8}), mq::UsageError);
 }

@@ -27,6 +27,8 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     std::vector<double> sum_abs;
     std::vector<float> max_abs;
     mq::Hessian h;
+    std::vector<float> kept;  // (kept rows, in) every kSampleStride-th row seen
+    int64_t seen = 0;
     explicit Acc(int in) : sum_abs(static_cast<size_t>(in)), max_abs(static_cast<size_t>(in)), h(in) {}
   };
   std::map<std::string, Acc> acc;
@@ -37,12 +39,15 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     auto it = acc.find(name);
     if (it == acc.end()) return;
     Acc& a = it->second;
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
+      const float* row = x + static_cast<size_t>(i) * in;
       for (int j = 0; j < in; ++j) {
-        const float v = std::fabs(x[static_cast<size_t>(i) * in + j]);
+        const float v = std::fabs(row[j]);
         a.sum_abs[static_cast<size_t>(j)] += v;
         a.max_abs[static_cast<size_t>(j)] = std::max(a.max_abs[static_cast<size_t>(j)], v);
       }
+      if (a.seen++ % kSampleStride == 0 && static_cast<int64_t>(a.kept.size()) < kSampleRows * in) a.kept.insert(a.kept.end(), row, row + in);
+    }
     a.h.add(x, n);
   });
   try {
@@ -60,6 +65,8 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     s.mean_abs.resize(a.sum_abs.size());
     for (size_t j = 0; j < a.sum_abs.size(); ++j) s.mean_abs[j] = static_cast<float>(a.sum_abs[j] / static_cast<double>(s.samples));
     s.max_abs = std::move(a.max_abs);
+    const int64_t in = static_cast<int64_t>(s.max_abs.size()), kept = in > 0 ? static_cast<int64_t>(a.kept.size()) / in : 0;
+    s.rows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(a.kept.data(), kept, in);
     out.emplace(name, std::move(s));
   }
   return out;

@@ -16,9 +16,16 @@ struct ChannelStats {
   std::vector<float> mean_abs;  // (in) mean |x_j| over the calibration rows
   std::vector<float> max_abs;   // (in) max |x_j|
   Eigen::MatrixXd h;            // (in, in) X^T X / n
+  // (m, in) calibration rows themselves, every kSampleStride-th up to kSampleRows: what a method that quantizes
+  // the activations too (SmoothQuant) needs to score a candidate, since H does not see the per-token int8 rounding.
+  Eigen::MatrixXf rows;
   int64_t samples = 0;
   double outlier_ratio() const;  // of max_abs (below)
 };
+
+// Which calibration rows ChannelStats::rows keeps: every 32nd row the Linear sees (16,384 rows in 128 windows of
+// 128: 512 kept), at most 512.
+inline constexpr int64_t kSampleStride = 32, kSampleRows = 512;
 
 // The largest of per-channel magnitudes over their median: how far the largest input channel stands out (1 = none).
 double outlier_ratio(const std::vector<float>& max_abs);
