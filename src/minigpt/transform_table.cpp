@@ -9,7 +9,8 @@ namespace {
 constexpr std::array<TransformMethod, 2> kTransforms = {{
     {"awq", "AWQ: per input channel s = mean|x|^alpha, alpha on a 20-point grid in [0, 1] chosen by the Linear's output error",
      awq_refuses, awq_scales},
-    {"smooth", "SmoothQuant: s = max|x|^0.5 / max|w|^0.5 per input channel, moving activation outliers into the weights (+a8, +a16)",
+    {"smooth", "SmoothQuant: per input channel s = max|x|^alpha / max|w|^(1 - alpha), moving activation outliers into the weights "
+               "(+a8, +a16); alpha on a 21-point grid in [0, 1], or s = 1, chosen by the Linear's output error with both quantizers",
      smoothquant_refuses, smoothquant_scales},
 }};
 }  // namespace
