@@ -340,7 +340,7 @@ void experiment_file_seeds() {
   f["models"]["minigpt"]["methods"][0]["phases"].erase("total");
   put("energy_summary", "missing_phase.json", f.dump());
   f = s;
-  f["models"]["minigpt"]["methods"][2]["savings_vs_float32"]["energy_per_token"]["total"] = nullptr;
+  f["models"]["minigpt"]["methods"][2]["savings_vs_fp32"]["energy_per_token"]["total"] = nullptr;
   put("energy_summary", "null_saving.json", f.dump());
   put("energy_summary", "array.json", "[1, 2]");
   put("energy_summary", "deep.json", R"({"models": )" + nested(10000) + "}");

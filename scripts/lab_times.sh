@@ -66,7 +66,7 @@ for nn in "${labs[@]}"; do
       has "$readme" TIME_CHECK && put "$readme" TIME_CHECK "$(took "$bin" lab check 02 --run-dir "$tmp/sweep" --answers labs/02-pareto-curve/answers.md --reference --no-rebuild)"
       ;;
     04)
-      has "$readme" TIME_RUN && put "$readme" TIME_RUN "$(took "$bin" energy --no-gpt2 --rounds 3 --warmup 1 --schemes float32 int8 int4-g64 --splits none \
+      has "$readme" TIME_RUN && put "$readme" TIME_RUN "$(took "$bin" energy --no-gpt2 --rounds 3 --warmup 1 --schemes fp32 int8-per-channel int4-g64 --splits none \
         --curve-rounds 0 --batch 1,4 --ppl-tokens 2048 --max-slots 100 --no-plot --no-fp32-check --out "$tmp/run04")"
       has "$readme" TIME_CHECK && put "$readme" TIME_CHECK "$(took "$bin" lab check 04 --reference --no-rebuild)"
       ;;

@@ -224,7 +224,7 @@ TEST_CASE("bad energy flags exit 2 with one line") {
   for (const char* args : {"energy --rounds 1", "energy --rounds x", "energy --meter watts", "energy --batch 0",
                            "energy --batch 1,a", "energy --gen-tokens 1", "energy --warmup -1", "energy --bogus",
                            "energy --prompt-tokens 0", "energy --batch 4,4", "energy --splits int3-g64[prefill=+a8]",
-                           "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --schemes float32 float32",
+                           "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --schemes fp32 fp32", "energy --schemes float32 fp32",
                            "energy --batch-rounds 1",
                            // Checked against the model's context once it is loaded: still the only line (no banner before it).
                            "energy --prompt-tokens 100 --gen-tokens 100 --no-gpt2"}) {
@@ -267,15 +267,18 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
       "--powercap-root /nonexistent --perf-root /nonexistent --out " + out);
   INFO(r.out);
   CHECK(r.code == 1);  // one method failed
-  CHECK(r.out.find("1 of 6 methods failed") != std::string::npos);  // float32, its control, 3 methods (int8 joins for the split), the split
+  CHECK(r.out.find("1 of 6 methods failed") != std::string::npos);  // fp32, its control, 3 methods (int8 joins for the split), the split
+  // The documents' names are read as the schemes they name, each with a note; everything after names the scheme.
+  CHECK(r.out.find("note: --schemes float32: the source documents' name of fp32; use fp32") != std::string::npos);
+  CHECK(r.out.find("note: --curve-schemes int8_dynamic: the source documents' name of int8-per-channel+a8; use int8-per-channel+a8") != std::string::npos);
   const json s = json::parse(mq::read_file(out + "/summary.json"));
   CHECK(s["measured"] == false);
   CHECK(s["warning"].get<std::string>().find("MODELLED") != std::string::npos);
   const json& md = s["models"]["minigpt"];
   const json& ms = md["methods"];
-  const json* base = find_config(ms, "float32");
-  const json* ctl = find_config(ms, "float32 (control)");
-  const json* dyn = find_config(ms, "int8_dynamic");
+  const json* base = find_config(ms, "fp32");
+  const json* ctl = find_config(ms, "fp32 (control)");
+  const json* dyn = find_config(ms, "int8-per-channel+a8");
   const json* split = find_config(ms, "int8-per-channel[prefill=+a8,decode=weight-only]");
   const json* bad = find_config(ms, "int5-nonsense");
   REQUIRE(base);
@@ -283,7 +286,7 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   REQUIRE(dyn);
   REQUIRE(split);
   REQUIRE(bad);
-  REQUIRE(find_config(ms, "int8"));  // the split's decode mode, added to compare with
+  REQUIRE(find_config(ms, "int8-per-channel"));  // the split's decode mode, added to compare with
   CHECK((*bad)["status"] == "failed");
   CHECK((*bad)["error"].get<std::string>().find("unknown scheme 'int5-nonsense'") != std::string::npos);
   CHECK((*ctl)["role"] == "control");
@@ -299,8 +302,8 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
           doctest::Approx(p["total"]["joules"]["mean"].get<double>()).epsilon(1e-9));
     CHECK((*m)["batch"].size() == 2);
   }
-  CHECK((*dyn)["savings_vs_float32"]["energy_per_token"]["total"].contains("ratio_ci95_low"));
-  CHECK((*base)["accuracy"]["greedy_agreement_with_float32"] == 1.0);
+  CHECK((*dyn)["savings_vs_fp32"]["energy_per_token"]["total"].contains("ratio_ci95_low"));
+  CHECK((*base)["accuracy"]["greedy_agreement_with_fp32"] == 1.0);
   // The generalization benchmark's accuracy (test half, 10 items of each paradigm): inside its interval, int8
   // activations within the band the full run's 0.914 sits in.
   const double acc = (*dyn)["accuracy"]["accuracy"].get<double>();
@@ -312,13 +315,13 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   // The split runs +a8 in prefill and weight-only in decode, read from the model itself.
   CHECK((*split)["phases_run"]["prefill"]["activations"] == "int8 (dynamic, per token)");
   CHECK((*split)["phases_run"]["decode"]["activations"] == "fp32");
-  CHECK((*split)["linear_weight_bytes"] == find_config(ms, "int8")->at("linear_weight_bytes"));  // the codes stored once
+  CHECK((*split)["linear_weight_bytes"] == find_config(ms, "int8-per-channel")->at("linear_weight_bytes"));  // the codes stored once
   REQUIRE(md["splits"].size() == 1);
-  CHECK(md["splits"][0]["prefill_uniform"] == "int8_dynamic");
-  CHECK(md["splits"][0]["decode_uniform"] == "int8");
+  CHECK(md["splits"][0]["prefill_uniform"] == "int8-per-channel+a8");
+  CHECK(md["splits"][0]["decode_uniform"] == "int8-per-channel");
   CHECK(md["splits"][0]["vs_prefill_uniform"].contains("ratio"));
   // The control and the ranking.
-  CHECK(md["control"]["name"] == "float32 (control)");
+  CHECK(md["control"]["name"] == "fp32 (control)");
   CHECK(md["control"].contains("passes"));
   CHECK(md["control"]["rounds"] == n_rounds);
   CHECK(md["control"]["planned_rounds"] == 3);
@@ -330,8 +333,8 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   // The prompt-length curve: the given lengths below the longest, then the longest prompt that fits.
   const json& pc = md["prompt_curve"];
   CHECK(pc["lengths"] == json::array({4, 16, 128 - 4 + 1}));  // MiniGPT: n_ctx 128
-  CHECK(pc["methods"]["float32"].size() == 3);
-  CHECK(pc["crossover"].contains("int8_dynamic"));
+  CHECK(pc["methods"]["fp32"].size() == 3);
+  CHECK(pc["crossover"].contains("int8-per-channel+a8"));
   // Statements with their robustness over the coefficient box (the model meter: 128 corners).
   REQUIRE(!s["statements"].empty());
   for (const auto& st : s["statements"]) {
@@ -342,14 +345,14 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   const std::string csv = mq::read_file(out + "/rounds.csv");
   CHECK(csv.rfind("model,task,config,round,position,phase,tokens,seconds,joules,", 0) == 0);
   CHECK(csv.find("\"int8-per-channel[prefill=+a8,decode=weight-only]\"") != std::string::npos);  // quoted: it holds a comma
-  CHECK(csv.find("minigpt,prompt16,float32,1,") != std::string::npos);
-  CHECK(csv.find("minigpt,batch3,float32,1,") != std::string::npos);   // the batch curve's own rounds: 0 and 1
-  CHECK(csv.find("minigpt,batch3,float32,2,") == std::string::npos);
-  CHECK(csv.find("minigpt,generation,float32,2,") != std::string::npos);  // three generation rounds
+  CHECK(csv.find("minigpt,prompt16,fp32,1,") != std::string::npos);
+  CHECK(csv.find("minigpt,batch3,fp32,1,") != std::string::npos);   // the batch curve's own rounds: 0 and 1
+  CHECK(csv.find("minigpt,batch3,fp32,2,") == std::string::npos);
+  CHECK(csv.find("minigpt,generation,fp32,2,") != std::string::npos);  // three generation rounds
   CHECK(csv.find("\nmodel,") == std::string::npos);                      // one header for every model and round set
   const std::string report = mq::read_file(out + "/report.txt");
   CHECK(report.find("MODELLED") != std::string::npos);
-  CHECK(report.find("control: float32 (control) / float32") != std::string::npos);
+  CHECK(report.find("control: fp32 (control) / fp32") != std::string::npos);
   CHECK(report.find("int5-nonsense") != std::string::npos);
   const std::string readme = mq::read_file(out + "/README.md");
   CHECK(readme.find("<!-- generated:begin -->") != std::string::npos);
@@ -374,7 +377,7 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   const std::string common = " --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 --batch 1 "
                              "--batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 14 --no-plot --no-fp32-check "
                              "--powercap-root /nonexistent --perf-root /nonexistent --out " + out;
-  const CliResult r = run_cli("energy --schemes float32 int8_dynamic --quant-map " + map + common);
+  const CliResult r = run_cli("energy --schemes fp32 int8-per-channel+a8 --quant-map " + map + common);
   INFO(r.out);
   REQUIRE(r.code == 0);
   const json s = json::parse(mq::read_file(out + "/summary.json"));
@@ -388,12 +391,12 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   CHECK(ms[1]["activations"] == "int8 (dynamic, per token)");
   CHECK(ms[0]["activations"] == "fp32");
   CHECK_FALSE(ms[1].contains("quant_map"));
-  CHECK(ms[2].contains("savings_vs_float32"));
+  CHECK(ms[2].contains("savings_vs_fp32"));
   CHECK_FALSE(s["models"]["minigpt"].contains("control"));
   // --curve-rounds 0: no prompt-length curve, so no statement about where prefill overtakes decode.
   CHECK_FALSE(s["models"]["minigpt"].contains("prompt_curve"));
   for (const auto& st : s["statements"]) CHECK(st["text"].get<std::string>().find("prompt") == std::string::npos);
-  // Every layer has the same shapes: half of int8_dynamic's Linear operations move to fp32.
+  // Every layer has the same shapes: half of int8-per-channel+a8's Linear operations move to fp32.
   const auto work = [&](size_t i) { return ms[i]["phases"]["decode"]["work"]; };
   CHECK(work(2)["ops_int8"].get<double>() == doctest::Approx(work(1)["ops_int8"].get<double>() / 2).epsilon(1e-12));
   CHECK(work(2)["ops_int8"].get<double>() + work(2)["flops_fp32"].get<double>() ==
@@ -402,9 +405,9 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
   CHECK(s["options"]["quant_maps"][0] == map);
 
   // A map named like a method, or two maps of one name: one line, exit 2, before any work.
-  const std::string dup = write_test_file(out + "_in", "dup.json", R"({"config_id": "int8_dynamic", "default": "int4-g64"})");
+  const std::string dup = write_test_file(out + "_in", "dup.json", R"({"config_id": "int8-per-channel+a8", "default": "int4-g64"})");
   fs::remove_all(out);
-  for (const std::string& args : {"--schemes float32 int8_dynamic --quant-map " + dup, "--schemes float32 --quant-map " + map + " --quant-map " + map}) {
+  for (const std::string& args : {"--schemes fp32 int8-per-channel+a8 --quant-map " + dup, "--schemes fp32 --quant-map " + map + " --quant-map " + map}) {
     CAPTURE(args);
     const CliResult d = run_cli("energy " + args + common);
     CHECK(d.code == 2);
@@ -413,7 +416,7 @@ TEST_CASE("miniquant energy --quant-map: the map is a method named by its config
     CHECK_FALSE(fs::exists(out + "/summary.json"));
   }
   const std::string bad = write_test_file(out + "_in", "bad.json", R"({"config_id": "x", "default": "int5-g64"})");
-  const CliResult b = run_cli("energy --schemes float32 --quant-map " + bad + common);
+  const CliResult b = run_cli("energy --schemes fp32 --quant-map " + bad + common);
   CHECK(b.code == 2);
   CHECK(lines(b.out) == 1);
   CHECK(b.out.find("int5-g64") != std::string::npos);
@@ -425,7 +428,7 @@ TEST_CASE("under load the energy study's OpenMP threads wait passively; a policy
   const std::string out = mqtest::temp_path("mq_test", "mq_energy_wait");
   fs::remove_all(out);
   // One benchmark item per paradigm (--max-items 14): the case checks the wait policy, not accuracy.
-  const std::string common = " --schemes float32 --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 "
+  const std::string common = " --schemes fp32 --no-gpt2 --no-control --splits none --rounds 2 --warmup 0 --prompt-tokens 8 --gen-tokens 4 "
                              "--batch 1 --batch-prompt 4 --batch-steps 2 --curve-rounds 0 --ppl-tokens 300 --max-slots 8 --max-items 14 --no-plot "
                              "--no-fp32-check --powercap-root /nonexistent --perf-root /nonexistent --out " + out;
   // Two busy shells beside it, started before it and stopped after; the policy the test environment sets is removed.

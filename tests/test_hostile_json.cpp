@@ -127,8 +127,8 @@ TEST_CASE("class checked JSON: energy --report-only and sweep --ceilings name th
   s["models"]["minigpt"]["methods"][0].erase("role");  // the README reads it (operator[] on a const object)
   check_error(report_only(s), 1, {"/models/minigpt/methods/0: key \"role\" is missing"});
   s = committed;
-  s["models"]["minigpt"]["prompt_curve"]["crossover"].erase("int8");
-  check_error(report_only(s), 1, {"/models/minigpt/prompt_curve/crossover: key \"int8\" is missing"});
+  s["models"]["minigpt"]["prompt_curve"]["crossover"].erase("int8-per-channel");
+  check_error(report_only(s), 1, {"/models/minigpt/prompt_curve/crossover: key \"int8-per-channel\" is missing"});
   s = committed;
   s["models"]["minigpt"]["ranking"]["order"][0]["mean_joules_per_token"] = nullptr;
   check_error(report_only(s), 1, {"/models/minigpt/ranking/order/0/mean_joules_per_token: expected a finite number"});

@@ -114,7 +114,7 @@ TEST_CASE("class duplicate split: a split listed twice, or also a method, is ref
   const std::string common = " --meter model --no-gpt2 --no-plot --out " + dir + "/out";
   // As the probe found it (a SIGSEGV in summarize_subject after the batch curve).
   check_error(run_cli("energy --splits " + sp + " " + sp + common), 2, {"--splits: int4-g64[prefill=+a8] is listed twice"});
-  check_error(run_cli("energy --schemes float32 " + sp + " --splits " + sp + common), 2,
+  check_error(run_cli("energy --schemes fp32 " + sp + " --splits " + sp + common), 2,
               {"--splits: int4-g64[prefill=+a8] is also one of --schemes"});
   check_error(run_cli("energy --gpt2-splits " + sp + " " + sp + " --meter model --no-plot --out " + dir + "/out"), 2,
               {"--gpt2-splits: int4-g64[prefill=+a8] is listed twice"});

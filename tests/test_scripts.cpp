@@ -74,8 +74,8 @@ TEST_CASE("class slurm arguments: the scripts of scripts/slurm/ check shard, tas
   fs::create_directories(dir + "/work/OUT");
   const std::string s = MQ_SOURCE_DIR "/scripts/slurm/";
   const std::pair<std::string, std::string> bad[] = {
-      {"bash " + s + "energy_task.sh OUT '0/../../esc' float32", "energy_task: INDEX must be an integer >= 0 (digits only), got '0/../../esc'"},
-      {"bash " + s + "energy_task.sh '' 0 float32", "energy_task: OUT is empty"},
+      {"bash " + s + "energy_task.sh OUT '0/../../esc' fp32", "energy_task: INDEX must be an integer >= 0 (digits only), got '0/../../esc'"},
+      {"bash " + s + "energy_task.sh '' 0 fp32", "energy_task: OUT is empty"},
       {"bash " + s + "mixed_task.sh configs 'x/../../../esc' 2 OUT", "mixed_task: SHARD must be an integer >= 0 (digits only)"},
       {"bash " + s + "mixed_task.sh configs 2 2 OUT", "mixed_task: SHARD 2 must be below SHARDS 2"},
       {"bash " + s + "mixed_task.sh configs 0 0x2 OUT", "mixed_task: SHARDS must be a positive integer"},

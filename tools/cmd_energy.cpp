@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include <fmt/core.h>
@@ -72,7 +73,11 @@ void run(EnergyCli& cli) {
   for (const auto* list : {&o.methods, &o.gpt2_methods})
     for (const auto& m : *list) mq::check_path_name(m, list == &o.methods ? "--schemes: method" : "--gpt2-schemes: method");
   for (const auto& f : cli.quant_maps) o.quant_maps.push_back(read_quant_map(f));
+  // The source documents' names (float32, int8_dynamic, ...) are read as the schemes they name, with a note once the
+  // options hold (bad input still gets its one line).
+  const std::vector<std::string> notes = mqexp::use_scheme_names(o);
   mqexp::validate(o);
+  for (const std::string& note : notes) std::cerr << note << "\n";
   std::vector<mq::FlagPath> inputs = {{"--model", o.model}, {"--coefficients", o.roots.coefficients}};
   for (const auto& f : cli.quant_maps) inputs.push_back({"--quant-map", f});
   mq::check_folder_outputs("--out", cli.out, {"summary.json", "manifest.json", "report.txt", "README.md", "energy_phases.png",
@@ -145,12 +150,12 @@ void register_energy(CLI::App& app) {
   o.roots.coefficients = MQ_SOURCE_DIR "/data/energy_model.json";
   CLI::App* cmd = app.add_subcommand("energy", "Energy per token of each quantization method, by inference phase (experiments/28-energy)");
   add_old_spelling(cmd, "--methods",
-                   cmd->add_option("--schemes", o.methods, "schemes (int4-g64+a8, ...), or the methods float32 float16 bfloat16 int8 int8_dynamic"),
+                   cmd->add_option("--schemes", o.methods, "schemes (fp32 int8-per-channel+a8 int4-g64+a8 ...; the documents' float32 float16 bfloat16 int8 int8_dynamic are read as fp32 fp16 bf16 int8-per-channel int8-per-channel+a8)"),
                    o.methods);
   cmd->add_option("--quant-map", cli->quant_maps, "a MiniGPT method from a quant map (repeatable), named by its config_id")
       ->check(CLI::ExistingFile);
   add_old_spelling(cmd, "--gpt2-methods",
-                   cmd->add_option("--gpt2-schemes", o.gpt2_methods, "schemes on the GPT-2-small-shaped body (default float32 int8 int8_dynamic int4-g64+a8)"),
+                   cmd->add_option("--gpt2-schemes", o.gpt2_methods, "schemes on the GPT-2-small-shaped body (default fp32 int8-per-channel int8-per-channel+a8 int4-g64 int4-g64+a8)"),
                    o.gpt2_methods);
   cmd->add_flag("--no-gpt2", [cli](int64_t) { cli->o.gpt2 = false; }, "skip the GPT-2-small-shaped body");
   cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in an order drawn at random per round (seed 42)")->capture_default_str();
@@ -167,7 +172,7 @@ void register_energy(CLI::App& app) {
   cmd->add_option("--curve-gen", o.curve_gen, "tokens generated after each curve prompt")->capture_default_str();
   cmd->add_option("--curve-rounds", o.curve_rounds, "rounds of the prompt-length curve (0: no curve)")->capture_default_str();
   add_old_spelling(cmd, "--curve-methods",
-                   cmd->add_option("--curve-schemes", o.curve_methods, "schemes of the prompt-length curve (default float32 int8 int4-g64 int4-g64+a8)"),
+                   cmd->add_option("--curve-schemes", o.curve_methods, "schemes of the prompt-length curve (default fp32 int8-per-channel int4-g64 int4-g64+a8)"),
                    o.curve_methods);
   cmd->add_flag("--no-fp32-check", [cli](int64_t) { cli->o.fp32_check = false; }, "skip timing the fp32 kernels against Eigen");
   cmd->add_option("--prompt-tokens", o.prompt_tokens, "prompt length (prefill)")->capture_default_str();

@@ -103,15 +103,16 @@ void check(const LabCheckOptions& o) {
 
 void solutions(bool only_check, const std::string& out) {
   const std::string root = MQ_SOURCE_DIR;
-  const auto files = mqexp::lab_solutions(root);
-  // An empty --out wrote into "/" ("" + "/" + name): refused like every command's empty output.
+  // An empty --out wrote into "/" ("" + "/" + name): refused like every command's empty output. The output is checked
+  // before the write-ups are generated (they read every experiment's JSON, which may fail on its own).
   if (out.empty()) throw mq::UsageError("--out is empty: give the output folder");
   if (!only_check) {
     std::vector<std::string> names;
-    for (const auto& f : files) names.push_back(f.first);
+    for (const mqexp::LabInfo& lab : mqexp::lab_list()) names.push_back(lab.solution.substr(lab.solution.find('/') + 1));
     mq::check_folder_outputs("--out", out, names, {});
     mq::check_writable_dir(out);
   }
+  const auto files = mqexp::lab_solutions(root);
   std::vector<std::string> stale;
   for (const auto& [name, text] : files) {
     const std::string path = out + "/" + name;

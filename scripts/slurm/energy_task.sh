@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One group of `miniquant energy` methods, whatever engine started it:
 #   energy_task.sh OUT INDEX GROUP [miniquant energy options...]
-# GROUP is a comma-separated method list (float32,int8,int4-g64+a8). float32 is added when the group lacks it,
-# because each method's savings_vs_float32 is measured against the float32 run of the same process. Group 0
+# GROUP is a comma-separated scheme list (fp32,int8-per-channel,int4-g64+a8). fp32 is added when the group lacks it,
+# because each method's savings_vs_fp32 is measured against the fp32 run of the same process. Group 0
 # also runs the GPT-2-small-shaped body; the others pass --no-gpt2. Writes a complete 28-energy folder
 # (summary.json, rounds.csv, manifest.json, report.txt, README.md) to OUT/task-INDEX. There is no merge of those
 # folders yet (scripts/slurm/README.md says what one would take).
@@ -27,7 +27,7 @@ has_fp32=0
 for m in "${methods[@]}"; do
   case $m in float32 | fp32) has_fp32=1 ;; esac
 done
-[ "$has_fp32" = 1 ] || methods=(float32 "${methods[@]}")
+[ "$has_fp32" = 1 ] || methods=(fp32 "${methods[@]}")
 gpt2=()
 if [ "$index" != 0 ]; then
   gpt2=(--no-gpt2)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Submits `miniquant energy` to Slurm as a job array, one task per group of methods (energy_array.sbatch):
 #   scripts/slurm/submit_energy.sh [options] OUT GROUP [GROUP ...] [-- miniquant energy options...]
-# e.g. submit_energy.sh runs/energy float32,float16,bfloat16 int8,int8_dynamic int4-g64,int4-g64+a8
+# e.g. submit_energy.sh runs/energy fp32,fp16,bf16 int8-per-channel,int8-per-channel+a8 int4-g64,int4-g64+a8
 # Each task writes a complete 28-energy folder, OUT/task-<i>; nothing merges them yet (README.md here).
 # Submitting again re-measures every group (energy has no per-method resume).
 set -euo pipefail

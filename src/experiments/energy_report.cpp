@@ -36,10 +36,13 @@ std::string pct(const json& r) {
 std::string num(const json& j, const char* f) { return j.is_number() ? fmt::format(fmt::runtime(f), j.get<double>()) : std::string("-"); }
 bool ok(const json& m) { return m.at("status") == "ok"; }
 std::string name_of(const json& m) { return m.at("name").get<std::string>(); }
-// The scheme beside the source documents' method name, when the two differ.
+// A configuration's name (its scheme), with the source documents' name for it where they have one
+// ("int8-per-channel+a8 (int8_dynamic)"); a summary written before the names were schemes shows its scheme instead.
 std::string names(const json& m) {
-  const std::string n = name_of(m), sch = m.value("scheme", std::string());
-  const bool plain = sch.empty() || sch == n || sch == "mixed" || n.find('[') != std::string::npos || m.value("role", "") == "control";
+  const std::string n = name_of(m), sch = m.value("scheme", std::string()), doc = m.value("source_name", std::string());
+  if (m.value("role", "") == "control" || n.find('[') != std::string::npos) return n;
+  if (!doc.empty() && doc != n) return fmt::format("{} ({})", n, doc);
+  const bool plain = sch.empty() || sch == n || sch == "mixed";
   return plain ? n : fmt::format("{} ({})", n, sch);
 }
 
@@ -91,13 +94,13 @@ std::string model_text(const json& s, const json& md) {
     t += fmt::format("{:<44} {:>30} {:>30} {:>30} {:>9.5f} {:>8.1f} {:>7} {:>6} {:>6}\n", names(m), milli_ci(p["total"]["joules_per_token"]),
                      milli_ci(p["decode"]["joules_per_token"]), milli_ci(p["prefill"]["joules_per_token"]), 1e3 * mean(p["post"]["joules_per_token"]),
                      mean(p["decode"]["watts"]), num(a.value("ppl", json()), "{:.3f}"), num(a.value("accuracy", json()), "{:.3f}"),
-                     num(a.value("greedy_agreement_with_float32", json()), "{:.3f}"));
+                     num(a.value("greedy_agreement_with_fp32", json()), "{:.3f}"));
   }
-  t += "\nPaired ratios to float32 (energy per token by phase, latency of a generation), median over rounds [95% sign-test CI]:\n";
+  t += "\nPaired ratios to fp32 (energy per token by phase, latency of a generation), median over rounds [95% sign-test CI]:\n";
   t += fmt::format("{:<44} {:>24} {:>24} {:>24} {:>24} {:>24}\n", "configuration", "total", "decode", "prefill", "latency", "total saving");
   for (const auto& m : ms)
-    if (ok(m) && m.contains("savings_vs_float32")) {
-      const json& sv = m["savings_vs_float32"];
+    if (ok(m) && m.contains("savings_vs_fp32")) {
+      const json& sv = m["savings_vs_fp32"];
       t += fmt::format("{:<44} {:>24} {:>24} {:>24} {:>24} {:>24}\n", names(m), ratio(sv["energy_per_token"]["total"]), ratio(sv["energy_per_token"]["decode"]),
                        ratio(sv["energy_per_token"]["prefill"]), ratio(sv["latency"]), pct(sv["energy_per_token"]["total"]));
     }
@@ -201,7 +204,7 @@ const json& method_spec() {
                 {"accuracy", "object"},
                 {"batch", json::array({{{"batch", "int"}, {"total", {{"joules_per_token", mean}}}, {"decode", {{"tokens_per_s", mean}}}}})},
                 {"batch_speedup_vs_b1", {{"*", {{"ratio", "number"}, {"ratio_ci95_low", "number"}, {"ratio_ci95_high", "number"}}}}},
-                {"savings_vs_float32?", {{"energy_per_token", {{"total", saving}, {"decode", ratio}, {"prefill", ratio}}}, {"latency", ratio}}}};
+                {"savings_vs_fp32?", {{"energy_per_token", {{"total", saving}, {"decode", ratio}, {"prefill", ratio}}}, {"latency", ratio}}}};
   }();
   return spec;
 }
@@ -301,10 +304,10 @@ std::string energy_readme_block(const json& s) {
     const json& md = s["models"][key];
     const json& ms = md["methods"];
     t += fmt::format("### {}\n\n", md.value("title", std::string(key)));
-    t += "| configuration | total mJ/token [95% CI] | ratio to float32, total (paired) | decode | prefill | generalization accuracy "
-         "[Wilson 95%] | vs float32 (paired by item) | decode tok/s |\n"
+    t += "| configuration | total mJ/token [95% CI] | ratio to fp32, total (paired) | decode | prefill | generalization accuracy "
+         "[Wilson 95%] | vs fp32 (paired by item) | decode tok/s |\n"
          "|---|---|---|---|---|---|---|---:|\n";
-    const json* base_acc = nullptr;  // float32's benchmark answers, to pair every configuration with
+    const json* base_acc = nullptr;  // fp32's benchmark answers, to pair every configuration with
     for (const auto& m : ms)
       if (ok(m) && m["role"] == "baseline" && m["accuracy"].contains("generalization")) base_acc = &m["accuracy"]["generalization"];
     for (const auto& m : ms) {
@@ -312,7 +315,7 @@ std::string energy_readme_block(const json& s) {
         t += fmt::format("| {} | failed: {} | | | | | | |\n", names(m), m["error"].get<std::string>());
         continue;
       }
-      const json sv = m.value("savings_vs_float32", json());
+      const json sv = m.value("savings_vs_fp32", json());
       const json& a = m["accuracy"];
       std::string acc = num(a.value("accuracy", json()), "{:.4f}"), vs;
       if (a.contains("accuracy_ci95")) acc += fmt::format(" [{:.4f}, {:.4f}]", a["accuracy_ci95"][0].get<double>(), a["accuracy_ci95"][1].get<double>());

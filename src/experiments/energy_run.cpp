@@ -91,7 +91,7 @@ std::string scheme_of(const minigpt::QuantPlan& p) {
 }
 
 // Accuracy of a MiniGPT configuration: the generalization benchmark's (its test half; the report pairs it
-// with float32's item by item through the stored answers), with perplexity, next-token top-1 and the
+// with fp32's item by item through the stored answers), with perplexity, next-token top-1 and the
 // in-distribution verb-tense accuracy beside it.
 json accuracy_json(const minigpt::Model& m, const Shared& s) {
   const int win = m.config().n_ctx;
@@ -165,8 +165,7 @@ SplitDef split_def(const std::string& name) {
   const minigpt::QuantPlan p = minigpt::QuantPlan::uniform(name);
   const auto uniform = [&](minigpt::Phase ph) {
     const minigpt::LinearRecipe r = p.recipe_for(0, minigpt::LinearKind::qkv, ph);
-    const std::string n = r.name();
-    return method_for_scheme(n).empty() ? n : method_for_scheme(n);
+    return r.name();
   };
   return {name, uniform(minigpt::Phase::prefill), uniform(minigpt::Phase::decode)};
 }
@@ -185,7 +184,7 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
   }
   std::stable_partition(methods.begin(), methods.end(), [](const std::string& m) { return method_is_baseline(m); });
   if (methods.empty() || !method_is_baseline(methods.front()))
-    throw mq::UsageError(fmt::format("{}: the methods must include the baseline float32 (every comparison is against it)", sub.key));
+    throw mq::UsageError(fmt::format("{}: the methods must include the baseline fp32 (every comparison is against it)", sub.key));
   const std::string baseline = methods.front();
   std::vector<Config> configs;
   configs.push_back(build_config(sub, baseline, baseline, "baseline", s, progress));
@@ -305,12 +304,12 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
 bool method_is_baseline(const std::string& method) { return scheme_for_method(method) == "fp32"; }
 
 const std::vector<std::string>& default_energy_methods() {
-  static const std::vector<std::string> k = {"float32", "float16", "bfloat16", "int8", "int8_dynamic", "int4-g64", "int4-g64+a8", "int4-g64+bf16"};
+  static const std::vector<std::string> k = {"fp32", "fp16", "bf16", "int8-per-channel", "int8-per-channel+a8", "int4-g64", "int4-g64+a8", "int4-g64+bf16"};
   return k;
 }
 
 const std::vector<std::string>& default_gpt2_energy_methods() {
-  static const std::vector<std::string> k = {"float32", "int8", "int8_dynamic", "int4-g64", "int4-g64+a8"};
+  static const std::vector<std::string> k = {"fp32", "int8-per-channel", "int8-per-channel+a8", "int4-g64", "int4-g64+a8"};
   return k;
 }
 
@@ -326,7 +325,7 @@ const std::vector<std::string>& default_gpt2_phase_splits() {
 }
 
 const std::vector<std::string>& default_curve_methods() {
-  static const std::vector<std::string> k = {"float32", "int8", "int4-g64", "int4-g64+a8"};
+  static const std::vector<std::string> k = {"fp32", "int8-per-channel", "int4-g64", "int4-g64+a8"};
   return k;
 }
 
@@ -379,6 +378,20 @@ void check_unique_splits(const std::vector<std::string>& given, const std::vecto
   }
 }
 }  // namespace
+
+std::vector<std::string> use_scheme_names(EnergyOptions& o) {
+  std::vector<std::string> notes;
+  const std::pair<std::vector<std::string>*, const char*> lists[] = {
+      {&o.methods, "--schemes"}, {&o.gpt2_methods, "--gpt2-schemes"}, {&o.curve_methods, "--curve-schemes"}};
+  for (const auto& [list, flag] : lists)
+    for (std::string& m : *list) {
+      const std::string scheme = scheme_for_method(m);
+      if (scheme == m) continue;
+      notes.push_back(fmt::format("note: {} {}: the source documents' name of {}; use {}", flag, m, scheme, scheme));
+      m = scheme;
+    }
+  return notes;
+}
 
 void validate(const EnergyOptions& o) {
   if (o.rounds < 2) throw mq::UsageError(fmt::format("--rounds {}: a paired interval needs at least 2 rounds", o.rounds));

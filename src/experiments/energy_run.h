@@ -18,8 +18,9 @@
 
 namespace mqexp {
 
-// The source documents' method names, then format-table schemes: float32, float16, bfloat16, int8
-// (weight-only per channel), int8_dynamic (per channel, +a8), int4-g64, int4-g64+a8, int4-g64+bf16.
+// The methods, by their format-table scheme names (the source documents' names in brackets): fp32 (float32),
+// fp16 (float16), bf16 (bfloat16), int8-per-channel (int8), int8-per-channel+a8 (int8_dynamic), int4-g64,
+// int4-g64+a8, int4-g64+bf16.
 const std::vector<std::string>& default_energy_methods();
 // The GPT-2-small-shaped body is ~40x MiniGPT's work per token: fewer methods by default.
 const std::vector<std::string>& default_gpt2_energy_methods();
@@ -28,8 +29,10 @@ const std::vector<std::string>& default_phase_splits();
 const std::vector<std::string>& default_gpt2_phase_splits();
 // Methods of the prompt-length curve.
 const std::vector<std::string>& default_curve_methods();
-// A method name as the format table / QuantPlan::uniform takes it: float32 -> fp32, float16 -> fp16,
+// A method name as the format table / QuantPlan::uniform takes it: the source documents' float32 -> fp32, float16 -> fp16,
 // bfloat16 -> bf16, int8 -> int8-per-channel, int8_dynamic -> int8-per-channel+a8; any other name unchanged.
+// The study names every configuration by its scheme; the documents' names are accepted as input (use_scheme_names)
+// and recorded beside each configuration (its "source_name").
 std::string scheme_for_method(const std::string& method);
 // The source documents' name of a scheme, where they have one (fp32 -> float32, ...), else "".
 std::string method_for_scheme(const std::string& scheme);
@@ -38,6 +41,11 @@ bool method_is_baseline(const std::string& method);  // its scheme is fp32
 // "int8 (dynamic, per token)", "16-bit (dynamic, per token, two int8 halves)", or a mix with counts. In the
 // model's current phase (a phase split runs another mode in each).
 std::string activations_of(const minigpt::Model& m);
+
+struct EnergyOptions;
+// Rewrites the documents' names in the scheme lists (--schemes, --gpt2-schemes, --curve-schemes) to scheme names
+// and returns one note line per name rewritten ("note: --schemes float32: the source documents' name of fp32; use fp32").
+std::vector<std::string> use_scheme_names(EnergyOptions& o);
 
 struct EnergyOptions {
   std::vector<std::string> methods;       // empty: default_energy_methods()

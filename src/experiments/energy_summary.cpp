@@ -131,7 +131,7 @@ json summarize_subject(const SubjectData& d) {
       for (size_t i = 0; i < a.size() && i < b.size(); ++i) same += a[i] == b[i];
       n += static_cast<double>(a.size());
     }
-    rec["accuracy"]["greedy_agreement_with_float32"] = n > 0 ? json(same / n) : json(nullptr);
+    rec["accuracy"]["greedy_agreement_with_fp32"] = n > 0 ? json(same / n) : json(nullptr);
     if (c != d.baseline) {
       json sv;
       for (const char* ph : kGenPhases) sv["energy_per_token"][ph] = ratio_json(paired(d.main, "generation", c, d.baseline, ph));
@@ -139,7 +139,7 @@ json summarize_subject(const SubjectData& d) {
       for (int B : d.batch)
         sv["batch_energy_per_token"][std::to_string(B)] = ratio_json(paired(d.batches, fmt::format("batch{}", B), c, d.baseline, "total"));
       sv["design"] = "paired: geometric mean of per-round ratios, 95% t interval of their logs";
-      rec["savings_vs_float32"] = sv;
+      rec["savings_vs_fp32"] = sv;
     }
     methods.push_back(rec);
   }

@@ -64,12 +64,12 @@ std::string solution_04(const std::string& root) {
   o << fmt::format("Energy source: `{}` ({}).\n\n", s.value("energy_source", std::string("?")).substr(0, s.value("energy_source", std::string("?")).find(':')),
                    s.value("measured", false) ? "measured by a meter" : "modelled: the labelled energy model, no counter readable");
   o << "## Measured: MiniGPT, energy per token by phase (means over the run)\n\n"
-       "| method | prefill | decode | post | total | total vs float32 (paired ratio, 95% interval) |\n|---|---:|---:|---:|---:|---|\n";
+       "| method | prefill | decode | post | total | total vs fp32 (paired ratio, 95% interval) |\n|---|---:|---:|---:|---:|---|\n";
   std::vector<const json*> ms;
   for (const auto& m : mg.at("methods")) {
     if (!m.contains("phases") || m.value("role", std::string()) == "control") continue;
     ms.push_back(&m);
-    const std::string vs = m.contains("savings_vs_float32") ? ratio(m["savings_vs_float32"]["energy_per_token"]["total"]) : "(the baseline)";
+    const std::string vs = m.contains("savings_vs_fp32") ? ratio(m["savings_vs_fp32"]["energy_per_token"]["total"]) : "(the baseline)";
     o << fmt::format("| {} | {} | {} | {} | {} | {} |\n", name_of(m), mj(jpt(m, "prefill")), mj(jpt(m, "decode")), mj(jpt(m, "post")),
                      mj(jpt(m, "total")), vs);
   }
@@ -77,23 +77,23 @@ std::string solution_04(const std::string& root) {
   const json* best = ms.front();
   for (const json* m : ms)
     if (jpt(*m, "total") < jpt(*best, "total")) best = m;
-  const json& fp = method(mg, "float32");
+  const json& fp = method(mg, "fp32");
   const json& i4 = method(mg, "int4-g64");
   o << "\nThe four questions of the handout, answered from these numbers:\n\n";
-  o << "## 1. Which method has the lowest total energy per generated token, and what is its paired ratio to float32 (with its 95% interval)?\n\n";
-  if (best->contains("savings_vs_float32")) {
-    const json& r = (*best)["savings_vs_float32"]["energy_per_token"]["total"];
-    o << fmt::format("**{}**: {} per token in total against float32's {}, a paired ratio of {} ({} saved). Paired: each round ran "
+  o << "## 1. Which method has the lowest total energy per generated token, and what is its paired ratio to fp32 (with its 95% interval)?\n\n";
+  if (best->contains("savings_vs_fp32")) {
+    const json& r = (*best)["savings_vs_fp32"]["energy_per_token"]["total"];
+    o << fmt::format("**{}**: {} per token in total against fp32's {}, a paired ratio of {} ({} saved). Paired: each round ran "
                      "every method once, so the ratio is the geometric mean of the per-round ratios and its interval the t interval of "
                      "their logs.\n\n", name_of(*best), mj(jpt(*best, "total")), mj(jpt(fp, "total")), ratio(r), saved(r));
   } else {
-    o << fmt::format("**float32** itself ({} per token): no quantized method used less in this run.\n\n", mj(jpt(fp, "total")));
+    o << fmt::format("**fp32** itself ({} per token): no quantized method used less in this run.\n\n", mj(jpt(fp, "total")));
   }
-  const json& sv = i4.at("savings_vs_float32").at("energy_per_token");
+  const json& sv = i4.at("savings_vs_fp32").at("energy_per_token");
   const bool pre = sv.at("prefill").at("ratio").get<double>() < sv.at("decode").at("ratio").get<double>();
   const char* ph = pre ? "prefill" : "decode";
   const char* other = pre ? "decode" : "prefill";
-  o << "## 2. In which phase, prefill or decode, does int4-g64 save the most energy per token against float32, and how much?\n\n";
+  o << "## 2. In which phase, prefill or decode, does int4-g64 save the most energy per token against fp32, and how much?\n\n";
   o << fmt::format("In **{}**: a paired ratio of {} ({} saved), against {} in {} ({} saved). {}\n\n", ph, ratio(sv.at(ph)), saved(sv.at(ph)),
                    ratio(sv.at(other)), other, saved(sv.at(other)),
                    pre ? "Prefill runs the whole prompt through each weight once, so the kernels' arithmetic dominates and int4's cheaper "
@@ -105,8 +105,8 @@ std::string solution_04(const std::string& root) {
     if (b.at("batch") == 1) b1 = b.at("decode").at("joules_per_token").at("mean").get<double>();
     if (b.at("batch") == 4) b4 = b.at("decode").at("joules_per_token").at("mean").get<double>();
   }
-  if (!std::isfinite(b1) || !std::isfinite(b4)) throw mq::Error("experiments/28-energy/summary.json: float32 has no batch 1 and 4 decode");
-  o << "## 3. How does float32's decode energy per token change from batch 1 to batch 4, and why?\n\n";
+  if (!std::isfinite(b1) || !std::isfinite(b4)) throw mq::Error("experiments/28-energy/summary.json: fp32 has no batch 1 and 4 decode");
+  o << "## 3. How does fp32's decode energy per token change from batch 1 to batch 4, and why?\n\n";
   o << fmt::format("It falls from {} at batch 1 to {} at batch 4, {:.2f}x less per token: a decode step reads every weight once for "
                    "all the sequences of the batch, so the bytes (and the time the static power is paid for) are shared by four tokens "
                    "instead of one, while the arithmetic per token stays the same.\n\n", mj(b1), mj(b4), b1 / b4);

@@ -343,6 +343,29 @@ std::vector<double> json_numbers_under(const std::vector<const nlohmann::json*>&
   return out;
 }
 
+std::vector<std::pair<double, double>> json_intervals(const std::vector<const nlohmann::json*>& of) {
+  std::vector<std::pair<double, double>> out;
+  const auto walk = [&](const auto& self, const nlohmann::json& j) -> void {
+    if (j.is_object()) {
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        if (k.size() > 4 && k.compare(k.size() - 4, 4, "_low") == 0 && it->is_number()) {
+          const std::string hi = k.substr(0, k.size() - 4) + "_high";
+          if (j.contains(hi) && j[hi].is_number()) out.emplace_back(it->get<double>(), j[hi].get<double>());
+        }
+        if (k.size() >= 4 && k.compare(k.size() - 4, 4, "ci95") == 0 && it->is_array() && it->size() == 2 && (*it)[0].is_number() &&
+            (*it)[1].is_number())
+          out.emplace_back((*it)[0].get<double>(), (*it)[1].get<double>());
+        self(self, *it);
+      }
+    } else if (j.is_array()) {
+      for (const nlohmann::json& v : j) self(self, v);
+    }
+  };
+  for (const nlohmann::json* j : of) walk(walk, *j);
+  return out;
+}
+
 size_t first_named_at(const std::string& text_any_case, const std::string& name_any_case) {
   if (name_any_case.empty()) return std::string::npos;
   const std::string text = lower(text_any_case), name = lower(name_any_case);
@@ -385,6 +408,16 @@ void check_answer(Checks& c, const std::string& lab_block, int q, const std::str
            : unknown.empty()
                ? fmt::format("{} cited, {} looked up, all found", nums.size(), checked)
                : fmt::format("{} is not in your run's JSON nor one of the quantities the question asks for", unknown));
+  if (!r.run_intervals.empty()) {
+    std::string bad;
+    for (const CitedInterval& iv : cited_intervals(text)) {
+      bool ok = false;
+      for (const auto& [lo, hi] : r.run_intervals) ok = ok || (printed_as(iv.lo, lo) && printed_as(iv.hi, hi));
+      if (!ok && bad.empty()) bad = fmt::format("[{}, {}]", iv.lo.text, iv.hi.text);
+    }
+    c.expect(bad.empty(), fmt::format("answer {}: the intervals it cites", q), "intervals of your run, both ends as printed",
+             bad.empty() ? "all found" : bad + " is not an interval of the rows the question asks about");
+  }
   for (const auto& [what, facts] : r.wanted) {
     bool found = false;
     for (const Cited& x : nums)

@@ -52,6 +52,10 @@ std::vector<double> json_numbers_under(const nlohmann::json& j, const std::vecto
 // The same over several objects (rows, methods, configurations), one after the other.
 std::vector<double> json_numbers_under(const std::vector<const nlohmann::json*>& of, const std::vector<std::string>& paths);
 
+// Every interval of these JSON trees: the ends of a "<x>_low" / "<x>_high" pair of one object ("ratio_ci95_low" and
+// "ratio_ci95_high", "ci95_low" and "ci95_high") and the two numbers of an array under a key ending in "ci95".
+std::vector<std::pair<double, double>> json_intervals(const std::vector<const nlohmann::json*>& of);
+
 // A quantity a question asks for, derived by the grader from the run (e.g. "fp32 / int4-g64 decode bytes").
 struct Fact {
   std::string what;
@@ -90,6 +94,9 @@ struct AnswerRules {
   // Intervals the answer must cite one of (both ends, as printed): e.g. the paired ratio's 95% interval.
   std::string interval_what;
   std::vector<std::pair<double, double>> intervals;
+  // When not empty: every interval the answer cites ("[0.497, 0.505]") must be one of these, both ends as printed, so
+  // an end that happens to equal some other number of the run does not pass (json_intervals of the rows asked about).
+  std::vector<std::pair<double, double>> run_intervals;
   std::vector<Attribution> attributions;
   // "A beats B", "A is better than B", "A is worse than B": the name before the verb must be one of `better`
   // when the verb says better, of `worse` when it says worse (names as in Attribution).

@@ -457,7 +457,7 @@ void block_d(Checks& c) {
 
 // ---- block E: the learner's run and answers ------------------------------------------------------------
 
-// A method of the run by its name ("float32", "int4-g64"); the summary names it "name" (or "method").
+// A method of the run by its name ("fp32", "int4-g64"); the summary names it "name" (or "method").
 const nlohmann::json* method(const nlohmann::json& model, const std::string& name) {
   for (const auto& m : model.at("methods")) {
     const std::string n = m.contains("name") ? m["name"].get<std::string>() : m.value("method", std::string());
@@ -507,11 +507,11 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   if (o.learner) check_own_work(c, o, "04", dir, {"summary.json", "rounds.csv"}, a);
   const nlohmann::json& mg = s.at("models").at("minigpt");
   std::string missing;
-  for (const char* n : {"float32", "int8", "int4-g64"})
+  for (const char* n : {"fp32", "int8-per-channel", "int4-g64"})
     if (!method(mg, n) || !(*method(mg, n)).contains("phases")) missing += std::string(missing.empty() ? "" : ", ") + n;
   const nlohmann::json& opt = s.at("options");
   const int rounds = opt.contains("rounds") ? opt["rounds"].get<int>() : opt.value("trials", 0);
-  c.expect(missing.empty() && rounds >= 2, "the run", "MiniGPT's float32, int8 and int4-g64 measured in at least 2 rounds",
+  c.expect(missing.empty() && rounds >= 2, "the run", "MiniGPT's fp32, int8-per-channel and int4-g64 measured in at least 2 rounds",
            missing.empty() ? fmt::format("{} methods, {} rounds", mg.at("methods").size(), rounds) : "missing: " + missing);
   if (!missing.empty()) return;
 
@@ -526,32 +526,33 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   const nlohmann::json* best = ms.front();
   for (const auto* m : ms)
     if (jpt(*m, "total") < jpt(*best, "total")) best = m;
-  const nlohmann::json &fp = *method(mg, "float32"), &i4 = *method(mg, "int4-g64");
-  // The fields each question asks about, of the methods it asks about: the winner's and float32's energy per token
-  // and paired ratios (1), int4-g64's and float32's (2), float32's batch curve (3); anything of the run for 4.
+  const nlohmann::json &fp = *method(mg, "fp32"), &i4 = *method(mg, "int4-g64");
+  // The fields each question asks about, of the methods it asks about: the winner's and fp32's energy per token
+  // and paired ratios (1), int4-g64's and fp32's (2), fp32's batch curve (3); anything of the run for 4.
   const auto pairs = [](const nlohmann::json& x, const nlohmann::json& y) {
     std::vector<Fact> f;
     for (const char* ph : {"prefill", "decode", "post", "total"})
       f.push_back({ph, jpt(x, ph) / jpt(y, ph)}), f.push_back({ph, jpt(y, ph) / jpt(x, ph)});
     return f;
   };
-  const std::vector<std::string> per_token = {"phases.*.joules_per_token", "savings_vs_float32.energy_per_token"};
+  const std::vector<std::string> per_token = {"phases.*.joules_per_token", "savings_vs_fp32.energy_per_token"};
   const std::vector<double> l1 = json_numbers_under(std::vector<const nlohmann::json*>{best, &fp}, per_token),
                             l2 = json_numbers_under(std::vector<const nlohmann::json*>{&i4, &fp}, per_token),
                             l3 = json_numbers_under(fp, {"batch", "batch_speedup_vs_b1"}), l4 = json_numbers_under(s, {"models", "robustness", "statements"});
   std::vector<Fact> q1;
-  if (best->contains("savings_vs_float32")) ratio_facts(q1, (*best)["savings_vs_float32"]["energy_per_token"]["total"], name_of(*best));
+  if (best->contains("savings_vs_fp32")) ratio_facts(q1, (*best)["savings_vs_fp32"]["energy_per_token"]["total"], name_of(*best));
   q1.push_back({name_of(*best) + " total J/token", jpt(*best, "total")});
   const std::string lb = "lab 04 block E";
-  AnswerRules r1{&l1, pairs(*best, fp), {{"its paired ratio (or saving) against float32", q1}}, {}, {name_of(*best)},
+  AnswerRules r1{&l1, pairs(*best, fp), {{"its paired ratio (or saving) against fp32", q1}}, {}, {name_of(*best)},
                  "method with the lowest total J/token in your run"};
   // In joules per token, with the paired interval (of the ratio or of the saving): not per request, not unpaired.
   r1.mentions_any = {"per token", "/token", "per generated token"};
   r1.mentions_what = "its energy per token";
   r1.interval_what = "the paired ratio's 95% interval (or the saving's)";
-  if (best->contains("savings_vs_float32")) r1.intervals = paired_intervals((*best)["savings_vs_float32"]["energy_per_token"]["total"]);
+  if (best->contains("savings_vs_fp32")) r1.intervals = paired_intervals((*best)["savings_vs_fp32"]["energy_per_token"]["total"]);
+  r1.run_intervals = json_intervals({best, &fp});
   check_answer(c, lb, 1, a.at(1), r1);
-  const nlohmann::json& sv = i4.at("savings_vs_float32").at("energy_per_token");
+  const nlohmann::json& sv = i4.at("savings_vs_fp32").at("energy_per_token");
   const char* phase = sv.at("prefill").at("ratio").get<double>() < sv.at("decode").at("ratio").get<double>() ? "prefill" : "decode";
   std::vector<Fact> q2;
   ratio_facts(q2, sv.at(phase), std::string("int4-g64 ") + phase);
@@ -561,6 +562,7 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
   std::vector<Fact> q2o;
   ratio_facts(q2o, sv.at(other), "int4-g64 " + other);
   r2.attributions = {{q2, {phase}, {other}}, {q2o, {other}, {phase}}};
+  r2.run_intervals = json_intervals({&i4, &fp});
   check_answer(c, lb, 2, a.at(2), r2);
   // Decode alone (summary.json) or decode + post per generated token (report.txt's batch curve).
   double b1 = NAN, b4 = NAN, t1 = NAN, t4 = NAN;
@@ -570,9 +572,9 @@ void block_e(Checks& c, const std::string& dir, const std::string& answers, cons
     if (b.at("batch") == 1) b1 = v, t1 = t;
     if (b.at("batch") == 4) b4 = v, t4 = t;
   }
-  c.expect(std::isfinite(b1) && std::isfinite(b4), "the batch curve", "float32 decode measured at batch 1 and 4 (--batch 1,4)",
+  c.expect(std::isfinite(b1) && std::isfinite(b4), "the batch curve", "fp32 decode measured at batch 1 and 4 (--batch 1,4)",
            std::isfinite(b1) && std::isfinite(b4) ? "measured" : "not measured");
-  AnswerRules r3{&l3, {}, {{"float32's decode J/token at batch 1 and 4 (or their ratio)",
+  AnswerRules r3{&l3, {}, {{"fp32's decode J/token at batch 1 and 4 (or their ratio)",
                                      {{"batch 1", b1}, {"batch 4", b4}, {"1 / 4", b1 / b4}, {"4 / 1", b4 / b1},
                                       {"batch 1 with post", t1}, {"batch 4 with post", t4}, {"1 / 4 with post", t1 / t4},
                                       {"4 / 1 with post", t4 / t1}}}}, {}, {}, ""};
