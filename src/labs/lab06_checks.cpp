@@ -37,9 +37,18 @@ using mq::Scheme;
 // moved between 24 and 45 GB/s from run to run there). Each bar sits below that solution's worst run; none passes
 // the first version of it, which decoded a group into a small buffer and summed it with its own hadd (5% / 0.07).
 constexpr double kMinDramFraction = 0.08;     // block E: cold GEMV bytes/s over the same run's read bandwidth
-constexpr double kMinLibraryGemv = 0.18;      // block E: the library's cold GEMV time over yours
+// block E: the library's cold GEMV time over yours. A GEMV written from the handout is bound by its decode, the
+// library's by the memory, so the ratio falls on a machine whose memory is faster: 0.23-0.36 at 24-45 GB/s, 0.14-0.15 at
+// 50-74 GB/s (2026-11-29, the same VM on another day); the bar sits below both.
+constexpr double kMinLibraryGemv = 0.12;
 constexpr double kMinLibraryGemm = 0.20;      // block F: the library's 8-token time over yours
 constexpr double kMaxGemmOverGemv = 6.5;      // block F: 8 tokens, cold, in at most this many GEMV times
+// ... where the machine lets the library itself stay below kLibraryCeiling in the same rounds. With fast memory the
+// library's GEMV is no longer bound by it (74 GB/s of read bandwidth: 8 tokens took 8.2-10x its 1 token) and there are
+// no reads for 8 tokens to share, so the ratio cannot tell reading each weight once from a loop of GEMVs: it is then
+// reported, not held, and the next bar decides, the library's 8-token time over yours (a loop of 8 of the handout's
+// GEMVs: about 0.15, estimated from 8 of its 1-token times against the library's 8-token time, 2026-11-29).
+constexpr double kLibraryCeiling = 5.4;
 constexpr double kMinUnrolledSpeedup = 1.2;   // block C over your block A, one thread, cache-resident
 constexpr double kMinThreadSpeedup = 1.3;     // block D over your block C on 2+ threads, cache-resident
 
@@ -370,12 +379,17 @@ void block_f(Checks& c) {
         [&] { return per_call([&](const QTensor& w) { lab::gemm_simd(w, b.x.data(), 1, y.data(), T); }, true, reps); },
         [&] { return per_call([&](const QTensor& w) { lab::gemm_simd(w, b.x.data(), 8, y.data(), T); }, true, reps); },
         [&] { return per_call([&](const QTensor& w) { mq::gemm(w, b.x.data(), 8, y.data(), {.threads = T}); }, true, reps); },
+        [&] { return per_call([&](const QTensor& w) { mq::gemm(w, b.x.data(), 1, y.data(), {.threads = T}); }, true, reps); },
     });
-    const double eight = median_ratio(t[1], t[0]), vs_lib = median_ratio(t[2], t[1]);
+    const double eight = median_ratio(t[1], t[0]), vs_lib = median_ratio(t[2], t[1]), lib_eight = median_ratio(t[2], t[3]);
     const double one = median(t[0]), mine = median(t[1]), lib = median(t[2]);
-    bc.bar(eight <= kMaxGemmOverGemv, fmt::format("4096x4096 int4-g64 from DRAM, {} threads: 8 tokens over 1 token", T),
-          fmt::format("<= {:.1f}x (8 GEMVs in a loop take about 8)", kMaxGemmOverGemv),
-          fmt::format("{:.2f}x ({:.0f} us against {:.0f} us)", eight, mine * 1e6, one * 1e6));
+    const bool held = lib_eight <= kLibraryCeiling;
+    bc.bar(!held || eight <= kMaxGemmOverGemv, fmt::format("4096x4096 int4-g64 from DRAM, {} threads: 8 tokens over 1 token", T),
+          fmt::format("<= {:.1f}x (8 GEMVs in a loop take about 8), where the library's own is at most {:.1f}x", kMaxGemmOverGemv,
+                      kLibraryCeiling),
+          fmt::format("{:.2f}x ({:.0f} us against {:.0f} us){}", eight, mine * 1e6, one * 1e6,
+                      held ? "" : fmt::format("; not held here: the library's own is {:.2f}x (its GEMV is not bound by this machine's "
+                                              "memory), so the next bar decides", lib_eight)));
     bc.bar(vs_lib >= kMinLibraryGemm, "the same 8 tokens: the library's time over yours", fmt::format(">= {:.2f}", kMinLibraryGemm),
           fmt::format("{:.2f} (library {:.0f} us, {:.0f} tokens/s; yours {:.0f} tokens/s)", vs_lib, lib * 1e6, 8 / lib, 8 / mine));
   });
