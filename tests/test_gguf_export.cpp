@@ -274,7 +274,8 @@ TEST_CASE("export of an AWQ and a SmoothQuant plan: the scales are folded, so th
     // and then the tensor is the checkpoint's.
     const std::pair<const char*, const char*> folds[] = {
         {"h.0.ln_1.weight", "h.0.attn.c_attn"}, {"h.2.ln_2.bias", "h.2.mlp.c_fc"}, {"h.1.attn.c_attn.bias", "h.1.attn.c_proj"}};
-    for (const auto& [name, linear] : folds) {
+    for (const auto& fold : folds) {
+      const std::string name = fold.first, linear = fold.second;  // not a structured binding: CAPTURE's lambda takes it (clang 14)
       CAPTURE(name);
       bool kept = false;
       for (const LinearQuantReport& lr : rep.layers)
