@@ -379,8 +379,8 @@ void block_d(Checks& c, const std::string& path, const std::string& dir, const L
     return v;
   };
   const std::vector<std::string> int4_named = named_in(a.at(3), int4), ship_named = named_in(a.at(4), all);
-  const std::vector<double> l3n = rows_of(int4_named.size() > 1 ? int4_named : int4, speed), l4n = rows_of(ship_named, join({&size, &quality, &speed}));
-  const std::vector<std::string>& int4_rows = int4_named.size() > 1 ? int4_named : int4;
+  const std::vector<std::string>& int4_rows = int4_named.size() > 1 ? int4_named : int4;  // none named: every int4 row
+  const std::vector<double> l3n = rows_of(int4_rows, speed), l4n = rows_of(ship_named, join({&size, &quality, &speed}));
   check_answer(c, lb, 3, a.at(3), {&l3n, of_rows(d.speed, int4_rows),
                                    {{"the roofline's predicted INT4 speed-up (intensity or bytes ratio)", of_rows(d.predicted, int4_rows)},
                                     {"the measured INT4 decode speed-up (or its tokens/s)", of_rows(d.measured, int4_rows)}}, {}, {}, ""});

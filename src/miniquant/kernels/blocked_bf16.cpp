@@ -478,8 +478,8 @@ constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (Bits != 3 || Bf
 
 // The family's blocks16 row (Bits: its field width) in weight-only and +bf16 mode.
 template <int Bits>
+// Reached only through the row, whose modes are weight-only and +bf16 (gemm_blocked_bf16 refuses the dynamic ones).
 void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
-  if (is_dynamic(act)) throw UsageError("gemm_blocked_bf16: runs weight-only and +bf16, not the dynamic modes");
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;

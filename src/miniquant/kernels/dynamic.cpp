@@ -298,11 +298,11 @@ const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
 namespace kdetail {
 namespace {
-// The family's blocks16 row (Bits: its field width, 8 or 4): +a8 / +a16 on the 16-row blocks.
+// The family's blocks16 row (Bits: its field width, 8 or 4): +a8 / +a16 on the 16-row blocks. Reached only through
+// its rows, whose modes are the dynamic ones.
 template <int Bits>
 void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
-  if (!is_dynamic(act)) throw UsageError(fmt::format("gemm_blocked '{}': the int{} +a8 / +a16 row got a weight-only call", w.name, Bits));
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   const Acts& p = quantize_acts(w, x, n, nt, act);
   // 16-bit activations: the high and low halves' outputs go to rows 2t and 2t + 1, then add up.
