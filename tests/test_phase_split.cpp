@@ -132,3 +132,30 @@ TEST_CASE("phase split with its own stored copy: bytes of both, each phase reads
     CHECK(p.read_bytes() == i8.projection(li.name).weight_bytes());
   }
 }
+
+TEST_CASE("Model::relocate: every buffer in new memory, the same logits, fp32 views following the parameters") {
+  for (const char* name : {"fp32", "int4-g64", "int8-per-channel+a8", "int3-g64", "int4-g64[prefill=+a8,decode=+bf16]",
+                           "int4-g64[prefill=int8-per-channel+a8]"}) {
+    CAPTURE(name);
+    Model m = quantized(name);
+    const std::vector<float> prefill_before = m.prefill(kPrompt), decode_before = m.decode(5);
+    const float* params_before = m.params();
+    m.relocate();
+    CHECK(m.params() != params_before);
+    CHECK(m.prefill(kPrompt) == prefill_before);  // bit for bit: a copy, not a recomputation
+    CHECK(m.decode(5) == decode_before);
+    m.relocate();  // with a filled cache too: the next pass starts from it as before
+    CHECK(m.prefill(kPrompt) == prefill_before);
+  }
+  // fp32 Linears and the fp32 embedding view the parameter buffer: after a move they read the new one (a stale
+  // view would read the freed buffer, where this change is not).
+  Model m = quantized("fp32");
+  m.relocate();
+  const std::vector<float> before = m.prefill(kPrompt);
+  const LinearInfo li = m.linears().front();
+  m.params()[li.weight - m.params()] += 1.0f;
+  const std::vector<float> linear_changed = m.prefill(kPrompt);
+  CHECK(linear_changed != before);
+  m.param("wte")[3] += 1.0f;
+  CHECK(m.prefill(kPrompt) != linear_changed);
+}

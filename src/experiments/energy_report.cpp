@@ -254,7 +254,8 @@ std::string energy_report_text(const json& s) {
                    hw.at("kernel").get<std::string>(), hw.at("governor").is_null() ? "unreadable" : hw.at("governor").get<std::string>());
   const json& o = s.at("options");
   t += fmt::format("design: {} rounds after {} warm-up; each round runs one generation on every configuration back to back, in an order "
-                   "drawn at random each round (seed 42); prompt {} tokens, {} generated; batch curve B = {} ({} decode steps "
+                   "drawn at random each round (seed 42), every configuration's model moved to new memory as the round begins (where an "
+                   "instance's pages land is drawn again each round); prompt {} tokens, {} generated; batch curve B = {} ({} decode steps "
                    "after a {}-token prompt) in {} rounds of its own after 1 warm-up\n",
                    o.at("rounds").get<int>(), o.at("warmup").get<int>(), o.at("prompt_tokens").get<int>(), o.at("gen_tokens").get<int>(),
                    o.at("batch").dump(), o.at("batch_steps").get<int>(), o.at("batch_prompt").get<int>(), o.value("batch_rounds", o.at("rounds").get<int>()));

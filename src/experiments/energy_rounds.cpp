@@ -84,6 +84,7 @@ RoundsResult run_rounds(const std::vector<RoundTask>& tasks, const RoundsOptions
   // Round `round` (< o.first: a warm-up round, discarded) of a run that ends at `last`.
   const auto one_round = [&](int round, int last) {
     const bool warm = round < o.first;
+    if (o.before_round) o.before_round(round);
     double load = -1;
     if (!warm && getloadavg(&load, 1) != 1) load = -1;
     std::map<std::string, std::vector<std::string>> ran;

@@ -48,6 +48,10 @@ struct RoundsOptions {
   // Unset `enough` or max_rounds <= rounds: exactly `rounds`.
   int max_rounds = 0, step = 0;
   std::function<bool(const RoundsResult&)> enough{};
+  // Called as each round (warm-up ones too) begins, before anything of it is measured: the energy study
+  // relocates every configuration's model here (minigpt::Model::relocate), so that which memory an instance
+  // got is drawn again each round instead of biasing every round the same way.
+  std::function<void(int round)> before_round{};
 };
 
 // results[task][config]: one Measurement per measured round, in round order; order[round][task]: the

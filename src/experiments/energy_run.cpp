@@ -238,7 +238,16 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
                        return from_batch(dec->run(s.meter, s.wc));
                      }});
   progress(fmt::format("{}: {} configurations, generation, {} rounds after {} warm-up", sub.key, d.configs.size(), o.rounds, o.warmup));
+  // Every round moves every configuration's buffers to new memory first (Model::relocate): two copies of one
+  // fp32 model ran a steady 0.9-2.6% apart for a whole run under load (the GPT-2-shaped control 0.9853 [0.9706,
+  // 0.9898] after 90 rounds), an effect of where each instance's pages landed that more rounds only confirm.
+  // Drawn again each round, it is round-to-round noise, which the per-round ratios and their interval cover.
+  const auto relocate_all = [&](int) {
+    for (auto& c : configs)
+      if (c.model) c.model->relocate();
+  };
   RoundsOptions ro{o.rounds, o.warmup};
+  ro.before_round = relocate_all;
   if (!d.control.empty() && o.round_bound() > o.rounds) {
     ro.max_rounds = o.round_bound();
     ro.step = o.add_rounds;
@@ -247,7 +256,9 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
   d.main = run_rounds(tasks, ro, [&](const std::string& l) { progress(sub.key + ": " + l); });
   progress(fmt::format("{}: batch curve, {} configurations x {} batch sizes, {} rounds after 1 warm-up", sub.key, d.configs.size(), btasks.size(),
                        o.batch_rounds));
-  d.batches = run_rounds(btasks, {o.batch_rounds, 1}, [&](const std::string& l) { progress(sub.key + " batch: " + l); });
+  RoundsOptions bo{o.batch_rounds, 1};
+  bo.before_round = relocate_all;
+  d.batches = run_rounds(btasks, bo, [&](const std::string& l) { progress(sub.key + " batch: " + l); });
   for (auto& c : configs) c.decoders.clear();  // the batch caches: GPT-2-shaped ones are hundreds of MB
   if (s.meter.measured())
     for (const RoundsResult* rr : {&d.main, &d.batches})
@@ -276,7 +287,9 @@ json run_subject(const Subject& sub, Shared& s, EnergyRun& run, std::vector<Stat
                     }});
     progress(fmt::format("{}: prompt-length curve, {} lengths x {} methods, {} rounds", sub.key, d.curve_lengths.size(), d.curve_methods.size(),
                          o.curve_rounds));
-    d.curve = run_rounds(ct, {o.curve_rounds, 1}, [&](const std::string& l) { progress(sub.key + " curve: " + l); });
+    RoundsOptions co{o.curve_rounds, 1};
+    co.before_round = relocate_all;
+    d.curve = run_rounds(ct, co, [&](const std::string& l) { progress(sub.key + " curve: " + l); });
   } else {  // no curve measured: nothing for the summary to read or state
     d.curve_lengths.clear();
     d.curve_methods.clear();

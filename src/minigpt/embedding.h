@@ -5,6 +5,7 @@
 #include <string>
 
 #include "miniquant/layers/linear.h"
+#include "minigpt/projection.h"  // Rebase
 
 namespace minigpt {
 
@@ -19,6 +20,8 @@ class Embedding {
   virtual void logits(const float* h, int n, float* out) const = 0;
   virtual long long bytes() const = 0;
   virtual std::string format_name() const = 0;
+  // As Projection::relocate: a stored table moves to new memory, a view of the model's wte re-points.
+  virtual void relocate(const Rebase& rebase) = 0;
 };
 
 // fp32 view of a (vocab, d) row-major table it does not own (the model's wte), so training
@@ -32,6 +35,7 @@ class FloatEmbedding final : public Embedding {
   void logits(const float* h, int n, float* out) const override;
   long long bytes() const override { return 4LL * vocab_ * d_; }
   std::string format_name() const override { return "fp32"; }
+  void relocate(const Rebase& rebase) override { e_ = rebase(e_); }
 
  private:
   const float* e_;  // (vocab, d) row-major
@@ -53,6 +57,7 @@ class HalfEmbedding final : public Embedding {
   void logits(const float* h, int n, float* out) const override { e_.forward(h, n, out); }
   long long bytes() const override { return e_.storage().total(); }
   std::string format_name() const override { return "fp16"; }
+  void relocate(const Rebase&) override { e_ = mq::QuantizedLinear(e_); }
 
  private:
   mq::QuantizedLinear e_;  // (vocab, d) fp16: logits = h E^T is a Linear with out = vocab

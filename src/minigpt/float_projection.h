@@ -14,6 +14,7 @@ class FloatProjection final : public Projection {
   void forward(const float* x, int n, float* y) const override;
   long long weight_bytes() const override { return 4LL * in_ * out_; }
   std::string format_name() const override { return "fp32"; }
+  void relocate(const Rebase& rebase) override { w_ = rebase(w_); }
 
  private:
   const float* w_;  // (out, in) row-major

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include <Eigen/Core>
 #include <fmt/core.h>
@@ -114,6 +115,22 @@ KVCache Model::make_cache() const {
 }
 
 void Model::reset_cache() { cache_.length = 0; }
+
+void Model::relocate() {
+  AlignedVector<float> moved(params_.begin(), params_.end());  // (layout_.total())
+  const auto old_begin = reinterpret_cast<std::uintptr_t>(params_.data());
+  const auto old_end = old_begin + params_.size() * sizeof(float);
+  const Rebase rebase = [&](const float* p) -> const float* {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    if (at < old_begin || at >= old_end) return p;  // a view of memory the model does not own stays as it is
+    return moved.data() + (at - old_begin) / sizeof(float);
+  };
+  for (auto& p : proj_) p->relocate(rebase);
+  embedding_->relocate(rebase);
+  params_.swap(moved);  // the old buffer leaves with `moved`
+  for (auto* side : {&cache_.k, &cache_.v})
+    for (AlignedVector<float>& layer : *side) layer = AlignedVector<float>(layer);  // same size: no growth in the next pass
+}
 
 const char* phase_name(Phase p) { return p == Phase::prefill ? "prefill" : "decode"; }
 

@@ -95,6 +95,13 @@ class Model {
   bool has_master(const std::string& name) const;
   void set_linear_hook(LinearHook hook) { hook_ = std::move(hook); }
 
+  // Moves every buffer the model reads while it runs (parameters, each projection's stored weight, the
+  // embedding table, the KV cache) to newly allocated memory, copying the values exactly: the outputs do not
+  // change, where the pages land does. Two copies of one model can run a steady ~1-3% apart for the whole of a
+  // process (which pages and cache sets their weights got); a study that relocates every configuration each
+  // round turns that fixed per-instance bias into round-to-round noise its paired intervals account for.
+  void relocate();
+
   // The phase the next forward pass runs in, and a guard that sets it until the guard is destroyed (then
   // the previous phase again, so the resting state stays `prefill`). const: running a phase changes which
   // recipe runs, not the model. The state lives on the heap, so projections that hold phase_state() see

@@ -30,6 +30,10 @@ class PhaseProjection final : public Projection {
   // The current phase's: the energy model charges each phase's arithmetic as that phase runs it.
   int int8_dots() const override { return current().int8_dots(); }
   bool bf16_activations() const override { return current().bf16_activations(); }
+  void relocate(const Rebase& rebase) override {
+    prefill_->relocate(rebase);
+    decode_->relocate(rebase);
+  }
   const Projection& for_phase(Phase p) const { return p == Phase::prefill ? *prefill_ : *decode_; }
   bool shared_codes() const { return shared_; }
 

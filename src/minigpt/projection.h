@@ -1,9 +1,14 @@
 // The one interface through which MiniGPT runs its Linear layers: a float layer and a quantized
 // one are swapped without the model knowing which it runs.
 #pragma once
+#include <functional>
 #include <string>
 
 namespace minigpt {
+
+// Where Model::relocate moved the model's parameter buffer: the new address of a pointer into the old one (a
+// pointer outside it comes back unchanged).
+using Rebase = std::function<const float*(const float*)>;
 
 class Projection {
  public:
@@ -28,6 +33,9 @@ class Projection {
   // multiply-adds (int8_dots() == 0), 8 significant bits of activation.
   virtual bool bf16_activations() const { return false; }
   bool int8_activations() const { return int8_dots() > 0; }
+  // Copies the weight this layer owns into newly allocated memory and frees the old copy; a layer that views
+  // the model's parameters re-points its view through `rebase` (Model::relocate says why).
+  virtual void relocate(const Rebase& rebase) = 0;
 };
 
 }  // namespace minigpt

@@ -23,6 +23,8 @@ class QuantizedProjection final : public Projection {
   }
   bool bf16_activations() const override { return l_.act() == mq::ActMode::bf16; }
   const mq::QuantizedLinear& linear() const { return l_; }
+  // A copy owns new buffers; assigning it frees the old ones.
+  void relocate(const Rebase&) override { l_ = mq::QuantizedLinear(l_); }
 
  private:
   mq::QuantizedLinear l_;
