@@ -87,7 +87,7 @@ void check(const LabCheckOptions& o) {
   std::string run = o.run_dir, answers = o.answers;
   // --reference grades the committed reference run and the generated solution's answers.
   if (o.reference && run.empty() && !lab.reference_run.empty()) run = root + "/" + lab.reference_run;
-  if (o.reference && answers.empty() && !lab.run_dir.empty()) answers = root + "/" + lab.solution;
+  if (o.reference && answers.empty() && !lab.answers().empty()) answers = root + "/" + lab.solution;
   if (!run.empty()) args.insert(args.end(), {"--run-dir", run});
   if (!answers.empty()) args.insert(args.end(), {"--answers", answers});
   if (!o.blocks.empty()) args.insert(args.end(), {"--block", o.blocks});
@@ -157,7 +157,7 @@ void register_lab(CLI::App& app) {
   c->add_flag("--no-rebuild", o->no_rebuild, "refuse to grade a grader older than your file instead of rebuilding it");
   c->add_option("--run-dir,--sweep-dir", o->run_dir,
                 "labs 02, 04, 05: your `miniquant sweep / energy / mixed --out` folder (default labs/NN-topic/sweep or run)");
-  c->add_option("--answers", o->answers, "labs 02, 04, 05: your answers (default labs/NN-topic/answers.md)");
+  c->add_option("--answers", o->answers, "labs 02, 04, 05, 07: your answers (default labs/NN-topic/answers.md)");
   c->add_option("--block", o->blocks, "grade only these blocks, e.g. E or CD (default: every block)");
   c->add_option("--ppl-tokens", o->ppl_tokens, "perplexity checks score this many test-split tokens (default 8192)");
   c->callback([o] { check(*o); });

@@ -23,11 +23,11 @@ const std::vector<LabInfo>& lab_list() {
         {"05", "per-layer mixed precision", "05-mixed-precision", "mixed.cpp", "solutions/05-mixed-precision-ref.md", "ABCDE", "ABCDE", {},
          "labs/05-mixed-precision/run", "experiments/27-mixed-epi", false},
         {"06", "the kernel", "06-kernel", "kernel.cpp", "solutions/06-kernel-ref.md", "ABCDEF", "ABCDEF", {}, "", "", true},
-        {"07", "AWQ", "07-awq", "awq.cpp", "solutions/07-awq-ref.md", "ABCDE", "ABCD", {}, "", "", false},
+        {"07", "AWQ", "07-awq", "awq.cpp", "solutions/07-awq-ref.md", "ABCDEF", "ABCDF", {}, "", "", false, true},
     };
     for (LabInfo& l : v) {
       l.starters = {"labs/" + l.dir + "/" + l.file};
-      if (!l.run_dir.empty()) l.starters.push_back(l.answers());
+      if (!l.answers().empty()) l.starters.push_back(l.answers());
     }
     return v;
   }();

@@ -97,7 +97,7 @@ int run_lab(const std::function<Lab(const LabOptions&)>& make, int argc, char** 
   CLI::App app{"grades one lab of the course (run it as `miniquant lab check NN`)"};
   app.add_option("--root", o.root, "the repository (data/, experiments/)");
   app.add_option("--run-dir,--sweep-dir", o.run_dir, "labs 02, 04, 05: the folder `miniquant sweep / energy / mixed --out` wrote");
-  app.add_option("--answers", o.answers, "labs 02, 04, 05: the file with your answers to the lab's questions");
+  app.add_option("--answers", o.answers, "labs 02, 04, 05, 07: the file with your answers to the lab's questions");
   app.add_option("--block", o.blocks, "grade only these blocks, e.g. E or CD (default: every block)");
   app.add_option("--ppl-tokens", o.ppl_tokens, "perplexity checks score this many test-split tokens")
       ->check(CLI::Range(int64_t{1024}, int64_t{200000}));

@@ -42,7 +42,7 @@ struct Block {
 struct LabOptions {
   std::string root;          // the repository (data/, experiments/)
   std::string run_dir;       // labs 02, 04, 05: the learner's `miniquant sweep / energy / mixed --out` folder
-  std::string answers;       // labs 02, 04, 05: the learner's answers to the lab's questions
+  std::string answers;       // labs 02, 04, 05, 07: the learner's answers to the lab's questions
   int64_t ppl_tokens = 8192; // perplexity checks score the test split's first tokens only
   std::string blocks;        // --block: grade only these blocks ("E", "CD"); "" every block
   bool learner = false;      // the learner's grader (not --reference): the run and answers must be the learner's own

@@ -3,6 +3,7 @@
 // shipped MiniGPT with real calibration activations, then the learner's AWQ on the whole model against round-to-
 // nearest and the library's AWQ: KL divergence from fp32 and the generalization benchmark, paired item by item.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,12 +14,16 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "experiments/evaluate.h"
+#include "experiments/lab_course.h"
 #include "experiments/generalization_report.h"
 #include "experiments/workspace.h"
 #include "lab07.h"
+#include "labs/answers.h"
 #include "labs/grade.h"
+#include "labs/ownership.h"
 #include "labs/workbench.h"
 #include "miniquant/error.h"
 #include "miniquant/gptq.h"
@@ -26,6 +31,7 @@
 #include "miniquant/hessian.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
+#include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/channel_stats.h"
 #include "minigpt/quant_plan.h"
@@ -104,6 +110,14 @@ void block_a(Checks& c, const LabOptions& o) {
   }
 }
 
+// The handout's definition of block B: round-to-nearest `rtn`, then the kept columns at fp16(w).  // (out, in)
+std::vector<float> kept_fp16(const minigpt::LinearInfo& li, std::vector<float> rtn, const std::vector<int64_t>& keep) {
+  for (int r = 0; r < li.out; ++r)
+    for (int64_t j : keep)
+      rtn[static_cast<size_t>(r * li.in + j)] = mq::f16_to_f32(mq::f32_to_f16(li.weight[static_cast<size_t>(r) * li.in + j]));
+  return rtn;
+}
+
 void block_b(Checks& c, const LabOptions& o) {
   const std::vector<int64_t> t = lab::top_channels({0.5f, 3.0f, 3.0f, 1.0f, 9.0f}, 0.5);
   c.expect(t == std::vector<int64_t>{1, 2, 4}, "top_channels({0.5, 3, 3, 1, 9}, 0.5)", "{1, 2, 4} (ceil(2.5) = 3, in channel order)",
@@ -131,11 +145,7 @@ void block_b(Checks& c, const LabOptions& o) {
            {"activation", &by_act}, {"weight", &by_weight}, {"random", &random}}) {
     const std::vector<int64_t> keep = lab::top_channels(*imp, 0.01);
     const std::vector<float> got = lab::keep_salient_fp16(li.weight, li.out, li.in, scheme, keep);
-    std::vector<float> want = rtn;  // the definition: round-to-nearest, then the kept columns at fp16
-    for (int r = 0; r < li.out; ++r)
-      for (int64_t j : keep)
-        want[static_cast<size_t>(r * li.in + j)] = mq::f16_to_f32(mq::f32_to_f16(li.weight[static_cast<size_t>(r) * li.in + j]));
-    if (got != want && mismatch.empty()) mismatch = label;
+    if (got != kept_fp16(li, rtn, keep) && mismatch.empty()) mismatch = label;
     err[label] = mq::output_error(li.weight, got.data(), li.out, li.in, h);
   }
   c.expect(mismatch.empty(), fmt::format("{} in int3-g128 with 1% ({} of {}) channels kept in fp16", name, (li.in + 99) / 100, li.in),
@@ -307,6 +317,12 @@ minigpt::Model learner_awq(const Setting& s_, const std::string& scheme) {
   return m;
 }
 
+// Block E's numbers, when it ran in this grading: answer 2 may cite its KLDs and their ratios.
+std::vector<double>& block_e_numbers() {
+  static std::vector<double> v;
+  return v;
+}
+
 void block_e(Checks& c, const LabOptions& o) {
   const Setting& s_ = setting(o);
   // The learner's models first: a block still a starter ends the block before the corpus and the references are built.
@@ -335,6 +351,7 @@ void block_e(Checks& c, const LabOptions& o) {
     }
     mqexp::evaluate_divergence(s_.m, "fp32", &ref_items, ev, corpus.tok, corpus, lim);
     const double k_rtn = q[0].divergence->kl_mean, k_lib = q[1].divergence->kl_mean, k_mine = q[2].divergence->kl_mean;
+    block_e_numbers().insert(block_e_numbers().end(), {k_rtn, k_lib, k_mine, k_mine / k_lib, k_mine / k_rtn});
     c.bar(std::fabs(k_mine / k_lib - 1.0) <= 0.03, fmt::format("{}-awq, your AWQ: KL divergence from fp32 against the library's", scheme),
           "within 3% of minigpt's -awq recipe",
           fmt::format("{:.4g} against {:.4g} ({:.3f}x); round-to-nearest {:.4g}: yours / RTN {:.3f}", k_mine, k_lib, k_mine / k_lib, k_rtn,
@@ -349,8 +366,103 @@ void block_e(Checks& c, const LabOptions& o) {
   }
 }
 
+// ---- block F: the three questions ------------------------------------------------------------------------
+
+// Block B's three errors relative to plain RTN ({activation, weight magnitude, random}) and RTN's own, by the handout's definition
+// from the library's statistics: what a correct block B prints, whatever the learner's code does.
+std::vector<double> salient_errors(const Setting& s_) {
+  const minigpt::LinearInfo li = linear(s_.m.linears(), kProbe[0]);
+  const Eigen::MatrixXd& h = s_.stats.at(kProbe[0]).h;
+  const mq::Scheme scheme = mq::Scheme::parse("int3-g128");
+  std::vector<float> by_weight(static_cast<size_t>(li.in), 0.0f), random(static_cast<size_t>(li.in));
+  for (int r = 0; r < li.out; ++r)
+    for (int j = 0; j < li.in; ++j) by_weight[static_cast<size_t>(j)] += std::fabs(li.weight[static_cast<size_t>(r) * li.in + j]);
+  mq::Rng rng(42);
+  for (float& v : random) v = static_cast<float>(rng.uniform());
+  const std::vector<float> rtn = mq::dequantize(mq::quantize(li.weight, li.out, li.in, scheme, kProbe[0]));
+  const double e_rtn = mq::output_error(li.weight, rtn.data(), li.out, li.in, h);
+  std::vector<double> out;
+  for (const std::vector<float>* imp : std::vector<const std::vector<float>*>{&s_.stats.at(kProbe[0]).mean_abs, &by_weight, &random}) {
+    std::vector<int64_t> order(static_cast<size_t>(li.in));
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return (*imp)[static_cast<size_t>(a)] > (*imp)[static_cast<size_t>(b)]; });
+    order.resize(static_cast<size_t>((li.in + 99) / 100));  // ceil(1%): ties to the lower index
+    const std::vector<float> kept = kept_fp16(li, rtn, order);
+    out.push_back(mq::output_error(li.weight, kept.data(), li.out, li.in, h) / e_rtn);
+  }
+  out.push_back(e_rtn);
+  return out;
+}
+
+// Which of `ideas` (what it is, and words that say it, any case) `text` says.
+std::vector<std::string> ideas_said(const std::string& text, const std::vector<std::pair<std::string, std::vector<std::string>>>& ideas) {
+  std::string low = text;
+  std::transform(low.begin(), low.end(), low.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  std::vector<std::string> said;
+  for (const auto& [what, words] : ideas)
+    if (std::any_of(words.begin(), words.end(), [&](const std::string& w) { return low.find(w) != std::string::npos; })) said.push_back(what);
+  return said;
+}
+
+void block_f(Checks& c, const LabOptions& o, const std::string& answers) {
+  const std::map<int, std::string> a = answer_sections(mq::read_file(answers), 3);
+  for (int q = 1; q <= 3; ++q)
+    if (a.at(q).find("TODO") != std::string::npos)
+      throw std::runtime_error(fmt::format("lab 07 block F: not implemented yet: answer {} in {} still says TODO", q, answers));
+  if (o.learner) check_own_answers(c, a, o.root + "/" + mqexp::find_lab("07").solution, 3);
+  const std::vector<double> e = salient_errors(setting(o));  // {activation, weight, random} / RTN, RTN
+  const std::string lb = "lab 07 block F";
+
+  // 1. The error reaches the output multiplied by the input; block B's numbers, each to its own choice.
+  const minigpt::LinearInfo probe = linear(setting(o).m.linears(), kProbe[0]);
+  const std::vector<Fact> setting_facts = {{"input channels", static_cast<double>(probe.in)}, {"channels kept", static_cast<double>((probe.in + 99) / 100)},
+                                           {"RTN's output error", e[3]}};
+  AnswerRules r1(&e, setting_facts, {{"the error left with the channels kept by activation", {{"by activation", e[0]}}},
+                          {"the error left with them kept by weight magnitude", {{"by weight", e[1]}}}});
+  r1.attributions = {{{{"by activation", e[0]}}, {"activation", "activations", "input", "inputs"}, {"weight", "weights", "magnitude", "random"}},
+                     {{{"by weight", e[1]}}, {"weight", "weights", "magnitude"}, {"activation", "activations", "random"}}};
+  r1.mentions_any = {"x_j^2", "h_jj", "squared", "times", "multipl", "weighted by", "scaled by", "amplif"};
+  r1.mentions_what = "that a column's error reaches the output multiplied by its input (tr(dW H dW^T) weights column j by mean x_j^2)";
+  check_answer(c, lb, 1, a.at(1), r1);
+
+  // 2. Two things the per-Linear objective does not see; block E's KLDs may be cited when it ran in this grading.
+  std::vector<double> e2 = e;
+  e2.insert(e2.end(), block_e_numbers().begin(), block_e_numbers().end());
+  AnswerRules r2(&e2, {}, {});
+  r2.require_number = false;
+  check_answer(c, lb, 2, a.at(2), r2);
+  const std::vector<std::string> said = ideas_said(
+      a.at(2), {{"errors of several Linears combining", {"combine", "compound", "accumulat", "propagat", "interact", "consecutive", "later layer",
+                                                         "next layer", "downstream", "residual", "through attention"}},
+                {"calibration rows unlike the test tokens", {"test token", "test text", "test data", "test split", "unlike the calibration",
+                                                             "calibration set", "calibration data", "distribution shift", "overfit", "other tokens",
+                                                             "held-out", "unseen"}},
+                {"the group's grid coarsened for the other columns", {"grid", "other columns", "group's", "group scale", "shared scale", "coarse"}},
+                {"the model's own objective (logits, softmax, KL)", {"softmax", "logit", "next-token", "top-1", "objective"}}});
+  c.expect(said.size() >= 2, "answer 2: two things the per-Linear error does not see", "two of: " + std::string("errors combining across Linears, ") +
+           "calibration unlike test, the group's grid for the other columns, the model's objective",
+           said.empty() ? std::string("none said") : fmt::format("{} said: {}", said.size(), fmt::join(said, "; ")));
+
+  // 3. GELU before it, not a norm or a Linear; not linear; what the model would need.
+  AnswerRules r3(&e, {}, {});
+  r3.require_number = false;
+  r3.claim_right = {"gelu"};
+  r3.claim_wrong = {"ln_1", "ln_2", "layernorm", "layer norm", "attention", "softmax"};
+  r3.claim_what = "what produces mlp_down's input (GELU)";
+  r3.mentions_any = {"not linear", "nonlinear", "non-linear", "commute", "does not divide", "!=", "\u2260", "not equal", "not homogeneous",
+                     "isn't linear", "is not a linear"};
+  r3.mentions_what = "that GELU is not linear (GELU(x / s) != GELU(x) / s)";
+  check_answer(c, lb, 3, a.at(3), r3);
+  const std::vector<std::string> fix = ideas_said(
+      a.at(3), {{"an operation the model would need", {"multiply", "multiplication", "elementwise", "element-wise", "extra", "run time", "runtime",
+                                                       "explicit", "relu", "store the scale", "keep the scale", "kept with", "new op", "add a"}}});
+  c.expect(!fix.empty(), "answer 3: what the model would need", "an operation after GELU that applies 1/s (or an activation s passes through)",
+           fix.empty() ? "not said" : "said");
+}
+
 Lab make(const LabOptions& o) {
-  Lab lab{"07", "AWQ", "labs/07-awq/awq.cpp", {}};
+  const std::string answers = o.answers.empty() ? o.root + "/labs/07-awq/answers.md" : o.answers;
+  Lab lab{"07", "AWQ", "labs/07-awq/awq.cpp (+ answers.md)", {}};
   lab.blocks = {
       {"A", "channel_mean_abs: what AWQ ranks channels by", [o](Checks& c) { block_a(c, o); }, {}, {"minigpt::collect_channel_stats"}},
       {"B", "1% of the channels kept in fp16: chosen by activation, weight or chance", [o](Checks& c) { block_b(c, o); },
@@ -369,6 +481,8 @@ Lab make(const LabOptions& o) {
        },
        {"your AWQ's KLD within 3% of the library's (int2-g64)", "your AWQ's KLD within 3% of the library's (int4-g128)"},
        {"minigpt::awq_scales", "minigpt::fold_input_scale", "minigpt::collect_channel_stats", "minigpt::quantize_model"}},
+      {"F", "the three questions, read for their claims and block B's numbers: " + answers, [o, answers](Checks& c) { block_f(c, o, answers); },
+       {}, {}},
   };
   return lab;
 }

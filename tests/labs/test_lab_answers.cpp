@@ -4,7 +4,8 @@
 // against the committed run by the reference grader, must fail the check that names the mistake; rewordings of
 // correct answers (another case, another order) must pass; the learner's grader refuses the committed run and
 // the reference's answers as the learner's own. And a cited number nudged by 0.5-10% is refused.
-// Registered by CMakeLists.txt as lab_answers (labels lab, lab02, lab04, lab05); built only with MQ_LABS.
+// Lab 07's three answers (no run folder) are read the same way against block B's numbers, which its grader measures.
+// Registered by CMakeLists.txt as lab_answers (labels lab, lab02, lab04, lab05, lab07); built only with MQ_LABS.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ struct Lab {
 const Lab kLab02{"02", "experiments/26-quant-curve", "solutions/02-pareto-curve-ref.md"};
 const Lab kLab04{"04", "experiments/28-energy", "solutions/04-energy-ref.md"};
 const Lab kLab05{"05", "experiments/27-mixed-epi", "solutions/05-mixed-precision-ref.md"};
+const Lab kLab07{"07", "", "solutions/07-awq-ref.md"};  // no run folder: block F reads block B's numbers, measured again
 
 std::string src(const std::string& rel) { return std::string(MQ_SOURCE_DIR) + "/" + rel; }
 
@@ -87,13 +89,14 @@ struct Graded {
 
 // Grades `answers_text` against the lab's committed run: the answers block alone (D in lab 02, E in 04 and 05).
 Graded grade(const Lab& lab, const std::string& answers_text, bool learner = false) {
-  const std::string blocks = lab.nn == "02" ? "D" : "E";
+  const std::string blocks = lab.nn == "02" ? "D" : lab.nn == "07" ? "F" : "E";
   static const std::string dir = mqtest::temp_path("mq_test", "mq_lab_answers_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = dir + "/answers-" + lab.nn + ".md";
   mq::write_file_atomic(path, answers_text);
   const std::string exe = (fs::path(MQ_CLI_PATH).parent_path() / "labs" / ("lab" + lab.nn + (learner ? "" : "_ref"))).string();
-  const mq::CommandOutput r = mq::run_command(fmt::format("{} --run-dir {} --answers {} --block {} 2>&1", exe, src(lab.run), path, blocks));
+  const std::string run = lab.run.empty() ? "" : " --run-dir " + src(lab.run);
+  const mq::CommandOutput r = mq::run_command(fmt::format("{}{} --answers {} --block {} 2>&1", exe, run, path, blocks));
   return {r.code, r.out};
 }
 
@@ -108,7 +111,7 @@ struct Planted {
 
 TEST_CASE("lab answers: planted mistakes in the written answers fail the check that names them; rewordings pass") {
   const std::string w02 = mq::read_file(src(kLab02.solution)), w04 = mq::read_file(src(kLab04.solution)),
-                    w05 = mq::read_file(src(kLab05.solution));
+                    w05 = mq::read_file(src(kLab05.solution)), w07 = mq::read_file(src(kLab07.solution));
   const std::vector<Planted> planted = {
       {&kLab02, "Q2 claims RTN beats GPTQ",
        [](const std::string& t) { return in_answer(t, 2, "so GPTQ closes", "RTN beats GPTQ here, and GPTQ closes"); }, "answer 2: which is better"},
@@ -163,10 +166,41 @@ TEST_CASE("lab answers: planted mistakes in the written answers fail the check t
        [](const std::string& t) { return swap_in_answer(t, 4, number_after(t, 4, "KL "), number_after(t, 4, "against ")); }, "answer 4: whose numbers"},
       {&kLab05, "Q1 names a configuration that is not the lowest-EPI one",
        [](const std::string& t) { return in_answer(t, 1, "**gradient-up-e2m3l4**", "**squeeze-middle-e4m2l4**"); }, "answer 1: names"},
+      {&kLab07, "Q1 with the activation and weight-magnitude errors swapped",
+       [](const std::string& t) { return swap_in_answer(t, 1, "0.37", "0.84"); }, "answer 1: whose numbers"},
+      {&kLab07, "Q1 citing another error for the activation choice",
+       [](const std::string& t) { return in_answer(t, 1, "leave 0.37", "leave 0.47"); }, "answer 1: the error left with the channels kept by activation"},
+      {&kLab07, "Q1 without why: the input multiplying the error",
+       [](const std::string& t) {
+         return in_answer(t, 1, "A column's error reaches the output multiplied by its input: tr(dW H dW^T) weights column j by H_jj, the mean "
+                                "x_j^2. A column whose inputs are large carries its rounding error into the output many times over, whatever its "
+                                "weights' size.",
+                          "Large weights matter less than one would think.");
+       },
+       "answer 1: says that a column's error reaches the output"},
+      {&kLab07, "Q2 names one thing, not two",
+       [](const std::string& t) {
+         return in_answer(t, 2, "nor test tokens unlike the calibration windows; and a scaled column also coarsens the grid of the other columns of its group",
+                          "which is all there is to it");
+       },
+       "answer 2: two things"},
+      {&kLab07, "Q3 says mlp_down's input comes from ln_2",
+       [](const std::string& t) { return in_answer(t, 3, "Its input is GELU's output, and", "Its input comes from ln_2, which holds qkv's scale already, and"); },
+       "answer 3: its first claim"},
+      {&kLab07, "Q3 calls GELU linear",
+       [](const std::string& t) { return in_answer(t, 3, "GELU is not linear: dividing h by s does not divide GELU(h) by s", "GELU is linear in h"); },
+       "answer 3: says that GELU is not linear"},
+      {&kLab07, "Q3 without what the model would need",
+       [](const std::string& t) {
+         return in_answer(t, 3, "To give it one, the forward pass would need an extra elementwise multiply of GELU's output by 1/s (a scale kept with the "
+                                "activations), which the fp32 model does not have.",
+                          "Nothing can be done about it.");
+       },
+       "answer 3: what the model would need"},
   };
   int caught = 0;
   for (const Planted& p : planted) {
-    const std::string& base = p.lab == &kLab02 ? w02 : p.lab == &kLab04 ? w04 : w05;
+    const std::string& base = p.lab == &kLab02 ? w02 : p.lab == &kLab04 ? w04 : p.lab == &kLab05 ? w05 : w07;
     const Graded g = grade(*p.lab, p.mutate(base));
     const bool hit = g.code == 1 && g.out.find("FAILED  " + p.check) != std::string::npos;
     caught += hit;
@@ -181,6 +215,7 @@ TEST_CASE("lab answers: planted mistakes in the written answers fail the check t
       {&kLab04, [&] { return in_answer(w04, 2, "In **decode**:", "Compared with prefill, **Decode** saves most:"); }},
       {&kLab04, [&] { return in_answer(w04, 3, "It falls from", "Per token it goes down from"); }},
       {&kLab05, [&] { return in_answer(w05, 4, "(lower)", "(the allocator's is lower; mine is higher)"); }},
+      {&kLab07, [&] { return in_answer(w07, 3, "Its input is GELU's output, and GELU is not linear", "It reads mlp_up's output after gelu, which is NONLINEAR"); }},
   };
   for (const auto& [lab, text] : reworded) {
     const Graded g = grade(*lab, text());
@@ -196,6 +231,12 @@ TEST_CASE("lab answers: the learner's grader refuses the committed run and the r
     CHECK(g.code == 1);
     CHECK(g.out.find("FAILED  your own run: expected made by you on this machine") != std::string::npos);
     CHECK(g.out.find("is the committed run's") != std::string::npos);
+    CHECK(g.out.find("FAILED  your own answers: ") != std::string::npos);
+  }
+  {  // Lab 07 has no run to copy; its write-up pasted in is refused all the same.
+    const Graded g = grade(kLab07, mq::read_file(src(kLab07.solution)), true);
+    INFO("lab 07:\n" << g.out);
+    CHECK(g.code == 1);
     CHECK(g.out.find("FAILED  your own answers: ") != std::string::npos);
   }
   // --block names blocks the lab has, or is refused in one line with exit code 2.
