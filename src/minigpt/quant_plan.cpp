@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -18,29 +19,30 @@
 
 namespace minigpt {
 
+namespace {
+// The activation modes a recipe names, by their suffix: the one list the recipe parsers and printers read.
+struct ActName {
+  mq::ActMode act;
+  std::string_view suffix;
+};
+constexpr ActName kActNames[] = {{mq::ActMode::dynamic_int8, "+a8"}, {mq::ActMode::dynamic_int16, "+a16"}, {mq::ActMode::bf16, "+bf16"}};
+}  // namespace
+
 std::string_view act_suffix(mq::ActMode act) {
-  switch (act) {
-    case mq::ActMode::dynamic_int8: return "+a8";
-    case mq::ActMode::dynamic_int16: return "+a16";
-    case mq::ActMode::bf16: return "+bf16";
-    case mq::ActMode::weight_only: break;
-  }
-  return "";
+  for (const ActName& a : kActNames)
+    if (a.act == act) return a.suffix;
+  return "";  // weight_only
 }
 
 LinearRecipe LinearRecipe::parse(const std::string& name) {
   LinearRecipe r;
   std::string storage = name;
-  if (storage.size() > 3 && storage.ends_with("+a8")) {
-    r.act = mq::ActMode::dynamic_int8;
-    storage.resize(storage.size() - 3);
-  } else if (storage.size() > 4 && storage.ends_with("+a16")) {
-    r.act = mq::ActMode::dynamic_int16;
-    storage.resize(storage.size() - 4);
-  } else if (storage.size() > 5 && storage.ends_with("+bf16")) {
-    r.act = mq::ActMode::bf16;
-    storage.resize(storage.size() - 5);
-  }
+  for (const ActName& a : kActNames)
+    if (storage.size() > a.suffix.size() && storage.ends_with(a.suffix)) {
+      r.act = a.act;
+      storage.resize(storage.size() - a.suffix.size());
+      break;
+    }
   r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
   if (r.gptq) storage.resize(storage.size() - 5);
   bool plain_search = false;
@@ -104,10 +106,9 @@ std::string LinearRecipe::name() const {
 
 PhaseRecipe PhaseRecipe::parse(const std::string& name) {
   PhaseRecipe r;
+  const auto mode = std::find_if(std::begin(kActNames), std::end(kActNames), [&](const ActName& a) { return a.suffix == name; });
   if (name == "weight-only") r.act = mq::ActMode::weight_only;
-  else if (name == "+a8") r.act = mq::ActMode::dynamic_int8;
-  else if (name == "+a16") r.act = mq::ActMode::dynamic_int16;
-  else if (name == "+bf16") r.act = mq::ActMode::bf16;
+  else if (mode != std::end(kActNames)) r.act = mode->act;
   else {
     r.recipe = LinearRecipe::parse(name);
     // GPTQ calibrates each Linear on the inputs the quantized model feeds it, which a second copy per phase
@@ -187,7 +188,9 @@ QuantPlan QuantPlan::uniform(const std::string& name, int n_layer) {
   if (const size_t at = recipe.find(kActOrder); at != std::string::npos) {
     // Act-order reorders GPTQ's columns; it means nothing to round-to-nearest, so it only follows "-gptq".
     const std::string before = recipe.substr(0, at), after = recipe.substr(at + kActOrder.size());
-    if (!before.ends_with("-gptq") || (!after.empty() && after != "+a8" && after != "+a16" && after != "+bf16"))
+    const bool mode_after =
+        after.empty() || std::any_of(std::begin(kActNames), std::end(kActNames), [&](const ActName& a) { return a.suffix == after; });
+    if (!before.ends_with("-gptq") || !mode_after)
       throw mq::UsageError(fmt::format("scheme {}: -act-order is a GPTQ setting and follows -gptq (e.g. int3-g64-gptq-act-order)",
                                        mq::clip_text(name)));
     recipe = before + after;
