@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "minigpt/quant_plan.h"  // act_suffix
 
 namespace minigpt {
 
@@ -19,12 +20,7 @@ long long PhaseProjection::weight_bytes() const {
   return shared_ ? prefill_->weight_bytes() : prefill_->weight_bytes() + decode_->weight_bytes();
 }
 
-std::string activation_suffix(const Projection& p) {
-  if (p.int8_dots() == 1) return "+a8";
-  if (p.int8_dots() == 2) return "+a16";
-  if (p.bf16_activations()) return "+bf16";
-  return "";
-}
+std::string activation_suffix(const Projection& p) { return std::string(act_suffix(p.act())); }
 
 std::string PhaseProjection::format_name() const {
   return fmt::format("prefill {}{} / decode {}{}", prefill_->format_name(), activation_suffix(*prefill_), decode_->format_name(),

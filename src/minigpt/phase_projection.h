@@ -28,8 +28,7 @@ class PhaseProjection final : public Projection {
   // "prefill <name> / decode <name>" (with their activation modes; see activation_name()).
   std::string format_name() const override;
   // The current phase's: the energy model charges each phase's arithmetic as that phase runs it.
-  int int8_dots() const override { return current().int8_dots(); }
-  bool bf16_activations() const override { return current().bf16_activations(); }
+  mq::ActMode act() const override { return current().act(); }
   void relocate(const Rebase& rebase) override {
     prefill_->relocate(rebase);
     decode_->relocate(rebase);

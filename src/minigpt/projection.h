@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "miniquant/kernels/kernels.h"  // mq::ActMode
+
 namespace minigpt {
 
 // Where Model::relocate moved the model's parameter buffer: the new address of a pointer into the old one (a
@@ -24,14 +26,17 @@ class Projection {
   // inference phase (phase_projection.h), which reads only the current phase's.
   virtual long long read_bytes() const { return weight_bytes(); }
   virtual std::string format_name() const = 0;
+  // How the layer takes its activations (the field every name and charge below is read from, as ggml's
+  // vec_dot_type): weight-only (fp32 multiply-adds), "+bf16", "+a8" or "+a16". fp32 layers: weight-only.
+  virtual mq::ActMode act() const { return mq::ActMode::weight_only; }
   // int8 dot products per weight per token: 1 when the layer quantizes each token's activations to
   // int8 and multiplies integers (a "+a8" recipe), 2 for 16-bit activations run as two int8 halves
   // ("+a16"), 0 when it multiplies in fp32 (fp32 weights, or codes widened to fp32). What the sweep's
   // roofline bound and the energy model charge its arithmetic as.
-  virtual int int8_dots() const { return 0; }
+  int int8_dots() const { return act() == mq::ActMode::dynamic_int16 ? 2 : act() == mq::ActMode::dynamic_int8 ? 1 : 0; }
   // True when the layer rounds its activations to bf16 before multiplying ("+bf16"): fp32-class
   // multiply-adds (int8_dots() == 0), 8 significant bits of activation.
-  virtual bool bf16_activations() const { return false; }
+  bool bf16_activations() const { return act() == mq::ActMode::bf16; }
   bool int8_activations() const { return int8_dots() > 0; }
   // Copies the weight this layer owns into newly allocated memory and frees the old copy; a layer that views
   // the model's parameters re-points its view through `rebase` (Model::relocate says why).

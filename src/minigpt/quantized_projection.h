@@ -18,10 +18,7 @@ class QuantizedProjection final : public Projection {
   long long weight_bytes() const override { return l_.storage().total(); }
   // The scheme's name (the activation mode is not part of the storage format).
   std::string format_name() const override { return l_.scheme().name(); }
-  int int8_dots() const override {
-    return l_.act() == mq::ActMode::dynamic_int16 ? 2 : l_.act() == mq::ActMode::dynamic_int8 ? 1 : 0;
-  }
-  bool bf16_activations() const override { return l_.act() == mq::ActMode::bf16; }
+  mq::ActMode act() const override { return l_.act(); }
   const mq::QuantizedLinear& linear() const { return l_; }
   // A copy owns new buffers; assigning it frees the old ones.
   void relocate(const Rebase&) override { l_ = mq::QuantizedLinear(l_); }
