@@ -77,11 +77,13 @@ inline float bf16_pair_value(float x) {
   split_bf16(x, hi, lo);
   return bf16_to_f32(hi) + bf16_to_f32(lo);
 }
-// True when every activation can be split: finite and below 2^126 in magnitude (false for NaN).
+// True when every activation can be split: finite and below 2^126 in magnitude (false for NaN). An int
+// accumulator, because gcc 12 does not vectorise `bool &=` here: 92 ns for 256 values against 7 ns this way,
+// paid on every call of a bf16-dot row (selection and the block path), 2-6% of a 256-wide one-token GEMV.
 inline bool bf16_safe(const float* x, int64_t count) {
-  bool ok = true;
-  for (int64_t i = 0; i < count; ++i) ok &= std::fabs(x[i]) < 0x1p126f;
-  return ok;
+  int bad = 0;
+  for (int64_t i = 0; i < count; ++i) bad |= !(std::fabs(x[i]) < 0x1p126f);
+  return bad == 0;
 }
 // The dynamic kernels' instruction path in this build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw +
 // vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop twin). -march=native decides.
