@@ -118,6 +118,30 @@ std::vector<float> kept_fp16(const minigpt::LinearInfo& li, std::vector<float> r
   return rtn;
 }
 
+// Block B's experiment on kProbe[0] at int3-g128: its plain RTN weights and error, and the three importances the 1%
+// is chosen by (activation magnitude, weight magnitude, seeded random). Blocks B and F both read it.
+struct SalientProbe {
+  minigpt::LinearInfo li;
+  const Eigen::MatrixXd* h = nullptr;
+  mq::Scheme scheme;
+  std::vector<float> rtn;  // (out, in) dequantized round-to-nearest
+  double e_rtn = 0;        // its output error
+  std::vector<std::pair<std::string, std::vector<float>>> importance;  // "activation", "weight", "random": (in)
+};
+SalientProbe salient_probe(const Setting& s_) {
+  SalientProbe p{linear(s_.m.linears(), kProbe[0]), &s_.stats.at(kProbe[0]).h, mq::Scheme::parse("int3-g128"), {}, 0, {}};
+  const minigpt::LinearInfo& li = p.li;
+  std::vector<float> by_weight(static_cast<size_t>(li.in), 0.0f), random(static_cast<size_t>(li.in));
+  for (int r = 0; r < li.out; ++r)
+    for (int j = 0; j < li.in; ++j) by_weight[static_cast<size_t>(j)] += std::fabs(li.weight[static_cast<size_t>(r) * li.in + j]);
+  mq::Rng rng(42);
+  for (float& v : random) v = static_cast<float>(rng.uniform());
+  p.rtn = mq::dequantize(mq::quantize(li.weight, li.out, li.in, p.scheme, kProbe[0]));
+  p.e_rtn = mq::output_error(li.weight, p.rtn.data(), li.out, li.in, *p.h);
+  p.importance = {{"activation", s_.stats.at(kProbe[0]).mean_abs}, {"weight", std::move(by_weight)}, {"random", std::move(random)}};
+  return p;
+}
+
 void block_b(Checks& c, const LabOptions& o) {
   const std::vector<int64_t> t = lab::top_channels({0.5f, 3.0f, 3.0f, 1.0f, 9.0f}, 0.5);
   c.expect(t == std::vector<int64_t>{1, 2, 4}, "top_channels({0.5, 3, 3, 1, 9}, 0.5)", "{1, 2, 4} (ceil(2.5) = 3, in channel order)",
@@ -126,27 +150,17 @@ void block_b(Checks& c, const LabOptions& o) {
   c.expect(tie == std::vector<int64_t>{0, 1}, "ties go to the lower index: top_channels({2, 2, 2}, 0.34)", "{0, 1}",
            fmt::format("{} channels", tie.size()));
   // A real Linear: keep 1% of its input channels in fp16, chosen by activation, by weight magnitude, at random.
-  const Setting& s_ = setting(o);
-  const std::string name = kProbe[0];
-  const minigpt::LinearInfo li = linear(s_.m.linears(), name);
-  const Eigen::MatrixXd& h = s_.stats.at(name).h;
-  const mq::Scheme scheme = mq::Scheme::parse("int3-g128");
-  const std::vector<float>& by_act = s_.stats.at(name).mean_abs;
-  std::vector<float> by_weight(static_cast<size_t>(li.in), 0.0f), random(static_cast<size_t>(li.in));
-  for (int r = 0; r < li.out; ++r)
-    for (int j = 0; j < li.in; ++j) by_weight[static_cast<size_t>(j)] += std::fabs(li.weight[static_cast<size_t>(r) * li.in + j]);
-  mq::Rng rng(42);
-  for (float& v : random) v = static_cast<float>(rng.uniform());
-  const std::vector<float> rtn = mq::dequantize(mq::quantize(li.weight, li.out, li.in, scheme, name));
-  const double e_rtn = mq::output_error(li.weight, rtn.data(), li.out, li.in, h);
+  const SalientProbe p = salient_probe(setting(o));
+  const minigpt::LinearInfo& li = p.li;
+  const std::string& name = li.name;
+  const double e_rtn = p.e_rtn;
   std::map<std::string, double> err;
   std::string mismatch;
-  for (const auto& [label, imp] : std::vector<std::pair<std::string, const std::vector<float>*>>{
-           {"activation", &by_act}, {"weight", &by_weight}, {"random", &random}}) {
-    const std::vector<int64_t> keep = lab::top_channels(*imp, 0.01);
-    const std::vector<float> got = lab::keep_salient_fp16(li.weight, li.out, li.in, scheme, keep);
-    if (got != kept_fp16(li, rtn, keep) && mismatch.empty()) mismatch = label;
-    err[label] = mq::output_error(li.weight, got.data(), li.out, li.in, h);
+  for (const auto& [label, imp] : p.importance) {
+    const std::vector<int64_t> keep = lab::top_channels(imp, 0.01);
+    const std::vector<float> got = lab::keep_salient_fp16(li.weight, li.out, li.in, p.scheme, keep);
+    if (got != kept_fp16(li, p.rtn, keep) && mismatch.empty()) mismatch = label;
+    err[label] = mq::output_error(li.weight, got.data(), li.out, li.in, *p.h);
   }
   c.expect(mismatch.empty(), fmt::format("{} in int3-g128 with 1% ({} of {}) channels kept in fp16", name, (li.in + 99) / 100, li.in),
            "equal to RTN with the kept columns at fp16(w), value for value",
@@ -371,26 +385,18 @@ void block_e(Checks& c, const LabOptions& o) {
 // Block B's three errors relative to plain RTN ({activation, weight magnitude, random}) and RTN's own, by the handout's definition
 // from the library's statistics: what a correct block B prints, whatever the learner's code does.
 std::vector<double> salient_errors(const Setting& s_) {
-  const minigpt::LinearInfo li = linear(s_.m.linears(), kProbe[0]);
-  const Eigen::MatrixXd& h = s_.stats.at(kProbe[0]).h;
-  const mq::Scheme scheme = mq::Scheme::parse("int3-g128");
-  std::vector<float> by_weight(static_cast<size_t>(li.in), 0.0f), random(static_cast<size_t>(li.in));
-  for (int r = 0; r < li.out; ++r)
-    for (int j = 0; j < li.in; ++j) by_weight[static_cast<size_t>(j)] += std::fabs(li.weight[static_cast<size_t>(r) * li.in + j]);
-  mq::Rng rng(42);
-  for (float& v : random) v = static_cast<float>(rng.uniform());
-  const std::vector<float> rtn = mq::dequantize(mq::quantize(li.weight, li.out, li.in, scheme, kProbe[0]));
-  const double e_rtn = mq::output_error(li.weight, rtn.data(), li.out, li.in, h);
+  const SalientProbe p = salient_probe(s_);
+  const int64_t in = p.li.in;
   std::vector<double> out;
-  for (const std::vector<float>* imp : std::vector<const std::vector<float>*>{&s_.stats.at(kProbe[0]).mean_abs, &by_weight, &random}) {
-    std::vector<int64_t> order(static_cast<size_t>(li.in));
+  for (const auto& [label, imp] : p.importance) {
+    std::vector<int64_t> order(static_cast<size_t>(in));
     std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return (*imp)[static_cast<size_t>(a)] > (*imp)[static_cast<size_t>(b)]; });
-    order.resize(static_cast<size_t>((li.in + 99) / 100));  // ceil(1%): ties to the lower index
-    const std::vector<float> kept = kept_fp16(li, rtn, order);
-    out.push_back(mq::output_error(li.weight, kept.data(), li.out, li.in, h) / e_rtn);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return imp[static_cast<size_t>(x)] > imp[static_cast<size_t>(y)]; });
+    order.resize(static_cast<size_t>((in + 99) / 100));  // ceil(1%): ties to the lower index
+    const std::vector<float> kept = kept_fp16(p.li, p.rtn, order);
+    out.push_back(mq::output_error(p.li.weight, kept.data(), p.li.out, p.li.in, *p.h) / p.e_rtn);
   }
-  out.push_back(e_rtn);
+  out.push_back(p.e_rtn);
   return out;
 }
 
