@@ -22,7 +22,7 @@ const std::vector<LabInfo>& lab_list() {
          "labs/04-energy/run", "experiments/28-energy", false},
         {"05", "per-layer mixed precision", "05-mixed-precision", "mixed.cpp", "solutions/05-mixed-precision-ref.md", "ABCDE", "ABCDE", {},
          "labs/05-mixed-precision/run", "experiments/27-mixed-epi", false},
-        {"06", "the kernel", "06-kernel", "kernel.cpp", "solutions/06-kernel-ref.md", "ABCDEF", "ABCDEF", {}, "", "", true},
+        {"06", "the kernel", "06-kernel", "kernel.cpp", "solutions/06-kernel-ref.md", "ABCDEFG", "ABCDEFG", {}, "", "", true, true},
         {"07", "AWQ", "07-awq", "awq.cpp", "solutions/07-awq-ref.md", "ABCDEF", "ABCDF", {}, "", "", false, true},
     };
     for (LabInfo& l : v) {

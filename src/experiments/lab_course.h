@@ -20,7 +20,7 @@ struct LabInfo {
   std::string run_dir;        // the learner's run folder (default), relative to the repository; "" none
   std::string reference_run;  // the committed run `--reference` grades, e.g. "experiments/26-quant-curve"
   bool times_kernels = false;  // its grader times code (lab 06): OpenMP keeps its default, spinning wait
-  bool written = false;        // written answers without a run folder (lab 07: answers.md, graded by its last block)
+  bool written = false;        // written answers without a run folder (labs 06, 07: answers.md, graded by their last block)
   // The learner's answers file (labs with a run folder, and `written` ones), relative to the repository; "" none.
   std::string answers() const { return run_dir.empty() && !written ? "" : "labs/" + dir + "/answers.md"; }
 };

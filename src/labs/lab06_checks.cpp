@@ -10,19 +10,26 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "experiments/lab_course.h"
 #include "lab06.h"
+#include "labs/answers.h"
 #include "labs/grade.h"
+#include "labs/lab06_answers.h"
+#include "labs/ownership.h"
 #include "miniquant/half.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/pack.h"
 #include "miniquant/random.h"
 #include "miniquant/roofline.h"
+#include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
 
 namespace mqlab {
@@ -202,6 +209,12 @@ double median_ratio(const std::vector<double>& a, const std::vector<double>& b) 
 
 int threads() { return std::max(1, std::min(mq::default_threads(), 64)); }
 
+// This grading run's table (blocks E and F, the last attempt of each): kept for block G's answers (lab06_answers.h).
+lab06::Table& table() {
+  static lab06::Table t;
+  return t;
+}
+
 std::string gbs(double bytes, double seconds) { return fmt::format("{:.2f} GB/s", bytes / seconds / 1e9); }
 
 // A matrix that stays in the last-level cache (2048 x 2048 int4-g64, 2.1 MiB): the speed-ups of blocks C and D. At
@@ -357,6 +370,9 @@ void block_e(Checks& c) {
     // t[0]: seconds per byte of the probe; the fraction of the bandwidth is (bytes / mine) / (1 / t[0]) per round.
     const double frac = median_ratio(t[0], t[2]) * b.bytes, vs_lib = median_ratio(t[1], t[2]);
     const double bw = 1.0 / median(t[0]), lib = median(t[1]), mine = median(t[2]);
+    lab06::Table& tb = table();
+    tb.threads = T, tb.rows = b.copies[0].rows, tb.cols = b.copies[0].cols, tb.bytes = b.bytes, tb.read_bps = bw;
+    tb.gemv_s = mine, tb.library_gemv_s = lib, tb.bandwidth_fraction = frac, tb.library_over_yours_gemv = vs_lib;
     bc.bar(frac >= kMinDramFraction,
           fmt::format("4096x4096 int4-g64 from DRAM ({} copies), {} threads: your GEMV's bytes/s over the read bandwidth", b.copies.size(), T),
           fmt::format(">= {:.0f}%", 100 * kMinDramFraction),
@@ -366,7 +382,12 @@ void block_e(Checks& c) {
   });
 }
 
-void block_f(Checks& c) {
+// Where the learner's grader keeps its runs' tables: --run-dir, else labs/06-kernel/run/.
+std::string runs_file(const LabOptions& o) {
+  return (o.run_dir.empty() ? o.root + "/labs/" + mqexp::find_lab("06").dir + "/run" : o.run_dir) + "/tables.json";
+}
+
+void block_f(Checks& c, const LabOptions& o) {
   for (int t : {1, 2})
     correctness(c, fmt::format("GEMM, {} thread(s), 1 / 3 / 8 tokens", t),
                 [t](const QTensor& w, const float* x, int64_t n, float* y) { lab::gemm_simd(w, x, n, y, t); }, {1, 3, 8});
@@ -384,6 +405,9 @@ void block_f(Checks& c) {
     const double eight = median_ratio(t[1], t[0]), vs_lib = median_ratio(t[2], t[1]), lib_eight = median_ratio(t[2], t[3]);
     const double one = median(t[0]), mine = median(t[1]), lib = median(t[2]);
     const bool held = lib_eight <= kLibraryCeiling;
+    lab06::Table& tb = table();
+    tb.gemm1_s = one, tb.gemm8_s = mine, tb.eight_over_one = eight, tb.library_gemm8_s = lib, tb.library_eight_over_one = lib_eight;
+    tb.library_over_yours_gemm = vs_lib;
     bc.bar(!held || eight <= kMaxGemmOverGemv, fmt::format("4096x4096 int4-g64 from DRAM, {} threads: 8 tokens over 1 token", T),
           fmt::format("<= {:.1f}x (8 GEMVs in a loop take about 8), where the library's own is at most {:.1f}x", kMaxGemmOverGemv,
                       kLibraryCeiling),
@@ -393,6 +417,51 @@ void block_f(Checks& c) {
     bc.bar(vs_lib >= kMinLibraryGemm, "the same 8 tokens: the library's time over yours", fmt::format(">= {:.2f}", kMinLibraryGemm),
           fmt::format("{:.2f} (library {:.0f} us, {:.0f} tokens/s; yours {:.0f} tokens/s)", vs_lib, lib * 1e6, 8 / lib, 8 / mine));
   });
+  // The table block G's answers cite: with this machine's fp32 FMA peak on the same threads (question 3), kept by the
+  // learner's grader (the reference grader's answers are written from this run, in memory).
+  lab06::Table& tb = table();
+  tb.fma_flops = mq::fma_peak(T).median;
+  tb.cpu = mq::cpu_info().model;
+  tb.time = mq::utc_now_iso8601();
+  c.expect(tb.fma_flops > 0, fmt::format("this machine's fp32 FMA peak on {} threads (question 3)", T), "measured",
+           fmt::format("{:.4g} GFLOP/s", tb.fma_flops / 1e9));
+  if (!o.learner) return;
+  const std::string path = runs_file(o);
+  if (!tb.complete()) {
+    c.expect(true, "your table, kept for block G's answers", path, "not kept: block E did not run in this grading");
+    return;
+  }
+  std::string bad;
+  try {
+    lab06::append_table(path, tb);
+  } catch (const std::exception& e) {
+    bad = e.what();
+  }
+  c.expect(bad.empty(), "your table, kept for block G's answers", path, bad.empty() ? "kept in " + path : bad);
+}
+
+// The three questions against the table of the run they cite. The reference grader has no earlier run to cite: without
+// --answers it writes its answers from this grading's table (blocks E and F must have run) and reads them the same way.
+void block_g(Checks& c, const LabOptions& o) {
+  const std::string file = o.answers.empty() ? o.root + "/labs/" + mqexp::find_lab("06").dir + "/answers.md" : o.answers;
+  std::vector<lab06::Table> runs;
+  std::string text;
+  if (o.learner || !o.answers.empty()) {
+    text = mq::read_file(file);
+    const std::map<int, std::string> a = answer_sections(text, 3);
+    for (int q = 1; q <= 3; ++q)
+      if (a.at(q).find("TODO") != std::string::npos)
+        throw std::runtime_error(fmt::format("lab 06 block G: not implemented yet: answer {} in {} still says TODO", q, file));
+    runs = lab06::read_tables(runs_file(o));
+  } else {
+    if (!table().complete())
+      throw std::runtime_error("lab 06 block G (reference): its answers are written from blocks E and F's table: grade them in the same run");
+    text = lab06::reference_answers(table());
+    runs = {table()};
+  }
+  const std::map<int, std::string> a = answer_sections(text, 3);
+  if (o.learner) check_own_answers(c, a, o.root + "/" + mqexp::find_lab("06").solution, 3);
+  lab06::check_answers(c, a, runs, mq::cpu_info().model, o.learner || !o.answers.empty() ? runs_file(o) : "this grading run");
 }
 
 // Every block's functions (the twin check reads the learner's object file for them).
@@ -400,7 +469,7 @@ const std::vector<std::string> kLibraryKernels = {"mq::gemm", "mq::gemv_ref", "m
                                                   "mq::kernel_registry", "mq::gemm_blocked", "mq::gemm_dynamic_ref",
                                                   "mq::gemm_fp32", "mq::dequantize", "mq::QTensor::value_at"};
 
-Lab make(const LabOptions&) {
+Lab make(const LabOptions& o) {
   Lab lab{"06", "the kernel", "labs/06-kernel/kernel.cpp", {}};
   std::vector<std::string> b_twins = kLibraryKernels;
   b_twins.push_back("mq::quantize_activations");
@@ -411,7 +480,9 @@ Lab make(const LabOptions&) {
       {"D", "threads (OpenMP)", block_d, {"block D over block C"}, kLibraryKernels},
       {"E", "SIMD (xsimd), timed against DRAM and the library", block_e, {"GEMV over the read bandwidth", "GEMV against the library"},
        kLibraryKernels},
-      {"F", "several tokens: each weight decoded once", block_f, {"8 tokens over 1", "GEMM against the library"}, kLibraryKernels},
+      {"F", "several tokens: each weight decoded once", [o](Checks& c) { block_f(c, o); }, {"8 tokens over 1", "GEMM against the library"},
+       kLibraryKernels},
+      {"G", "the three questions, read against the table of the run they cite", [o](Checks& c) { block_g(c, o); }, {}, {}},
   };
   return lab;
 }

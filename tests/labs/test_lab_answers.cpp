@@ -19,6 +19,7 @@
 #include <fmt/core.h>
 
 #include "labs/answers.h"
+#include "labs/lab06_answers.h"
 #include "miniquant/util/io.h"
 #include "miniquant/util/sysinfo.h"
 #include "../temp_dir.h"
@@ -290,4 +291,125 @@ TEST_CASE("lab answers: a cited number nudged by 0.5-10% is refused") {
   }
   MESSAGE(fmt::format("all: {} of {} refused ({:.1f}%)", all_refused, all_tried, 100.0 * all_refused / all_tried));
   CHECK(all_refused >= 0.95 * all_tried);
+}
+
+// Lab 06's answers cite the learner's own timings: graded against a table kept as its grader keeps one (a fixed one
+// here, on this machine's CPU), by the reference grader's block G alone with --answers and --run-dir.
+namespace {
+
+mqlab::lab06::Table table06() {
+  mqlab::lab06::Table t;
+  t.time = "2026-11-29T12:00:00Z", t.cpu = mq::cpu_info().model, t.threads = 2;
+  t.rows = 4096, t.cols = 4096, t.bytes = 8912896;  // 4096 x 2048 bytes of codes + 4096 x 64 fp16 scales
+  t.read_bps = 31.4e9, t.gemv_s = 1.577e-3, t.library_gemv_s = 0.41e-3, t.bandwidth_fraction = 0.18, t.library_over_yours_gemv = 0.26;
+  t.gemm1_s = 1.6e-3, t.gemm8_s = 7.5e-3, t.eight_over_one = 4.69, t.library_gemm8_s = 2.5e-3, t.library_eight_over_one = 5.1;
+  t.library_over_yours_gemm = 0.333, t.fma_flops = 4.7e11;  // crossover 4.7e11 / (3.765 x 31.4e9) = 3.98 tokens
+  return t;
+}
+
+// A learner's answers to table06(), in a learner's words.
+const std::string kAnswers06 =
+    "# Lab 06: your answers\n\n## 1. Bandwidth\n\n"
+    "My block E GEMV reads 5.65 GB/s, 18% of the 31.4 GB/s read bandwidth (1577 us per call). My decode takes about 7 instructions per "
+    "weight (load, shift, mask, subtract, convert, multiply by the scale, store) before the one FMA, so my GEMV is limited by the decode, "
+    "not by the memory.\n\n## 2. Eight tokens\n\n"
+    "8 tokens take 4.69x my 1-token time (7500 us against 1600 us). A loop of 8 GEMVs would take 8x, about 12800 us, since it reads every "
+    "weight 8 times. The ratio is not 1 because each weight now feeds 8 multiply-adds: the arithmetic that a single token hid behind the "
+    "memory reads. The library's own ratio is 5.1x.\n\n## 3. Crossover\n\n"
+    "The FMA peak is 470 GFLOP/s and the read bandwidth 31.4 GB/s. At n tokens the intensity is 3.76 n flops per byte, so the GEMM is "
+    "bound by arithmetic from n = 470 / (3.76 x 31.4) = 4.0 tokens on.\n";
+
+Graded grade06(const std::string& answers, const std::vector<mqlab::lab06::Table>& runs) {
+  static const std::string dir = mqtest::temp_path("mq_test", "mq_lab06_answers_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& t : runs) mqlab::lab06::append_table(dir + "/run/tables.json", t);
+  mq::write_file_atomic(dir + "/answers.md", answers);
+  const std::string exe = (fs::path(MQ_CLI_PATH).parent_path() / "labs" / "lab06_ref").string();
+  const mq::CommandOutput r = mq::run_command(fmt::format("{} --run-dir {}/run --answers {}/answers.md --block G 2>&1", exe, dir, dir));
+  return {r.code, r.out};
+}
+
+std::string replaced(std::string t, const std::string& from, const std::string& to) {
+  const size_t at = t.find(from);
+  INFO("anchor '" << from << "'");
+  REQUIRE(at != std::string::npos);
+  return t.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("lab answers: lab 06's answers are read against the table of the run they cite") {
+  const mqlab::lab06::Table t = table06();
+  {
+    const Graded g = grade06(kAnswers06, {t});
+    INFO(g.out);
+    CHECK(g.code == 0);
+  }
+  struct Mistake {
+    std::string what;
+    std::function<std::string()> text;
+    std::string check;
+  };
+  const std::vector<Mistake> planted = {
+      {"Q1 claims the memory is the limit at 18% of the bandwidth",
+       [] { return replaced(kAnswers06, "limited by the decode, not by the memory", "limited by the memory, not by the decode"); }, "answer 1: its first claim"},
+      {"Q1 cites another share of the bandwidth", [] { return replaced(kAnswers06, "18% of", "28% of"); }, "answer 1: your GEMV's share"},
+      {"Q1 without the instructions per weight",
+       [] { return replaced(kAnswers06, "My decode takes about 7 instructions per weight (load, shift, mask, subtract, convert, multiply by the scale, store) before the one FMA, so", "So"); },
+       "answer 1: says how many instructions"},
+      {"Q2 gives the library's ratio as its own and its own to the library",
+       [] { return replaced(replaced(replaced(kAnswers06, "4.69x my", "\x01"), "ratio is 5.1x", "ratio is 4.69x"), "\x01", "5.1x my"); },
+       "answer 2: whose numbers"},
+      {"Q2 says a loop of 8 GEMVs takes as long as one",
+       [] { return replaced(kAnswers06, "A loop of 8 GEMVs would take 8x, about 12800 us, since it reads every weight 8 times.",
+                            "A loop of 8 GEMVs would take about as long as one, 1600 us, since the weights stay in cache."); },
+       "answer 2: what a loop of 8 GEMVs takes"},
+      {"Q2 without why the ratio is not 1",
+       [] { return replaced(kAnswers06, "The ratio is not 1 because each weight now feeds 8 multiply-adds: the arithmetic that a single token hid behind the memory reads.",
+                            "The ratio is not 1 because of noise on the VM."); },
+       "answer 2: says why"},
+      {"Q3 divides by the bytes per weight instead of the flops per byte",
+       [] { return replaced(kAnswers06, "n = 470 / (3.76 x 31.4) = 4.0 tokens", "n = 470 / (0.53 x 31.4) = 28 tokens"); }, "answer 3: the crossover"},
+      {"Q3 cites one thread's FMA peak", [] { return replaced(kAnswers06, "peak is 470 GFLOP/s", "peak is 235 GFLOP/s"); }, "answer 3: the numbers it cites"},
+      {"Q3 gives the bandwidth in MB/s", [] { return replaced(kAnswers06, "bandwidth 31.4 GB/s", "bandwidth 31.4 MB/s"); }, "answer 3: the read bandwidth"},
+      {"Q1 cites a GEMV time 5% off", [] { return replaced(kAnswers06, "(1577 us per call)", "(1656 us per call)"); }, "answer 1: the numbers it cites"},
+  };
+  int caught = 0;
+  for (const Mistake& m : planted) {
+    const Graded g = grade06(m.text(), {t});
+    const bool hit = g.code == 1 && g.out.find("FAILED  " + m.check) != std::string::npos;
+    caught += hit;
+    INFO("lab 06: " << m.what << "\n" << g.out);
+    CHECK(hit);
+  }
+  MESSAGE(fmt::format("lab 06: planted mistakes in written answers: {} of {} caught by the check that names them", caught, planted.size()));
+  {  // A table kept on another machine is not the learner's run.
+    mqlab::lab06::Table other = t;
+    other.cpu = "Some Other CPU 9000";
+    const Graded g = grade06(kAnswers06, {other});
+    INFO(g.out);
+    CHECK(g.code == 1);
+    CHECK(g.out.find("FAILED  your own run") != std::string::npos);
+  }
+  {  // No run kept: one line saying to grade blocks E and F first.
+    const Graded g = grade06(kAnswers06, {});
+    INFO(g.out);
+    CHECK(g.code == 1);
+    CHECK(g.out.find("none kept: run `miniquant lab check 06`") != std::string::npos);
+  }
+  // Correct answers in other words, or citing an older kept run, pass.
+  mqlab::lab06::Table newer = t;
+  newer.time = "2026-11-29T13:00:00Z", newer.gemv_s = 1.3e-3, newer.bandwidth_fraction = 0.22, newer.eight_over_one = 5.02;
+  const std::vector<std::pair<std::string, std::vector<mqlab::lab06::Table>>> reworded = {
+      {replaced(kAnswers06, "limited by the decode, not by the memory", "DECODE-BOUND: the memory is not my limit"), {t}},
+      {replaced(replaced(kAnswers06, "would take 8x, about 12800 us,", "would take 8.0 times as long"), "every weight 8 times", "every weight again per token"), {t}},
+      {replaced(kAnswers06, "= 4.0 tokens on", "= 3.98, so from 4 tokens on"), {t}},
+      {kAnswers06, {t, newer}},
+  };
+  for (const auto& [text, runs] : reworded) {
+    const Graded g = grade06(text, runs);
+    INFO("lab 06 reworded:\n" << g.out);
+    CHECK(g.code == 0);
+  }
 }

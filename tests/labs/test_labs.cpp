@@ -14,10 +14,12 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "../cli_run.h"
 #include "experiments/lab_course.h"
 #include "experiments/lab_solutions.h"
+#include "miniquant/util/sysinfo.h"
 #include "miniquant/util/io.h"
 #include "../temp_dir.h"
 
@@ -84,13 +86,21 @@ TEST_CASE("lab 07 starter: every block fails, not implemented") { starter("07");
 
 // A learner's lab 06 written from the handout alone (tests/labs/lab06_solution.cpp), graded by the same checks: the
 // handout's speed bars are within reach of what it teaches.
-TEST_CASE("lab 06 solution: a learner-style solution passes every block and bar") {
+// Its code blocks A-F; the answers of block G are read against a table by test_lab_answers.cpp. The run's table is
+// kept in a folder of the test's own, not in the source tree's labs/06-kernel/run/.
+TEST_CASE("lab 06 solution: a learner-style solution passes every code block and bar, and keeps its table") {
   const std::string exe = (std::filesystem::path(MQ_CLI_PATH).parent_path() / "labs" / "lab06_solution").string();
-  const mq::CommandOutput r = mq::run_command(exe + " 2>&1");
+  const std::string dir = mqtest::temp_path("mq_test", "mq_lab06_run_" + std::to_string(::getpid()));
+  const mq::CommandOutput r = mq::run_command(exe + " --block ABCDEF --run-dir " + dir + " 2>&1");
   INFO(r.out);
   CHECK(r.code == 0);
-  CHECK(r.out.find("lab 06: 6 of 6 blocks passed\n") != std::string::npos);
+  CHECK(r.out.find("lab 06: 6 of 6 blocks passed (--block ABCDEF)\n") != std::string::npos);
   CHECK(r.out.find("FAILED") == std::string::npos);
+  const nlohmann::json kept = nlohmann::json::parse(mq::read_file(dir + "/tables.json"));
+  REQUIRE(kept.size() == 1);
+  CHECK(kept[0].at("cpu") == mq::cpu_info().model);
+  CHECK(kept[0].at("eight_over_one").get<double>() > 1.0);
+  std::filesystem::remove_all(dir);
 }
 
 // Every lab written from its handout alone (tests/labs/labNN_solution.cpp; lab 06's test is above): its code blocks
