@@ -11,7 +11,7 @@ add_executable(vs_ggml bench/vs_ggml/vs_ggml.cpp bench/vs_ggml/ggml_api.cpp benc
 set_target_properties(vs_ggml PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 target_include_directories(vs_ggml PRIVATE ${CMAKE_SOURCE_DIR}/bench)
 target_include_directories(vs_ggml SYSTEM PRIVATE "${MQ_LLAMA_SRC}/ggml/include")
-target_link_libraries(vs_ggml PRIVATE miniquant mq_sysinfo CLI11::CLI11 ${CMAKE_DL_LIBS})
+target_link_libraries(vs_ggml PRIVATE miniquant mq_sysinfo mq_energy CLI11::CLI11 ${CMAKE_DL_LIBS})  # mq_energy: paired_ratio
 target_compile_options(vs_ggml PRIVATE ${MQ_WARNINGS})
 target_compile_definitions(vs_ggml PRIVATE MQ_GGML_BINS_DIR="${MQ_LLAMA_BINS}" MQ_GGML_HEADER_VERSION="${MQ_GGML_HEADER_VERSION}"
                            MQ_GGML_HEADER_COMMIT="${MQ_GGML_HEADER_COMMIT}")
