@@ -122,38 +122,43 @@ void check_run(Checks& c, const std::map<int, std::string>& a, const Table& t) {
 
 }  // namespace
 
+// The measured numbers of a run, as its JSON keys them, with the largest value a file may hold: one list for writing
+// and reading, so the two cannot drift apart.
+struct Field {
+  const char* key;
+  double Table::*member;
+  double max;
+};
+constexpr Field kFields[] = {{"bytes", &Table::bytes, 1e12},
+                             {"read_bytes_per_s", &Table::read_bps, 1e14},
+                             {"gemv_s", &Table::gemv_s, 1e3},
+                             {"library_gemv_s", &Table::library_gemv_s, 1e3},
+                             {"bandwidth_fraction", &Table::bandwidth_fraction, 1e3},
+                             {"library_over_yours_gemv", &Table::library_over_yours_gemv, 1e6},
+                             {"gemm1_s", &Table::gemm1_s, 1e3},
+                             {"gemm8_s", &Table::gemm8_s, 1e3},
+                             {"eight_over_one", &Table::eight_over_one, 1e6},
+                             {"library_gemm8_s", &Table::library_gemm8_s, 1e3},
+                             {"library_eight_over_one", &Table::library_eight_over_one, 1e6},
+                             {"library_over_yours_gemm", &Table::library_over_yours_gemm, 1e6},
+                             {"fma_flops_per_s", &Table::fma_flops, 1e16}};
+
 nlohmann::json to_json(const Table& t) {
-  return {{"time", t.time},
-          {"cpu", t.cpu},
-          {"threads", t.threads},
-          {"rows", t.rows},
-          {"cols", t.cols},
-          {"bytes", t.bytes},
-          {"read_bytes_per_s", t.read_bps},
-          {"gemv_s", t.gemv_s},
-          {"library_gemv_s", t.library_gemv_s},
-          {"bandwidth_fraction", t.bandwidth_fraction},
-          {"library_over_yours_gemv", t.library_over_yours_gemv},
-          {"gemm1_s", t.gemm1_s},
-          {"gemm8_s", t.gemm8_s},
-          {"eight_over_one", t.eight_over_one},
-          {"library_gemm8_s", t.library_gemm8_s},
-          {"library_eight_over_one", t.library_eight_over_one},
-          {"library_over_yours_gemm", t.library_over_yours_gemm},
-          {"fma_flops_per_s", t.fma_flops},
-          {"derived",
-           {{"read_gb_per_s", t.read_bps / 1e9},  // for a formula that cites them without their unit: "470 / (3.76 x 31.4)"
-            {"fma_gflop_per_s", t.fma_flops / 1e9},
-            {"gemv_bytes_per_s", t.gemv_bps()},
-            {"library_gemv_bytes_per_s", t.bytes / t.library_gemv_s},
-            {"bytes_per_weight", t.bytes_per_weight()},
-            {"flops_per_byte_per_token", t.flops_per_byte()},
-            {"crossover_tokens", t.crossover_tokens()},
-            {"loop_of_8_gemvs_s", t.loop_of_8_s()},
-            // 8 times the 1-token time as the report prints it ("997 us" -> 7976 us), what a learner multiplies
-            {"loop_of_8_gemvs_as_printed_s", 8 * std::round(t.gemm1_s * 1e6) / 1e6},
-            {"gemm8_tokens_per_s", 8 / t.gemm8_s},
-            {"library_gemm8_tokens_per_s", 8 / t.library_gemm8_s}}}};
+  nlohmann::json j = {{"time", t.time}, {"cpu", t.cpu}, {"threads", t.threads}, {"rows", t.rows}, {"cols", t.cols}};
+  for (const Field& f : kFields) j[f.key] = t.*f.member;
+  j["derived"] = {{"read_gb_per_s", t.read_bps / 1e9},  // for a formula that cites them without their unit: "470 / (3.76 x 31.4)"
+                  {"fma_gflop_per_s", t.fma_flops / 1e9},
+                  {"gemv_bytes_per_s", t.gemv_bps()},
+                  {"library_gemv_bytes_per_s", t.bytes / t.library_gemv_s},
+                  {"bytes_per_weight", t.bytes_per_weight()},
+                  {"flops_per_byte_per_token", t.flops_per_byte()},
+                  {"crossover_tokens", t.crossover_tokens()},
+                  {"loop_of_8_gemvs_s", t.loop_of_8_s()},
+                  // 8 times the 1-token time as the report prints it ("997 us" -> 7976 us), what a learner multiplies
+                  {"loop_of_8_gemvs_as_printed_s", 8 * std::round(t.gemm1_s * 1e6) / 1e6},
+                  {"gemm8_tokens_per_s", 8 / t.gemm8_s},
+                  {"library_gemm8_tokens_per_s", 8 / t.library_gemm8_s}};
+  return j;
 }
 
 Table table_from_json(const nlohmann::json& j) {
@@ -164,19 +169,7 @@ Table table_from_json(const nlohmann::json& j) {
   t.threads = static_cast<int>(number(j, "threads", 4096));
   t.rows = static_cast<int64_t>(number(j, "rows", 1 << 20));
   t.cols = static_cast<int64_t>(number(j, "cols", 1 << 20));
-  t.bytes = number(j, "bytes", 1e12);
-  t.read_bps = number(j, "read_bytes_per_s", 1e14);
-  t.gemv_s = number(j, "gemv_s", 1e3);
-  t.library_gemv_s = number(j, "library_gemv_s", 1e3);
-  t.bandwidth_fraction = number(j, "bandwidth_fraction", 1e3);
-  t.library_over_yours_gemv = number(j, "library_over_yours_gemv", 1e6);
-  t.gemm1_s = number(j, "gemm1_s", 1e3);
-  t.gemm8_s = number(j, "gemm8_s", 1e3);
-  t.eight_over_one = number(j, "eight_over_one", 1e6);
-  t.library_gemm8_s = number(j, "library_gemm8_s", 1e3);
-  t.library_eight_over_one = number(j, "library_eight_over_one", 1e6);
-  t.library_over_yours_gemm = number(j, "library_over_yours_gemm", 1e6);
-  t.fma_flops = number(j, "fma_flops_per_s", 1e16);
+  for (const Field& f : kFields) t.*f.member = number(j, f.key, f.max);
   if (!t.complete() || t.library_gemv_s <= 0 || t.library_gemm8_s <= 0 || t.gemm1_s <= 0)
     throw mq::Error("a timing, the bandwidth, the peak or the matrix is zero");
   return t;
