@@ -19,11 +19,6 @@ bool digit(char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; 
 // Characters that continue a scheme / config / Linear name: "int4-g64-gptq+a8", "h.3.mlp.c_proj", "auto-2417k".
 bool name_char(char ch) { return word_char(ch) || ch == '-' || ch == '+' || ch == '.' || ch == '[' || ch == ']' || ch == '='; }
 
-std::string lower(const std::string& s) {
-  std::string out = s;
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 // The scale a unit printed at t[j] (after at most one space) implies against the run's base units (joules,
 // seconds, bytes, FLOP): "mJ" 1e3, "us" / "µs" 1e6, "ns" 1e9, "kB" 1e-3, "MB" 1e-6, "GB/s" 1e-9, "KiB" 1/1024,
@@ -232,6 +227,12 @@ std::vector<Cited> cited_numbers(const std::string& t) {
     out.push_back(c);
     i = j;
   }
+  return out;
+}
+
+std::string lower(const std::string& s) {
+  std::string out = s;
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return out;
 }
 

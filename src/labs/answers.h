@@ -122,6 +122,9 @@ bool names(const std::string& text, const std::string& name);
 // Where `text` first names `name` that way (std::string::npos when it does not).
 size_t first_named_at(const std::string& text, const std::string& name);
 
+// `s` in lower case (ASCII): the form every match on words here compares.
+std::string lower(const std::string& s);
+
 // How much of `reference` (its runs of 8 words, any case) `text` repeats: 0 none, 1 all of it.
 double copied_share(const std::string& text, const std::string& reference);
 

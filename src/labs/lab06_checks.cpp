@@ -444,24 +444,16 @@ void block_f(Checks& c, const LabOptions& o) {
 // --answers it writes its answers from this grading's table (blocks E and F must have run) and reads them the same way.
 void block_g(Checks& c, const LabOptions& o) {
   const std::string file = o.answers.empty() ? o.root + "/labs/" + mqexp::find_lab("06").dir + "/answers.md" : o.answers;
-  std::vector<lab06::Table> runs;
-  std::string text;
-  if (o.learner || !o.answers.empty()) {
-    text = mq::read_file(file);
-    const std::map<int, std::string> a = answer_sections(text, 3);
-    for (int q = 1; q <= 3; ++q)
-      if (a.at(q).find("TODO") != std::string::npos)
-        throw std::runtime_error(fmt::format("lab 06 block G: not implemented yet: answer {} in {} still says TODO", q, file));
-    runs = lab06::read_tables(runs_file(o));
-  } else {
-    if (!table().complete())
-      throw std::runtime_error("lab 06 block G (reference): its answers are written from blocks E and F's table: grade them in the same run");
-    text = lab06::reference_answers(table());
-    runs = {table()};
-  }
-  const std::map<int, std::string> a = answer_sections(text, 3);
+  const bool from_file = o.learner || !o.answers.empty();
+  if (!from_file && !table().complete())
+    throw std::runtime_error("lab 06 block G (reference): its answers are written from blocks E and F's table: grade them in the same run");
+  const std::map<int, std::string> a = answer_sections(from_file ? mq::read_file(file) : lab06::reference_answers(table()), 3);
+  for (int q = 1; q <= 3 && from_file; ++q)
+    if (a.at(q).find("TODO") != std::string::npos)
+      throw std::runtime_error(fmt::format("lab 06 block G: not implemented yet: answer {} in {} still says TODO", q, file));
+  const std::vector<lab06::Table> runs = from_file ? lab06::read_tables(runs_file(o)) : std::vector<lab06::Table>{table()};
   if (o.learner) check_own_answers(c, a, o.root + "/" + mqexp::find_lab("06").solution, 3);
-  lab06::check_answers(c, a, runs, mq::cpu_info().model, o.learner || !o.answers.empty() ? runs_file(o) : "this grading run");
+  lab06::check_answers(c, a, runs, mq::cpu_info().model, from_file ? runs_file(o) : "this grading run");
 }
 
 // Every block's functions (the twin check reads the learner's object file for them).

@@ -402,8 +402,7 @@ std::vector<double> salient_errors(const Setting& s_) {
 
 // Which of `ideas` (what it is, and words that say it, any case) `text` says.
 std::vector<std::string> ideas_said(const std::string& text, const std::vector<std::pair<std::string, std::vector<std::string>>>& ideas) {
-  std::string low = text;
-  std::transform(low.begin(), low.end(), low.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const std::string low = lower(text);
   std::vector<std::string> said;
   for (const auto& [what, words] : ideas)
     if (std::any_of(words.begin(), words.end(), [&](const std::string& w) { return low.find(w) != std::string::npos; })) said.push_back(what);
