@@ -1,9 +1,9 @@
 // The calibrated recipes on the shipped MiniGPT. AWQ and SmoothQuant: the folded fp32 model computes what the
 // original does, and on the test split's first 4096 tokens the paired KLD ratios against the same recipe without
-// them sit inside bands measured with this code (deterministic at seed 42): AWQ below RTN at int2-g64 and
-// SmoothQuant below plain int8 +a8 and int4-g64 +a8 beyond the interval; AWQ above RTN at int4-g128 and not below
-// GPTQ (goals missed, stated so). The K search weighted by the Fisher diagonal (-fisher) against the plain and the
-// importance-weighted search, likewise.
+// them sit inside bands measured with this code (deterministic at seed 42): AWQ (scales scored by the block's output,
+// then its clip search) below RTN at int2-g64 and int4-g128, and SmoothQuant below plain int8 +a8 and int4-g64 +a8,
+// beyond the interval; AWQ on GPTQ above GPTQ at int3-g64 (a goal missed, stated so). The K search weighted by the
+// Fisher diagonal (-fisher) against the plain and the importance-weighted search, likewise.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -114,17 +114,19 @@ TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD r
                         "int8-per-channel+a8", "int8-per-channel-smooth+a8", "int4-g64+a8", "int4-g64-smooth+a8"}, s.calib, 32);
   const mqexp::MeanInterval awq2 = k.ratio(1, 0), awq4 = k.ratio(3, 2), awq_gptq = k.ratio(5, 4), smooth = k.ratio(7, 6),
                             smooth4 = k.ratio(9, 8);
-  // The goals where they are met: AWQ below RTN at 2 bits, SmoothQuant below plain +a8, both beyond the interval;
+  // The goals where they are met: AWQ below RTN at 2 and 4 bits, SmoothQuant below plain +a8, beyond the interval;
   // SmoothQuant on int4-g64 +a8 not above plain beyond the interval (its strength searched per Linear, s = 1 a candidate).
   CHECK(awq2.high < 1.0);
+  CHECK(awq4.high < 1.0);
   CHECK(smooth.high < 1.0);
   CHECK(smooth4.low <= 1.0);
-  // Measured with this code (gcc 12, AMD EPYC Zen 4; the quality numbers repeat across CPUs), bands +-4%:
-  // at int4-g128 AWQ is above RTN (mlp_up's scale, chosen by its own mean output error, leaves a heavy tail),
-  // and on GPTQ a tie or worse; the sweep's README states both goals as missed.
-  CHECK(awq2.mean == doctest::Approx(0.8171).epsilon(0.04));
-  CHECK(awq4.mean == doctest::Approx(1.2419).epsilon(0.04));
-  CHECK(awq_gptq.mean == doctest::Approx(1.1350).epsilon(0.04));
+  // Measured with this code (gcc 12, AMD EPYC Zen 4; the quality numbers repeat across CPUs), bands +-4%. Scored by
+  // mlp_up's own output error instead of its block's, and without the clip search, AWQ was 1.24x RTN at int4-g128
+  // here; on GPTQ it stays above (its scale, scored with GPTQ on the fp32 model's statistics, does not carry over to
+  // the sequential GPTQ run): the sweep's README states that goal as missed.
+  CHECK(awq2.mean == doctest::Approx(0.5827).epsilon(0.04));
+  CHECK(awq4.mean == doctest::Approx(0.8856).epsilon(0.04));
+  CHECK(awq_gptq.mean == doctest::Approx(1.2629).epsilon(0.04));
   CHECK(smooth.mean == doctest::Approx(0.8358).epsilon(0.04));
   CHECK(smooth4.mean == doctest::Approx(0.8732).epsilon(0.04));
 }

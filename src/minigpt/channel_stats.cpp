@@ -28,6 +28,8 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     std::vector<float> max_abs;
     mq::Hessian h;
     std::vector<float> kept;  // (kept rows, in) every kSampleStride-th row seen
+    std::vector<float> whole;  // (windows * window, in) the first kBlockWindows calls of one window length
+    int window = 0, windows = 0;
     int64_t seen = 0;
     explicit Acc(int in) : sum_abs(static_cast<size_t>(in)), max_abs(static_cast<size_t>(in)), h(in) {}
   };
@@ -48,6 +50,8 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
       }
       if (a.seen++ % kSampleStride == 0 && static_cast<int64_t>(a.kept.size()) < kSampleRows * in) a.kept.insert(a.kept.end(), row, row + in);
     }
+    if (a.windows == 0) a.window = n;
+    if (a.windows < kBlockWindows && n == a.window) a.whole.insert(a.whole.end(), x, x + static_cast<size_t>(n) * in), ++a.windows;
     a.h.add(x, n);
   });
   try {
@@ -67,6 +71,9 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     s.max_abs = std::move(a.max_abs);
     const int64_t in = static_cast<int64_t>(s.max_abs.size()), kept = in > 0 ? static_cast<int64_t>(a.kept.size()) / in : 0;
     s.rows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(a.kept.data(), kept, in);
+    s.window = a.window;
+    s.window_rows = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        a.whole.data(), static_cast<int64_t>(a.windows) * a.window, in);
     out.emplace(name, std::move(s));
   }
   return out;

@@ -19,6 +19,10 @@ struct ChannelStats {
   // (m, in) calibration rows themselves, every kSampleStride-th up to kSampleRows: what a method that quantizes
   // the activations too (SmoothQuant) needs to score a candidate, since H does not see the per-token int8 rounding.
   Eigen::MatrixXf rows;
+  // (kBlockWindows * window, in) the rows of the first kBlockWindows calibration windows whole, in order: what a
+  // block that mixes positions (attention) needs to score a candidate weight by its own output (transform_block.h).
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> window_rows;
+  int window = 0;  // rows per kept window (the calibration windows' length)
   int64_t samples = 0;
   double outlier_ratio() const;  // of max_abs (below)
 };
@@ -26,6 +30,9 @@ struct ChannelStats {
 // Which calibration rows ChannelStats::rows keeps: every 32nd row the Linear sees (16,384 rows in 128 windows of
 // 128: 512 kept), at most 512.
 inline constexpr int64_t kSampleStride = 32, kSampleRows = 512;
+// How many whole calibration windows ChannelStats::window_rows keeps: 16 of 128 tokens (2,048 rows, each story
+// separator among them about 60 times: the positions where MiniGPT's errors concentrate).
+inline constexpr int kBlockWindows = 16;
 
 // The largest of per-channel magnitudes over their median: how far the largest input channel stands out (1 = none).
 double outlier_ratio(const std::vector<float>& max_abs);

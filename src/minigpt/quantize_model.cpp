@@ -2,6 +2,7 @@
 #include "minigpt/quantize_model.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -50,6 +51,28 @@ void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li,
                                                               plan.phases->shares_codes(), m.phase_state()));
 }
 
+// The recipe's quantizer as a transform scores its candidates with (TransformInput::quantize): GPTQ with the plan's
+// options on the given second moment, the grid search weighted by its diagonal (-imatrix), or the plain grid (K
+// families: their plain search; -fisher, whose weights come from a gradient pass, is scored on that plain search).
+std::function<mq::QTensor(const float*, const Eigen::MatrixXd&)> recipe_quantizer(const LinearRecipe& r, const mq::GptqOptions& options,
+                                                                                  const LinearInfo& li) {
+  const std::string name = li.name + ".weight (a transform's candidate)";
+  const int64_t out = li.out, in = li.in;
+  return [r, options, name, out, in](const float* w, const Eigen::MatrixXd& h) -> mq::QTensor {
+    if (r.gptq) {
+      mq::GptqOptions go = options;
+      go.search = r.search;
+      return mq::gptq_quantize(w, out, in, h, r.scheme, go, name).q;
+    }
+    if (r.search == mq::Search::importance) {
+      std::vector<float> importance(static_cast<size_t>(in));
+      for (int64_t j = 0; j < in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>(h(j, j));
+      return mq::quantize(w, out, in, r.scheme, {.search = true, .importance = importance.data()}, name);
+    }
+    return mq::quantize(w, out, in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, name);
+  };
+}
+
 // The plan's equivalence transforms (transform_table.h), before any Linear is quantized: statistics from one
 // calibration pass of the fp32 model, then per layer attn_out first (its scale lands in c_attn's V rows, which
 // qkv's own search must then see), qkv, mlp_up; mlp_down takes none (scale_fold.h). Returns a note per Linear.
@@ -69,8 +92,16 @@ std::map<std::string, std::string> apply_transforms(Model& m, const QuantPlan& p
         continue;
       }
       if (!li.weight) throw mq::UsageError(fmt::format("{} has no fp32 weight to scale (quantize the fp32 checkpoint instead)", li.name));
-      TransformResult t = find_transform(r.transform)->scales({li, stats.at(li.name), r.scheme, r.act});
+      const ChannelStats& st = stats.at(li.name);
+      TransformResult t = find_transform(r.transform)->scales(
+          {li, st, r.scheme, r.act, block_error(m, li, st), recipe_quantizer(r, plan.gptq.options, li),
+           !r.gptq && r.search == mq::Search::none});
       fold_input_scale(m, li, t.scales);
+      if (!t.weight.empty()) {
+        if (t.weight.size() != static_cast<size_t>(li.out) * li.in)
+          throw mq::Error(fmt::format("{}: {} returned {} weights for a ({}, {}) Linear", li.name, r.transform, t.weight.size(), li.out, li.in));
+        std::copy(t.weight.begin(), t.weight.end(), m.param(li.name + ".weight"));
+      }
       notes[li.name] = std::move(t.note);
     }
   return notes;

@@ -5,15 +5,20 @@
 // the CLI, the sweep, quant maps, GGUF export and the labs take a method from this table and nowhere else.
 // How to add one: docs/ARCHITECTURE.md, "How to add a method".
 #pragma once
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <Eigen/Dense>
+
 #include "miniquant/format.h"
+#include "miniquant/quantize.h"
 #include "miniquant/kernels/kernels.h"
 #include "minigpt/channel_stats.h"
 #include "minigpt/model.h"
+#include "minigpt/transform_block.h"
 
 namespace minigpt {
 
@@ -24,10 +29,24 @@ struct TransformInput {
   const ChannelStats& stats;
   const mq::Scheme& scheme;
   mq::ActMode act;
+  // The error a candidate weight leaves in the output of the block the Linear feeds (transform_block.h), or
+  // empty where the Linear's own output is the block's: AWQ scores its candidates by it.
+  BlockError block_error = {};
+  // How the recipe quantizes the Linear after the method: the codes of a weight `w` (the Linear's out, in) whose input
+  // has the second moment `h` (the plain grid, the -search / -imatrix grid, or GPTQ with the plan's options); empty means
+  // mq::quantize on the plain grid. AWQ scores its candidates with it, so "-awq-gptq" picks the scale GPTQ does best on.
+  std::function<mq::QTensor(const float* w, const Eigen::MatrixXd& h)> quantize = {};
+  // Whether that quantizer rounds to nearest on the plain grid: the one AWQ's clip search is for (a searched grid
+  // shrinks its range by itself, and a clipped range takes away what GPTQ's error feedback would use).
+  bool round_to_nearest = true;
 };
 struct TransformResult {
   std::vector<float> scales;  // (in) the input-channel scale s: W -> W diag(s), x -> x / s
   std::string note;           // one line for the quantization report (what was chosen, what it bought)
+  // (out, in) the scaled weight the method wants quantized in place of W diag(s) (AWQ's clipped one), or empty.
+  // Unlike the scale this changes the fp32 function: the folded model computes what the original does only
+  // before it is written.
+  std::vector<float> weight = {};
 };
 
 struct TransformMethod {
