@@ -258,28 +258,48 @@ TEST_CASE("lab answers: the learner's grader refuses the committed run and the r
 TEST_CASE("lab answers: a cited number nudged by 0.5-10% is refused") {
   // Each number of 3 or more significant digits the reference write-ups cite, moved by one of +-0.5, 1, 2, 5 or 10%
   // (in turn) and printed with as many digits, graded (the answers block alone): refused unless the nudged value
-  // happens to be another number of the fields its question asks about. The issue measured 27%, 67% and 65%
+  // happens to be another number of the fields its question asks about (nudges onto any number of the run's JSON are
+  // not counted, below). The issue measured 27%, 67% and 65%
   // still passing in labs 02, 04 and 05 when any number of the run's JSON, at any scale, was accepted.
   const std::vector<double> factors = {-0.10, 0.005, -0.05, 0.01, -0.02, 0.02, -0.01, 0.05, -0.005, 0.10};
   int all_tried = 0, all_refused = 0;
   for (const Lab* lab : {&kLab02, &kLab04, &kLab05}) {
     const std::string text = mq::read_file(src(lab->solution));
+    std::vector<double> leaves;  // every number of the run's JSON files but per-round samples (json_numbers_under)
+    for (const auto& f : fs::directory_iterator(src(lab->run)))
+      if (f.path().extension() == ".json") {
+        const std::vector<double> v = mqlab::json_numbers_under(nlohmann::json::parse(mq::read_file(f.path().string())), {"*"});
+        leaves.insert(leaves.end(), v.begin(), v.end());
+      }
+    REQUIRE(!leaves.empty());
     int tried = 0, refused = 0;
     std::string passed;
     for (int q = 1; q <= 4; ++q) {
       const auto [b, e] = section(text, q);
       for (const mqlab::Cited& c : mqlab::cited_numbers(text.substr(b, e - b))) {
         if (c.significant < 3) continue;
-        const double f = factors[static_cast<size_t>(tried) % factors.size()];
-        const bool sci = c.text.find_first_of("eE") != std::string::npos;
-        const int decimals = std::max(0, static_cast<int>(std::lround(-std::log10(c.unit))));
-        const std::string moved = sci ? fmt::format("{:.{}e}", c.value * (1 + f), c.significant - 1) : fmt::format("{:.{}f}", c.value * (1 + f), decimals);
-        if (moved == c.text) continue;  // too coarse to move by this much
-        // A nudge of one unit of the last printed digit (0.5% of 2.08 is 2.07) is inside the tolerance every grader grants a
-        // number, rounded or truncated at that digit: not a different number at this precision. Whether such a nudge
-        // passed depended on the run's last digits, so the share measured moved with each regenerated run (a main job
-        // before the tests made it 94.4%, all of the difference these nudges).
-        if (std::fabs(std::stod(moved) - c.value) <= c.unit * (1 + 1e-9)) continue;
+        // The factors in turn; a nudge that does not count (below) passes the number on to the next factor.
+        std::string moved;
+        for (size_t k = 0; k < factors.size() && moved.empty(); ++k) {
+          const double f = factors[(static_cast<size_t>(tried) + k) % factors.size()];
+          const bool sci = c.text.find_first_of("eE") != std::string::npos;
+          const int decimals = std::max(0, static_cast<int>(std::lround(-std::log10(c.unit))));
+          std::string m = sci ? fmt::format("{:.{}e}", c.value * (1 + f), c.significant - 1) : fmt::format("{:.{}f}", c.value * (1 + f), decimals);
+          if (m == c.text) continue;  // too coarse to move by this much
+          // A nudge of one unit of the last printed digit (0.5% of 2.08 is 2.07) is inside the tolerance every grader grants a
+          // number, rounded or truncated at that digit: not a different number at this precision. Whether such a nudge
+          // passed depended on the run's last digits, so the share measured moved with each regenerated run (a main job
+          // before the tests made it 94.4%, all of the difference these nudges).
+          if (std::fabs(std::stod(m) - c.value) <= c.unit * (1 + 1e-9)) continue;
+          // A nudged value that is, as printed, some other number of the run's JSON is a number of the run: whether the
+          // grader should take it depends on which field it is, which this test does not know. Which values collide
+          // changes with every regenerated run (after a main job, lab 04's energy shares put the share at 94.7%), so
+          // only nudges to numbers the run does not hold are counted: those must all be refused but 5%.
+          const std::vector<mqlab::Cited> mc = mqlab::cited_numbers(m);
+          if (!mc.empty() && std::any_of(leaves.begin(), leaves.end(), [&](double v) { return mqlab::printed_as(mc.front(), v); })) continue;
+          moved = m;
+        }
+        if (moved.empty()) continue;
         std::string t = text;
         t.replace(b + c.at, c.text.size(), moved);
         const Graded g = grade(*lab, t);
