@@ -344,8 +344,8 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   std::printf("dynamic (+a8) kernel path: %s\n", mq::dynamic_kernel_name());
-  std::printf("weight-only on AVX-512 BF16 dots: int4 %s, int3 %s, int2 %s\n", mq::has_bf16_weight_path(4) ? "yes" : "no",
-              mq::has_bf16_weight_path(3) ? "yes" : "no", mq::has_bf16_weight_path(2) ? "yes" : "no");
+  std::printf("weight-only on AVX-512 BF16 dots: int4 %s, int3 %s, int2 %s\n", mq::has_bf16_weight_path(mq::Scheme::integer(4, 64)) ? "yes" : "no",
+              mq::has_bf16_weight_path(mq::Scheme::integer(3, 64)) ? "yes" : "no", mq::has_bf16_weight_path(mq::Scheme::integer(2, 64)) ? "yes" : "no");
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -333,13 +333,13 @@ TEST_CASE("QuantizedLinear keeps int8 / int4 / int3 / int2 weight-only in the bl
   const QuantizedLinear w8(w.data(), 40, 256, Scheme::integer(8, kPerChannel));
   const QuantizedLinear w3(w.data(), 40, 256, Scheme::integer(3, 64));
   const QuantizedLinear wf(w.data(), 40, 256, Scheme::fp16());
-  const bool blocked = has_bf16_weight_path(4);
+  const bool blocked = has_bf16_weight_path(Scheme::integer(4, 64));
   CHECK(runs_blocked(wo.weight(), ActMode::weight_only) == blocked);
   CHECK(runs_blocked(wo.weight(), ActMode::bf16) == blocked);
   CHECK(runs_blocked(w8.weight(), ActMode::weight_only) == blocked);
   CHECK(runs_blocked(w2.weight(), ActMode::weight_only) == blocked);
   CHECK_FALSE(runs_blocked(w2.weight(), ActMode::dynamic_int8));  // int2 has no dynamic kernel
-  CHECK(runs_blocked(w3.weight(), ActMode::weight_only) == (blocked && has_bf16_weight_path(3)));  // int3 needs VBMI too
+  CHECK(runs_blocked(w3.weight(), ActMode::weight_only) == (blocked && has_bf16_weight_path(Scheme::integer(3, 64))));  // int3 needs VBMI too
   CHECK_FALSE(runs_blocked(wf.weight(), ActMode::weight_only));   // floats have no block layout
   CHECK(wf.resident_bytes() == wf.storage().total());
   const std::vector<float> x = gaussian_matrix(3, 256, 8);
@@ -351,7 +351,7 @@ TEST_CASE("QuantizedLinear keeps int8 / int4 / int3 / int2 weight-only in the bl
     CHECK(w8.resident_bytes() == 48 * 256 + 48 * 2);
     CHECK(w2.resident_bytes() == 48 * 64 + 48 * 4 * 2);
     CHECK(w2.weight().codes == quantize(w.data(), 40, 256, Scheme::integer(2, 64)).codes);
-    if (has_bf16_weight_path(3)) {
+    if (has_bf16_weight_path(Scheme::integer(3, 64))) {
       CHECK(w3.resident_bytes() == 48 * 96 + 48 * 4 * 2);
       CHECK(w3.weight().codes == quantize(w.data(), 40, 256, Scheme::integer(3, 64)).codes);
     }

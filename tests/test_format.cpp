@@ -49,6 +49,35 @@ TEST_CASE("unknown names are usage errors that list the valid ones") {
   }
 }
 
+TEST_CASE("a scheme's identity is its family's row of the format table, not its width") {
+  const std::vector<FormatTraits>& t = format_table();
+  for (const Scheme& s : scheme_table()) {
+    CAPTURE(s.name());
+    REQUIRE(s.family < t.size());
+    CHECK(&traits_of(s) == &t[s.family]);
+    CHECK(t[s.family].kind == s.kind);
+    CHECK(t[s.family].bits == s.bits);
+  }
+  // Every row is some scheme's family, and the integer constructors name the family.
+  for (size_t i = 0; i < t.size(); ++i) {
+    CAPTURE(t[i].family);
+    bool used = false;
+    for (const Scheme& s : scheme_table()) used = used || s.family == i;
+    CHECK(used);
+  }
+  CHECK(Scheme::integer("int4", 64) == Scheme::integer(4, 64));
+  CHECK(Scheme::integer("int3", kPerChannel, false).name() == "int3-per-channel-asym");
+  CHECK_THROWS_AS(Scheme::integer("int5", 64), UsageError);
+  CHECK_THROWS_AS(Scheme::integer(5, 64), UsageError);
+  CHECK_THROWS_AS(Scheme::kquant(7), UsageError);
+  // A scheme whose family does not match its kind and width is refused, not run as another family.
+  Scheme forged = Scheme::integer(4, 64);
+  forged.family = Scheme::integer(2, 64).family;
+  CHECK_THROWS_AS(traits_of(forged), UsageError);
+  forged.family = 255;
+  CHECK_THROWS_AS(traits_of(forged), UsageError);
+}
+
 TEST_CASE("a group size that does not divide the input width names both numbers") {
   try {
     storage_of(Scheme::integer(4, 64), 8, 100);

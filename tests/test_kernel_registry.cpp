@@ -126,7 +126,7 @@ TEST_CASE("selection: use_isa false never picks an ISA row, unsafe activations n
   CHECK(runs_blocked(i4, ActMode::dynamic_int8));
   CHECK_FALSE(runs_blocked(quantize(w.data(), 16, 256, Scheme::fp16()), ActMode::weight_only));
   CHECK_FALSE(runs_blocked(quantize(w.data(), 16, 256, Scheme::kquant(4)), ActMode::dynamic_int8));
-  CHECK(runs_blocked(i4, ActMode::weight_only) == has_bf16_weight_path(4));
+  CHECK(runs_blocked(i4, ActMode::weight_only) == has_bf16_weight_path(Scheme::integer(4, 64)));
 }
 
 TEST_CASE("docs/ARCHITECTURE.md carries the kernel map the registry prints, and every test it names exists") {

@@ -87,7 +87,7 @@ double worst_over_bound(const Case& c, const std::vector<float>& x, int64_t n, c
 // x' = hi + lo (split_bf16), so it is held to W x' (gemm_bf16_ref) with the float-rounding bound, and x' to x
 // with split_bf16's 2^-16.
 bool bf16_path(const Scheme& s, bool isa) {
-  return isa && s.is_integer() && has_bf16_weight_path(s.bits);
+  return isa && has_bf16_weight_path(s);
 }
 // x' = hi + lo of every activation.
 std::vector<float> split_activations(const std::vector<float>& x) {
@@ -117,7 +117,7 @@ TEST_CASE("kernel paths of this build, per family") {
   const std::string simd = simd_arch_name(), dynamic = dynamic_kernel_name();
   std::string bf16;
   for (int bits : {4, 3, 2})
-    if (has_bf16_weight_path(bits)) bf16 += (bf16.empty() ? "int" : ", int") + std::to_string(bits);
+    if (has_bf16_weight_path(Scheme::integer(bits, 64))) bf16 += (bf16.empty() ? "int" : ", int") + std::to_string(bits);
   // The x86 pieces of the weight-only decoders (isa_x86.h): where one is off, the xsimd-generic decoder runs.
   std::string x86;
   const auto piece = [&](bool on, const char* what) {

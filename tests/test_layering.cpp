@@ -77,3 +77,36 @@ TEST_CASE("src/miniquant: no include runs back up between its folders; no librar
     CHECK_MESSAGE(false, "the kernel library includes util/sysinfo.h (mq_sysinfo is a library beside it)");
   }
 }
+
+// One door to every kernel: no code outside a family's own files chooses by a bit width. The integer families'
+// widths are spelled in kernels/int_families.h (one specialization each), the K families' in kquant/ (one file
+// each); everywhere else a kernel is chosen by the family (the registry) and specialised by the facts its
+// IntFamily / KFamily names. A comparison of a width with a nonzero number, or a switch on one, fails this.
+TEST_CASE("src/: no bit-width dispatch outside the families' own files") {
+  const fs::path root = fs::path(MQ_SOURCE_DIR) / "src";
+  const std::regex compare(R"re(\b(bits|Bits)\s*(==|!=)\s*[1-9])re"), swtch(R"re(switch\s*\([^)]*\b(bits|Bits)\b)re");
+  int files = 0;
+  std::set<std::string> found;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string ext = e.path().extension().string();
+    if (ext != ".h" && ext != ".cpp") continue;
+    const std::string rel = fs::relative(e.path(), root).generic_string();
+    if (rel == "miniquant/kernels/int_families.h" || rel.rfind("miniquant/kquant/", 0) == 0) continue;
+    ++files;
+    std::ifstream in(e.path());
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (std::regex_search(line, compare) || std::regex_search(line, swtch)) found.insert(rel + ":" + std::to_string(n) + ": " + line);
+  }
+  CHECK(files > 100);
+  for (const std::string& f : found) {
+    CAPTURE(f);
+    CHECK_MESSAGE(false, "a bit-width dispatch outside the families' own files");
+  }
+  // The test can fail: the pattern catches the kinds of branch it is for.
+  CHECK(std::regex_search(std::string("  if (s.bits == 8) {"), compare));
+  CHECK(std::regex_search(std::string("if constexpr (Bits != 3)"), compare));
+  CHECK(std::regex_search(std::string("  switch (f.bits) {"), swtch));
+  CHECK_FALSE(std::regex_search(std::string("if (vector_bits == 512)"), compare));
+}

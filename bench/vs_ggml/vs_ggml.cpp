@@ -183,7 +183,7 @@ int run(int argc, char** argv) {
       {"ours", {{"commit", b.git_commit}, {"build_type", b.build_type}, {"flags", b.flags}, {"compiler", b.compiler},
                 {"simd_arch", mq::simd_arch_name()}, {"a8_kernels", mq::dynamic_kernel_name()},
                 {"k_a8_kernels", mq::kquant_dynamic_kernel_name()},
-                {"int4_weight_only_bf16", mq::has_bf16_weight_path(4)}}},
+                {"int4_weight_only_bf16", mq::has_bf16_weight_path(mq::Scheme::integer(4, 64))}}},
       {"ggml", {{"bins_dir", repo_relative(bins)}, {"version", api.ggml_version()}, {"commit", api.ggml_commit()},
                 {"header_version", MQ_GGML_HEADER_VERSION}, {"header_commit", MQ_GGML_HEADER_COMMIT},
                 {"variants", variants}, {"chosen", api.chosen.name}, {"features", api.features},

@@ -135,11 +135,14 @@ nlohmann::json machine_json() {
 }
 
 namespace {
-// The weight-only field widths this build runs on bf16 dot products (kernels.h has_bf16_weight_path).
+// The field widths of the integer families whose weight-only rows this build runs on bf16 dot products
+// (kernels.h has_bf16_weight_path).
 nlohmann::json bf16_widths() {
   nlohmann::json bits = nlohmann::json::array();
-  for (int b : {4, 3, 2})
-    if (mq::has_bf16_weight_path(b)) bits.push_back(b);
+  for (const char* f : {"int4", "int3", "int2"}) {
+    const mq::Scheme s = mq::Scheme::integer(f, 64);
+    if (mq::has_bf16_weight_path(s)) bits.push_back(s.bits);
+  }
   return bits;
 }
 }  // namespace
@@ -165,8 +168,8 @@ nlohmann::json build_json() {
           // Where the bf16 kernels run, QuantizedLinear keeps int8 / int4 / int2 (int3 with VBMI) weight-only and +bf16 tensors in 16-row blocks
           // (kernels/registry.h runs_blocked, gemm_blocked_bf16): the same activations, a different summation order (int8:
           // two nibbles per byte).
-          {"weight_only_layout", !mq::has_bf16_weight_path(4)  ? "row-major"
-                                 : mq::has_bf16_weight_path(3) ? "int8/int4/int3/int2 in 16-row blocks"
+          {"weight_only_layout", !mq::has_bf16_weight_path(mq::Scheme::integer("int4", 64))  ? "row-major"
+                                 : mq::has_bf16_weight_path(mq::Scheme::integer("int3", 64)) ? "int8/int4/int3/int2 in 16-row blocks"
                                                                : "int8/int4/int2 in 16-row blocks"}};
 }
 

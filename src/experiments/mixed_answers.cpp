@@ -370,9 +370,9 @@ json mixed_answers(const json& configs, const EnergySetData& e, const en::Coeffi
   // RQ4: the EPI-optimal map against uniform 4-bit.
   const Cfg* ref = find(cs, "uniform-q4_k_m");
   if (!ref) ref = find(cs, "uniform-int4-g64-gptq");
-  // Any other study (lab 05's names its map uniform-int4): a map with no rules whose every Linear stores 4 bits.
+  // Any other study (lab 05's names its map uniform-int4): a map with no rules whose every Linear is int4.
   for (size_t i = 0; !ref && i < cs.size(); ++i)
-    if (cs[i].plan.rules.empty() && cs[i].plan.base.scheme.kind == mq::Kind::integer && cs[i].plan.base.scheme.bits == 4) ref = &cs[i];
+    if (cs[i].plan.rules.empty() && mq::traits_of(cs[i].plan.base.scheme).family == "int4") ref = &cs[i];
   const Cfg* best = epi_best(e, cs, {});
   json rq4 = {{"epi_optimal", best->id}, {"epi_optimal_bytes", best->bytes}};
   std::vector<std::vector<double>> rows(static_cast<size_t>(e.rounds.rounds), std::vector<double>(cs.size()));

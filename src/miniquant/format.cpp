@@ -29,18 +29,70 @@ int64_t Scheme::scale_count(int64_t rows, int64_t cols) const {
   return checked_mul(rows, groups_per_row(cols), "scale count");
 }
 
+namespace {
+
+// The scheme of format-table row i with the given grouping.
+Scheme of_row(size_t i, int group, bool symmetric) {
+  const FormatTraits& f = format_table()[i];
+  Scheme s;
+  s.kind = f.kind;
+  s.bits = f.bits;
+  s.group = group;
+  s.symmetric = symmetric;
+  s.family = static_cast<uint8_t>(i);
+  return s;
+}
+
+// The row of the family named `name` of kind k, or the table's size.
+size_t row_named(Kind k, std::string_view name) {
+  const std::vector<FormatTraits>& t = format_table();
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].kind == k && t[i].family == name) return i;
+  return t.size();
+}
+
+std::string family_names(Kind k) {
+  std::string out;
+  for (const FormatTraits& f : format_table())
+    if (f.kind == k) {
+      if (!out.empty()) out += ", ";
+      out += f.family;
+    }
+  return out;
+}
+
+}  // namespace
+
+Scheme Scheme::fp32() { return of_row(row_named(Kind::fp32, "fp32"), kPerTensor, true); }
+Scheme Scheme::fp16() { return of_row(row_named(Kind::fp16, "fp16"), kPerTensor, true); }
+Scheme Scheme::bf16() { return of_row(row_named(Kind::bf16, "bf16"), kPerTensor, true); }
+
+Scheme Scheme::integer(std::string_view name, int group, bool symmetric) {
+  const size_t i = row_named(Kind::integer, name);
+  if (i == format_table().size())
+    throw UsageError(fmt::format("no integer family '{}'; the table has {}", clip_text(std::string(name)),
+                                 family_names(Kind::integer)));
+  return of_row(i, group, symmetric);
+}
+
+Scheme Scheme::integer(int bits, int group, bool symmetric) {
+  return integer(fmt::format("int{}", bits), group, symmetric);
+}
+
+Scheme Scheme::kquant(int bits) {
+  const std::vector<FormatTraits>& t = format_table();
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].kind == Kind::kquant && t[i].bits == bits) return of_row(i, kSuperBlock, true);
+  throw UsageError(fmt::format("no K family with {}-bit codes; the table has {}", bits, family_names(Kind::kquant)));
+}
+
 std::string Scheme::name() const {
-  switch (kind) {
-    case Kind::fp32: return "fp32";
-    case Kind::fp16: return "fp16";
-    case Kind::bf16: return "bf16";
-    case Kind::kquant: return std::string(traits_of(*this).family);
-    case Kind::integer: break;
-  }
+  const FormatTraits& f = traits_of(*this);
+  if (kind != Kind::integer) return std::string(f.family);
   std::string g = group == kPerTensor    ? "per-tensor"
                    : group == kPerChannel ? "per-channel"
                                           : fmt::format("g{}", group);
-  return fmt::format("int{}-{}{}", bits, g, symmetric ? "" : "-asym");
+  return fmt::format("{}-{}{}", f.family, g, symmetric ? "" : "-asym");
 }
 
 const std::vector<Scheme>& scheme_table() {
@@ -98,19 +150,24 @@ Scheme Scheme::parse(std::string_view name) {
   auto fail = [&](const std::string& why) -> Scheme {
     throw UsageError(fmt::format("unknown scheme '{}'{}; valid: {}", clip_text(original), why, valid_scheme_names()));
   };
-  if (name == "fp32") return fp32();
-  if (name == "fp16") return fp16();
-  if (name == "bf16") return bf16();
-  for (const FormatTraits& f : format_table())  // the K families are named by their table rows
-    if (f.kind == Kind::kquant && name == f.family) return kquant(f.bits);
-
+  // Every family is named by its table row: the float and K families whole, an integer family as the prefix of
+  // "<family>-<grouping>[-asym]" (the longest name that matches, so no family's name hides another's).
+  const std::vector<FormatTraits>& table = format_table();
+  size_t row = table.size();
+  for (size_t i = 0; i < table.size(); ++i) {
+    const FormatTraits& f = table[i];
+    if (f.kind != Kind::integer && name == f.family) return of_row(i, f.kind == Kind::kquant ? kSuperBlock : kPerTensor, true);
+    if (f.kind == Kind::integer && name.substr(0, f.family.size()) == f.family &&
+        name.substr(f.family.size(), 1) == "-" && (row == table.size() || f.family.size() > table[row].family.size()))
+      row = i;
+  }
   std::string_view s = name;
-  int bits = 0;
-  if (!eat(s, "int") || !eat_int(s, bits)) return fail("");
-  // The integer widths are the format table's integer rows.
-  bool listed = false;
-  for (const FormatTraits& f : format_table()) listed = listed || (f.kind == Kind::integer && f.bits == bits);
-  if (!listed) return fail(fmt::format(" (int{} is not supported)", bits));
+  if (row == table.size()) {
+    int bits = 0;
+    if (eat(s, "int") && eat_int(s, bits) && s.substr(0, 1) == "-") return fail(fmt::format(" (int{} is not supported)", bits));
+    return fail("");
+  }
+  s.remove_prefix(table[row].family.size());
   if (!eat(s, "-")) return fail("");
   int group = 0;
   if (eat(s, "per-tensor")) {
@@ -125,8 +182,7 @@ Scheme Scheme::parse(std::string_view name) {
   bool symmetric = true;
   if (eat(s, "-asym")) symmetric = false;
   if (!s.empty()) return fail("");
-  Scheme out = integer(bits, group, symmetric);
-  return out;
+  return of_row(row, group, symmetric);
 }
 
 void Scheme::check_shape(int64_t rows, int64_t cols) const {

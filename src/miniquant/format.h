@@ -24,18 +24,23 @@ inline constexpr int kPerChannel = 0;
 
 struct Scheme {
   Kind kind = Kind::fp32;
-  int bits = 32;          // 32, 16, the integer code width (2, 3, 4 or 8), or a K family's code width (2-6)
+  int bits = 32;          // 32, 16, or the code width of the scheme's family (its format-table row's `bits`)
   int group = kPerTensor; // see above; ignored for float kinds; kSuperBlock for K families
   bool symmetric = true;  // false: min/max grid with an integer zero-point per scale
+  // The scheme's storage family: its row in the format table (format_table.h), which is its identity (traits_of,
+  // the kernel registry); kind and bits are that row's, copied for the quantizers' arithmetic. Two families of one
+  // kind and width are two rows, so the width never names a family.
+  uint8_t family = 0;
 
-  static Scheme fp32() { return {Kind::fp32, 32, kPerTensor, true}; }
-  static Scheme fp16() { return {Kind::fp16, 16, kPerTensor, true}; }
-  static Scheme bf16() { return {Kind::bf16, 16, kPerTensor, true}; }
-  static Scheme integer(int bits, int group, bool symmetric = true) {
-    return {Kind::integer, bits, group, symmetric};
-  }
+  static Scheme fp32();
+  static Scheme fp16();
+  static Scheme bf16();
+  // The scheme of the format table's integer family `name` ("int4", ...); throws UsageError naming the valid ones.
+  static Scheme integer(std::string_view family, int group, bool symmetric = true);
+  // The same for the integer family named "int<bits>" (the table's names for its plain integer grids).
+  static Scheme integer(int bits, int group, bool symmetric = true);
   // The K family whose codes are `bits` wide (its row of the format table names it, e.g. bits 4: "q4_k").
-  static Scheme kquant(int bits) { return {Kind::kquant, bits, kSuperBlock, true}; }
+  static Scheme kquant(int bits);
 
   bool is_integer() const { return kind == Kind::integer; }
   bool is_kquant() const { return kind == Kind::kquant; }

@@ -40,9 +40,10 @@ const std::vector<FormatTraits>& format_table() {
 }
 
 const FormatTraits& traits_of(const Scheme& s) {
-  for (const FormatTraits& f : format_table())
-    if (f.kind == s.kind && ((s.kind != Kind::integer && s.kind != Kind::kquant) || f.bits == s.bits)) return f;
-  throw UsageError(fmt::format("no storage family for scheme {} (bits {})", s.name(), s.bits));
+  const std::vector<FormatTraits>& t = format_table();
+  if (s.family < t.size() && t[s.family].kind == s.kind && t[s.family].bits == s.bits) return t[s.family];
+  throw UsageError(fmt::format("scheme (kind {}, bits {}) does not match its family's row {} of the format table",
+                               static_cast<int>(s.kind), s.bits, s.family));
 }
 
 }  // namespace mq

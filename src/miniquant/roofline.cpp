@@ -114,14 +114,14 @@ Rate fma_peak(int threads) {
 
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
 bool has_vnni_probe() { return true; }
-Rate vnni_peak(int threads, int bits) {
+Rate vnni_peak(int threads, int vector_bits) {
   constexpr int64_t kIters = 1 << 16;
   volatile int32_t sink = 0;
   // 4 bytes x 2 ops per lane per instruction.
   const Timing t = time_call([&] {
 #pragma omp parallel num_threads(threads)
     {
-      if (bits == 512) {
+      if (vector_bits == 512) {
         __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0;
         const __m512i u = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
         for (int64_t i = 0; i < kIters; ++i) MQ_TEN_CHAINS("vpdpbusd", u, b);
@@ -138,7 +138,7 @@ Rate vnni_peak(int threads, int bits) {
       }
     }
   });
-  return rate_of(static_cast<double>(threads) * kIters * 10 * (bits / 8) * 2, t);
+  return rate_of(static_cast<double>(threads) * kIters * 10 * (vector_bits / 8) * 2, t);
 }
 #else
 bool has_vnni_probe() { return false; }

@@ -15,7 +15,7 @@ namespace mq {
 Rate read_bandwidth(int64_t bytes, int threads);
 // Peak rates (ops/s, a multiply-add counts 2) with `threads` threads on independent chains.
 Rate fma_peak(int threads);            // fp32 FMA at the widest xsimd batch
-Rate vnni_peak(int threads, int bits);  // vpdpbusd on 256- or 512-bit registers; 0 without VNNI
+Rate vnni_peak(int threads, int vector_bits);  // vpdpbusd on 256- or 512-bit registers; 0 without VNNI
 Rate bf16_peak(int threads);           // vdpbf16ps on 512-bit registers; 0 without AVX512-BF16
 bool has_vnni_probe();
 bool has_bf16_probe();

@@ -24,55 +24,37 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "miniquant/aligned.h"
+#include "miniquant/kernels/int_families.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/quantize.h"
 
 namespace mq {
 
-// One k8 step of one 16-row block: the fixed unit one 512-bit vpdpbusd round reads.
-struct Int8Step {  // 8 columns x 16 rows of byte fields: [half][lane][byte] = field(r, 8s + 4 half + byte)
-  uint8_t half[2][16][4];
+// A family's block layout at run time, for the code that walks fields one by one (pack_blocked, unpack_blocked):
+// its IntFamily's facts (int_families.h, where each family's Step struct and slot() are the one statement of the
+// layout above), one row per family in block_layouts(). The kernels, templates over the family, read IntFamily.
+struct BlockLayout {
+  std::string_view family;  // the format table's name
+  int bits = 0;             // field width
+  int64_t step_columns = 0; // columns of one step (IntFamily::kColumns)
+  int64_t step_bytes = 0;   // bytes of one step of one block (sizeof(IntFamily::Step))
+  BlockSlot (*slot)(int64_t lane, int64_t c) = nullptr;
 };
-static_assert(sizeof(Int8Step) == 128, "two 64-byte loads per k8 step");
-struct Int4Step {  // 8 columns x 16 rows of nibbles: [lane][byte], low nibble column b, high nibble column 4 + b
-  uint8_t lane[16][4];
-};
-static_assert(sizeof(Int4Step) == 64, "one 64-byte load per k8 step");
-struct Int2Step {  // 16 columns x 16 rows of 2-bit fields: [lane][byte], byte b bits 2j .. 2j+1 = column 4b + j
-  uint8_t lane[16][4];
-};
-static_assert(sizeof(Int2Step) == 64, "one 64-byte load per k16 step");
-struct Int3Step {  // 16 columns x 16 rows of 3-bit fields: [lane][piece][byte], piece p = columns 8p .. 8p+7
-  uint8_t lane[16][2][3];
-};
-static_assert(sizeof(Int3Step) == 96, "a 64-byte and a 32-byte load per k16 step");
-
-// Columns of one step: the unit one 64-byte load (two for int8, one and a half for int3) covers, per lane.
-inline constexpr int64_t step_columns(int bits) { return bits == 2 || bits == 3 ? 16 : 8; }
-// Bytes of one step of one block: the step structs above, the one statement of their sizes for the packer and tiles.
-inline constexpr int64_t block_step_bytes(int bits) {
-  return bits == 8 ? sizeof(Int8Step) : bits == 4 ? sizeof(Int4Step) : bits == 3 ? sizeof(Int3Step) : sizeof(Int2Step);
+// One row per integer family that has the 16-row block layout.
+const std::vector<BlockLayout>& block_layouts();
+// The block layout of s's family, or null when the family has none (floats, K families).
+const BlockLayout* block_layout(const Scheme& s);
+// The row of family F (a template over the family's IntFamily specialization).
+template <int Bits>
+BlockLayout block_layout_of(std::string_view family) {
+  using F = IntFamily<Bits>;
+  return {family, Bits, F::kColumns, static_cast<int64_t>(sizeof(typename F::Step)), [](int64_t lane, int64_t c) { return F::slot(lane, c); }};
 }
 
-// Where field (lane, column c) of a block lives: byte offset from the block's start, and the bit shift of the
-// field inside that byte (int3 fields may run on into the next byte). The one statement of the layout above:
-// pack_blocked, unpack_blocked and the portable twins read and write the fields through it.
-struct BlockSlot {
-  int64_t byte;
-  int shift;
-};
-inline BlockSlot block_slot(int bits, int64_t lane, int64_t c) {
-  if (bits == 8) return {(c / 8) * 128 + ((c % 8) / 4) * 64 + lane * 4 + c % 4, 0};
-  if (bits == 4) return {(c / 8) * 64 + lane * 4 + c % 4, c % 8 >= 4 ? 4 : 0};
-  if (bits == 3) {
-    const int bit = 24 * static_cast<int>((c % 16) / 8) + 3 * static_cast<int>(c % 8);  // in the lane's 6 bytes
-    return {(c / 16) * 96 + lane * 6 + bit / 8, bit % 8};
-  }
-  return {(c / 16) * 64 + lane * 4 + (c % 16) / 4, 2 * static_cast<int>(c % 4)};  // int2
-}
 // The field at sl, and OR-ing a field into a zeroed slot (a straddling int3 field touches the next byte).
 inline int block_field(const uint8_t* block, const BlockSlot& sl, int bits) {
   int v = block[sl.byte] >> sl.shift;
@@ -99,7 +81,7 @@ struct BlockedCodes {
   int64_t cols_pad = 0;   // cols rounded up to a whole step (per-channel / per-tensor), else cols
   int64_t group_k = 0;    // columns per group: the group width, or cols_pad for one group per row
   int64_t groups = 0;     // groups per row
-  int64_t step_bytes = 0; // bytes per block per 8 columns: block_step_bytes(bits) * 8 / step_columns(bits)
+  int64_t step_bytes = 0; // bytes per block per 8 columns: the layout's step_bytes * 8 / step_columns
   mq::AlignedBytes codes;          // (blocks, cols_pad / 8, step_bytes)
   std::vector<uint16_t> scales;    // (blocks, groups, 16) fp16
   std::vector<uint8_t> zeros;      // (blocks, groups, 16), asymmetric only

@@ -11,7 +11,7 @@
 //
 // Decode: in a k8 step lane l's 32-bit word holds columns 8s .. 8s+7 (byte b: low nibble column b, high
 // nibble column 4 + b). Bf16Dot::field<4, K> reads bits 4K .. 4K+3 of each 16-bit half through the bf16 word
-// table, so field K of the two halves is columns (0, 2), (4, 6), (1, 3), (5, 7) for K = 0 .. 3 (kPairCols),
+// table, so field K of the two halves is columns (0, 2), (4, 6), (1, 3), (5, 7) for K = 0 .. 3 (IntFamily<4>::pair_cols),
 // and vdpbf16ps multiplies them by the matching activation pair broadcast to all lanes. The word table takes
 // the symmetric zero-point off (u - 8, exact in bf16); asymmetric schemes start each group's sum at
 // -z * sum(x') instead.
@@ -59,16 +59,7 @@ namespace mq {
 namespace kdetail {
 namespace {
 
-// The two columns of a step (step_columns: 8, or 16 for int3 / int2) that activation pair k multiplies (see the top of
-// the file). int4: pair K is field K of the lane's word. int8: pair 2h + j is fields 2j and 2j + 1 (low and high
-// nibbles) of half h's word. int3 / int2: pair K is field K (of both pieces / 16-bit halves), columns K and 8 + K.
-inline constexpr int kPairCols[2][4][2] = {{{0, 2}, {4, 6}, {1, 3}, {5, 7}}, {{0, 2}, {1, 3}, {4, 6}, {5, 7}}};
-constexpr std::pair<int, int> pair_cols(int bits, int k) {
-  if (bits == 2 || bits == 3) return {k, 8 + k};
-  return {kPairCols[bits == 8][k][0], kPairCols[bits == 8][k][1]};
-}
-
-// One call's activations. hi / lo: (n, cols_pad / 2) 32-bit words, word (step_columns / 2) s + K = the bf16 pair
+// One call's activations. hi / lo: (n, cols_pad / 2) 32-bit words, word (kColumns / 2) s + K = the bf16 pair
 // field K of step s multiplies (low half first), lo empty without the split; columns past cols are zero. For the
 // portable twin instead, fh / fl: (n, cols_pad) the same activations as floats in column order. sum: (n, groups)
 // the sum of the multiplied activations over each group (asymmetric schemes' zero-point term; empty for symmetric
@@ -85,6 +76,7 @@ struct PairActs {
 // pair words (hi / lo), else the twin's floats (fh / fl). Fills the calling thread's buffer and returns it:
 // assign keeps the capacity, so a warm decode call allocates nothing (the row-major kernels keep a thread_local
 // Plan for the same reason: malloc / free was half the time outside the tile on 256x256).
+template <int Bits>
 const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split, bool raw, bool words) {
   thread_local PairActs buffer;
   PairActs& a = buffer;
@@ -118,10 +110,10 @@ const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool
     if (words) {
       uint32_t* hw = a.hi.data() + t * a.ld;
       uint32_t* lw = a.split ? a.lo.data() + t * a.ld : nullptr;
-      const int64_t kc = step_columns(w.scheme.bits), kw = kc / 2;  // columns, pair words per step
+      constexpr int64_t kc = IntFamily<Bits>::kColumns, kw = kc / 2;  // columns, pair words per step
       for (int64_t s = 0; s < w.cols_pad / kc; ++s)
         for (int k = 0; k < kw; ++k) {
-          const auto [p0, p1] = pair_cols(w.scheme.bits, k);
+          const auto [p0, p1] = IntFamily<Bits>::pair_cols(k);
           const int64_t c0 = kc * s + p0, c1 = kc * s + p1;
           hw[kw * s + k] = uint32_t{th[c0]} | (uint32_t{th[c1]} << 16);
           if (lw) lw[kw * s + k] = uint32_t{tl[c0]} | (uint32_t{tl[c1]} << 16);
@@ -147,6 +139,7 @@ const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool
 // The portable twin: the same sums per row and group (field values u - z times x', the hi and lo halves in two
 // partial sums, each group's sum scaled by one fma), in plain loops over the QTensor-order fields. Also the fp32
 // path for activations that cannot be split (raw PairActs).
+template <int Bits>
 void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t b = 0; b < w.blocks; ++b) {
@@ -159,7 +152,7 @@ void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
           const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
           float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
           for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) {
-            const int u = block_field(codes, block_slot(w.scheme.bits, l, c), w.scheme.bits);
+            const int u = block_field(codes, IntFamily<Bits>::slot(l, c), Bits);
             const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
             const int64_t at = t * w.cols_pad + c;
             p0 = std::fma(v, a.fh[at], p0);
@@ -181,22 +174,6 @@ struct LowNibbles {
   }
 };
 
-// Field F of a step (F < 4 for int4, < 8 for int8, int3 and int2): its register (int8's half, int3's spread
-// Q = 0 / 1: Bf16Dot::step_reg), its bit in each 16-bit half, its activation pair (pair_cols), and whether it is
-// int8's low nibble (the lo / 16 table).
-template <int Bits>
-struct StepField {
-  static constexpr int kRegs = Bits == 8 || Bits == 3 ? 2 : 1;      // registers per step
-  static constexpr int kStepBytes = static_cast<int>(block_step_bytes(Bits));
-  static constexpr int kFieldBits = Bits == 8 ? 4 : Bits;            // int8 runs as nibbles
-  static constexpr int kFields = Bits == 4 ? 4 : 8;
-  static constexpr int kWords = static_cast<int>(step_columns(Bits)) / 2;  // activation pair words per step
-  static constexpr int reg(int f) { return Bits == 3 ? (f < 5 ? 0 : 1) : Bits == 8 ? f / 4 : 0; }
-  static constexpr int shift(int f) { return Bits == 3 ? (f < 5 ? 3 * f : 3 * f - 8) : kFieldBits * (Bits == 8 ? f % 4 : f); }
-  static constexpr int pair(int f) { return Bits == 8 ? 2 * (f / 4) + (f % 4) / 2 : f; }
-  static constexpr bool low(int f) { return Bits == 8 && f % 2 == 0; }
-};
-
 // Blocks b0 .. b0+R-1 x tokens t0 .. t0+T-1. Per group each (block, token) keeps two partial sums: hi and lo
 // with the split, even and odd fields without; so 2 R T chains (16 for R = 8, T = 1 and R = 2, T = 4).
 // Registers: 2 R T partials + R T outputs + the table(s), the codes and one decoded field (27-29 of 32 zmm).
@@ -205,19 +182,20 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
   using B = Bf16Dot;
   using W = B::W;
   using A = B::A;
-  using SF = StepField<Bits>;
-  constexpr int kStep = SF::kStepBytes;  // bytes of one step of one block
-  constexpr int kWords = SF::kWords;
+  // The family's view of a step (int_families.h): field F's register, shift, activation pair, low nibble or not.
+  using SF = IntFamily<Bits>;
+  constexpr int kStep = static_cast<int>(sizeof(typename SF::Step));  // bytes of one step of one block
+  constexpr int kWords = static_cast<int>(SF::kColumns) / 2;          // activation pair words per step
   // int4 / int3 / int2: u - 2^(Bits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
-  const W tab = B::table<SF::kFieldBits, Sym ? (Bits == 8 ? 8 : 1 << (Bits - 1)) : 0>();
+  const W tab = B::table<SF::kFieldBits, Sym ? SF::kTableZero : 0>();
   alignas(64) static constexpr LowNibbles kLow{};
-  [[maybe_unused]] const W tlo = Bits == 8 ? B::load(kLow.t) : tab;
+  [[maybe_unused]] const W tlo = SF::kByteFields ? B::load(kLow.t) : tab;
   // int8's values are (u - z) / 16: the group scales times 16, the asymmetric start -z / 16 * sum(x')
-  constexpr float kUnit = Bits == 8 ? 16.0f : 1.0f;
+  constexpr float kUnit = SF::kUnit;
   A out[R * T];
 #pragma GCC unroll 16
   for (int i = 0; i < R * T; ++i) out[i] = B::zero();
-  const int64_t steps = w.group_k / step_columns(Bits);
+  const int64_t steps = w.group_k / SF::kColumns;
   const uint8_t* wp[R];
   for (int r = 0; r < R; ++r) wp[r] = w.block_codes(b0 + r);
   for (int64_t g = 0; g < w.groups; ++g) {
@@ -241,7 +219,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
       const auto field = [&]<int F>(int r) __attribute__((always_inline)) {
         constexpr int P = SF::pair(F);
         // gcc folds the load into the shift
-        const W f = B::shifted<SF::shift(F)>(B::step_reg<Bits, SF::reg(F)>(wp[r] + s * kStep), SF::low(F) ? tlo : tab);
+        const W f = B::shifted<SF::shift(F)>(B::step_reg<SF::kSpread, SF::reg(F)>(wp[r] + s * kStep), SF::low(F) ? tlo : tab);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const int i = r * T + t;
@@ -265,13 +243,13 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         // operands (dot_pair: hoisted into registers they spilled). Measured against pairs from memory for int8
         // too and against fields loaded one by one (4096x4096, Zen 5, bench/HISTORY.md).
         const auto reg = [&]<int Q, int... F>(int r, std::integer_sequence<int, F...>) __attribute__((always_inline)) {
-          W d = B::step_reg<Bits, Q>(wp[r] + s * kStep);
+          W d = B::step_reg<SF::kSpread, Q>(wp[r] + s * kStep);
           B::keep(d);
           const auto one = [&]<int G>() __attribute__((always_inline)) {
             if constexpr (SF::reg(G) == Q) {
               const W f = B::shifted<SF::shift(G)>(d, SF::low(G) ? tlo : tab);
               A& p = G % 2 == 0 ? p0[r] : p1[r];
-              if constexpr (Bits == 8) p = B::dot(p, f, B::pair(h + SF::pair(G)));
+              if constexpr (SF::kByteFields) p = B::dot(p, f, B::pair(h + SF::pair(G)));
               else p = B::dot_pair(p, f, h + SF::pair(G));
             }
           };
@@ -298,7 +276,7 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       wp[r] += steps * kStep;
-      const A sv = Bits == 8 ? B::mul(B::scales16(w.block_scales(b0 + r, g)), B::set1(kUnit)) : B::scales16(w.block_scales(b0 + r, g));
+      const A sv = SF::kByteFields ? B::mul(B::scales16(w.block_scales(b0 + r, g)), B::set1(kUnit)) : B::scales16(w.block_scales(b0 + r, g));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) out[r * T + t] = B::fma(B::add(p0[r * T + t], p1[r * T + t]), sv, out[r * T + t]);
     }
@@ -330,7 +308,7 @@ void blocks(const BlockedCodes& w, int64_t b0, int64_t b1, const PairActs& a, in
 constexpr int64_t deq_tokens(bool split) { return split ? 8 : 16; }
 
 // The dequantized words of R blocks: (block, step, pair k, 32 words), step = 8 columns, lane l's words 2l, 2l + 1
-// = columns pair_cols(8, k) of row 16 b + l: the order of the activation pair words, so pair k multiplies word k.
+// = columns IntFamily<8>::pair_cols(k) of row 16 b + l: the order of the activation pair words, so pair k multiplies word k.
 constexpr int64_t kDeqStepWords = 4 * 32;
 
 template <bool Sym>
@@ -446,7 +424,7 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   // 4096 columns) stay in L2 for the next token tile. With 2-block items and the token tiles inside, 64 tokens'
   // activations (1 MB) were re-read from L3 for every item: 4096x4096 int8-per-channel at 64 tokens ran 0.86x Eigen
   // fp32 on 2 threads (1.27x on 1).
-  if constexpr (Bits == 8)
+  if constexpr (IntFamily<Bits>::kByteFields)
     if (a.n >= deq_tokens(Split)) return run_deq<Split, Sym>(w, a, y, threads);
   constexpr int64_t kItem = 8;
   const int64_t items = (w.blocks + kItem - 1) / kItem;
@@ -472,9 +450,9 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 
 namespace kdetail {
 namespace {
-// True when this build has the ISA tile for the width: AVX-512 BF16, and VBMI for int3's spread.
+// True when this build has the family's ISA tile: AVX-512 BF16, and VBMI for a family of spread pieces (int3).
 template <int Bits>
-constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (Bits != 3 || Bf16Dot::kInt3); }
+constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (!IntFamily<Bits>::kSpread || Bf16Dot::kInt3); }
 
 // The family's blocks16 row (Bits: its field width) in weight-only and +bf16 mode.
 template <int Bits>
@@ -485,7 +463,7 @@ void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int t
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
   const bool isa = use_isa && isa_tile_built<Bits>() && !raw;  // else the twin runs
-  const PairActs& a = make_acts(w, x, n, split, raw, isa);
+  const PairActs& a = make_acts<Bits>(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
   if constexpr (isa_tile_built<Bits>()) {
     if (isa) {
@@ -494,7 +472,7 @@ void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int t
     }
   }
 #endif
-  twin(w, a, y, nt);
+  twin<Bits>(w, a, y, nt);
 }
 
 template <int Bits>

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/format_table.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/pack.h"
 
@@ -14,23 +15,39 @@ namespace {
 
 // Columns per group in the block layout: the group width, or the whole row padded to a whole step (8
 // columns, 16 for int3 / int2) when the row has one scale.
-int64_t group_columns(const QTensor& w) {
+int64_t group_columns(const QTensor& w, const BlockLayout& l) {
   if (w.scheme.groups_per_row(w.cols) > 1) return w.scheme.group_width(w.cols);
-  const int64_t k = step_columns(w.scheme.bits);
+  const int64_t k = l.step_columns;
   return (w.cols + k - 1) / k * k;
 }
 
 }  // namespace
+
+const std::vector<BlockLayout>& block_layouts() {
+  static const std::vector<BlockLayout> t = {block_layout_of<8>("int8"), block_layout_of<4>("int4"),
+                                             block_layout_of<3>("int3"), block_layout_of<2>("int2")};
+  return t;
+}
+
+const BlockLayout* block_layout(const Scheme& s) {
+  const FormatTraits& f = traits_of(s);
+  for (const BlockLayout& l : block_layouts())
+    if (l.family == f.family) {
+      if (l.bits != f.bits) throw Error(fmt::format("block layout of {}: {}-bit fields, its table row says {}", f.family, l.bits, f.bits));
+      return &l;
+    }
+  return nullptr;
+}
 
 int64_t BlockedCodes::bytes() const {
   return static_cast<int64_t>(codes.size() + 2 * scales.size() + zeros.size());
 }
 
 bool blockable(const QTensor& w) {
-  const Scheme& s = w.scheme;
-  if (!s.is_integer() || (s.bits != 8 && s.bits != 4 && s.bits != 3 && s.bits != 2)) return false;
-  const int64_t gk = group_columns(w);
-  return gk % step_columns(s.bits) == 0 && gk <= kMaxBlockedGroup;
+  const BlockLayout* l = block_layout(w.scheme);
+  if (!l) return false;
+  const int64_t gk = group_columns(w, *l);
+  return gk % l->step_columns == 0 && gk <= kMaxBlockedGroup;
 }
 
 BlockedCodes pack_blocked(const QTensor& w) {
@@ -39,6 +56,7 @@ BlockedCodes pack_blocked(const QTensor& w) {
                                  "of whole 8-column steps, 16 for int3/int2, at most {} columns)",
                                  w.name, w.scheme.name(), w.rows, w.cols, kMaxBlockedGroup));
   const Scheme& s = w.scheme;
+  const BlockLayout& l = *block_layout(s);
   BlockedCodes b;
   b.scheme = s;
   b.name = w.name;
@@ -46,9 +64,9 @@ BlockedCodes pack_blocked(const QTensor& w) {
   b.cols = w.cols;
   b.blocks = (w.rows + 15) / 16;
   b.groups = s.groups_per_row(w.cols);
-  b.group_k = group_columns(w);
+  b.group_k = group_columns(w, l);
   b.cols_pad = b.groups * b.group_k;
-  b.step_bytes = block_step_bytes(s.bits) * 8 / step_columns(s.bits);  // per 8 columns
+  b.step_bytes = l.step_bytes * 8 / l.step_columns;  // per 8 columns
   b.zero_sym = 1 << (s.bits - 1);
   const int64_t steps = b.cols_pad / 8;
   b.codes.assign(static_cast<size_t>(b.blocks * steps * b.step_bytes), 0);
@@ -61,7 +79,7 @@ BlockedCodes pack_blocked(const QTensor& w) {
     unpack_fields(w.row_codes(r), w.cols, s.bits, fields.data());
     uint8_t* base = b.codes.data() + blk * steps * b.step_bytes;
     for (int64_t c = 0; c < w.cols; ++c) {
-      put_block_field(base, block_slot(s.bits, lane, c), s.bits, fields[c]);
+      put_block_field(base, l.slot(lane, c), s.bits, fields[c]);
     }
     for (int64_t g = 0; g < b.groups; ++g) {
       const int64_t si = s.group == kPerTensor ? 0 : r * b.groups + g;
@@ -75,6 +93,9 @@ BlockedCodes pack_blocked(const QTensor& w) {
 
 QTensor unpack_blocked(const BlockedCodes& b) {
   const Scheme& s = b.scheme;
+  const BlockLayout* lp = block_layout(s);
+  if (!lp) throw UsageError(fmt::format("unpack_blocked '{}': {} has no 16-row block layout", b.name, s.name()));
+  const BlockLayout& l = *lp;
   QTensor w;
   w.scheme = s;
   w.name = b.name;
@@ -89,7 +110,7 @@ QTensor unpack_blocked(const BlockedCodes& b) {
     const int64_t blk = r / 16, lane = r % 16;
     const uint8_t* base = b.block_codes(blk);
     for (int64_t c = 0; c < b.cols; ++c) {
-      fields[c] = static_cast<uint8_t>(block_field(base, block_slot(s.bits, lane, c), s.bits));
+      fields[c] = static_cast<uint8_t>(block_field(base, l.slot(lane, c), s.bits));
     }
     pack_fields(fields.data(), b.cols, s.bits, w.codes.data() + r * w.row_bytes());
     for (int64_t g = 0; g < b.groups; ++g) {

@@ -170,15 +170,15 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
     auto block = [&]<size_t r, size_t... K>(std::integral_constant<size_t, r>, std::index_sequence<K...>) {
       const uint8_t* q = wp[r] + s * step_bytes;
       __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 / 16 int8 steps ahead (blocked.h); past the end is harmless
-      if constexpr (Bits == 8) __builtin_prefetch(q + kBlockPrefetchBytes + 64);
+      if constexpr (IntFamily<Bits>::kByteFields) __builtin_prefetch(q + kBlockPrefetchBytes + 64);  // a 128-byte step
       U u0, u1;
-      if constexpr (Bits == 8) {
+      if constexpr (IntFamily<Bits>::kByteFields) {
         u0 = Isa::load(q);
         u1 = Isa::load(q + 64);
       } else {
         Isa::nibbles(Isa::load(q), u0, u1);
       }
-      if constexpr (Bits == 8 && kSplitBytes<Isa>) {
+      if constexpr (IntFamily<Bits>::kByteFields && kSplitBytes<Isa>) {
         // AVX2: int8 fields go through vpmaddubsw as nibbles; split once here for all T tokens.
         U l0, h0, l1, h1;
         Isa::nibbles(u0, l0, h0);

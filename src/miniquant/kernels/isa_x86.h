@@ -13,6 +13,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "miniquant/kernels/int_families.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 namespace mq::kdetail {
@@ -199,7 +201,7 @@ struct Bf16Dot {
   // 2j+1 (fields 16j .. 16j+15). Nothing past the block is read (the second load is masked to 32 bytes).
   template <int Bits>
   struct Block {
-    W w[Bits == 3 ? 2 : 1];
+    W w[IntFamily<Bits>::kSpread ? 2 : 1];
   };
 #if defined(__AVX512VBMI__)
   static constexpr bool kInt3 = true;
@@ -218,14 +220,14 @@ struct Bf16Dot {
   template <int Bits>
   static Block<Bits> block(const uint8_t* p) {
     Block<Bits> b;
-    if constexpr (Bits == 3) {
+    if constexpr (IntFamily<Bits>::kSpread) {
 #if defined(__AVX512VBMI__)
       alignas(64) static constexpr Int3Index ix{};
       const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
       b.w[0] = _mm512_permutex2var_epi8(a, _mm512_load_si512(ix.lo), c);
       b.w[1] = _mm512_permutex2var_epi8(a, _mm512_load_si512(ix.hi), c);
 #else
-      static_assert(Bits != 3, "int3 bf16 blocks need AVX-512 VBMI (kInt3)");
+      static_assert(!IntFamily<Bits>::kSpread, "spread (int3) bf16 blocks need AVX-512 VBMI (kInt3)");
 #endif
     } else {
       b.w[0] = _mm512_loadu_si512(p);
@@ -235,7 +237,7 @@ struct Bf16Dot {
   // Field K of every word of a block as 32 bf16 (int3: K = 0..7 of each piece, the others K = 0..16/Bits-1).
   template <int Bits, int K>
   static W field(const Block<Bits>& b, const W& tab) {
-    if constexpr (Bits == 3) {
+    if constexpr (IntFamily<Bits>::kSpread) {
       if constexpr (K == 0) return _mm512_permutexvar_epi16(b.w[0], tab);
       else if constexpr (K < 5) return _mm512_permutexvar_epi16(_mm512_srli_epi16(b.w[0], 3 * K), tab);
       else return _mm512_permutexvar_epi16(_mm512_srli_epi16(b.w[1], 3 * K - 8), tab);
@@ -268,15 +270,16 @@ struct Bf16Dot {
     }
   };
 #endif
-  template <int Bits, int Q>
+  // Spread: the family's steps are 3-byte pieces (IntFamily::kSpread).
+  template <bool Spread, int Q>
   static W step_reg(const uint8_t* p) {
-    if constexpr (Bits == 3) {
+    if constexpr (Spread) {
 #if defined(__AVX512VBMI__)
       alignas(64) static constexpr BlockInt3Index kIx{};
       const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
       return _mm512_permutex2var_epi8(a, _mm512_load_si512(kIx.ix[Q]), c);
 #else
-      static_assert(Bits != 3, "int3 blocks need AVX-512 VBMI (kInt3)");
+      static_assert(!Spread, "spread (int3) blocks need AVX-512 VBMI (kInt3)");
 #endif
     } else {
       return _mm512_loadu_si512(p + 64 * Q);
@@ -433,7 +436,7 @@ struct Avx2x16 {
   }
   template <int Bits>
   static void dot(I& acc, const U& u, const int8_t* a) {
-    if constexpr (Bits == 4) {
+    if constexpr (!IntFamily<Bits>::kByteFields) {  // nibble fields: vpmaddubsw takes them as they are
       int32_t v;
       std::memcpy(&v, a, 4);
       const __m256i av = _mm256_set1_epi32(v);

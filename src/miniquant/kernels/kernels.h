@@ -54,13 +54,13 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
 bool supports_dynamic(const Scheme& s);
 // True when this build has the VNNI (vpdpbusd) path compiled in.
 bool has_vnni_path();
-// True when this build runs weight-only fields of this width on AVX-512 BF16 dot products (use_isa): int4 and
+// True when this build runs the weight-only fields of s's family on AVX-512 BF16 dot products (use_isa): int4 and
 // int2 where the CPU has AVX-512 BF16, int3 where it also has VBMI (vpermi2b spreads its 3-byte pieces). Each activation
 // split into two bf16 (split_bf16), so the product is W x' with x' = hi + lo, within 2^-16 sum |w x| of fp32
 // activations per output, plus the fp32 accumulation's rounding (and bf16 inputs below 2^-126, which
 // vdpbf16ps counts as zero). Calls with a NaN, an Inf or a magnitude of 2^126 or more among the activations
 // run the fp32 kernels instead (bf16_safe), which propagate them as the reference does.
-bool has_bf16_weight_path(int bits);
+bool has_bf16_weight_path(const Scheme& s);
 
 // An activation as two bf16, x = hi + lo + e: hi = bf16(x), lo = bf16(x - hi), round to nearest even (x - hi
 // is exact in fp32), so |e| <= 2^-8 |x - hi| <= 2^-16 |x|: bf16 keeps 8 significant bits. hi + lo is exact in

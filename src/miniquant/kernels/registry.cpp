@@ -10,10 +10,10 @@ namespace mq {
 
 namespace {
 
-// A family's bit: its position in the format table.
+// A family's bit: its position in the format table (the scheme's identity, Scheme::family; traits_of checks it).
 FamilySet family_bit(const Scheme& s) {
-  const FormatTraits& t = traits_of(s);
-  return FamilySet{1} << static_cast<unsigned>(&t - format_table().data());
+  traits_of(s);
+  return FamilySet{1} << s.family;
 }
 
 bool serves(const KernelRow& r, FamilySet fam, ActMode act) { return (r.families & fam) != 0 && (r.acts & act_bit(act)) != 0; }
@@ -29,6 +29,8 @@ const char* act_label(ActMode a) {
 }
 
 }  // namespace
+
+FamilySet family_set(const Scheme& s) { return family_bit(s); }
 
 FamilySet families_of(std::initializer_list<std::string_view> names) {
   FamilySet set = 0;

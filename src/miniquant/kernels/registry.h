@@ -27,6 +27,8 @@ using ActSet = uint8_t;
 inline constexpr ActSet act_bit(ActMode a) { return static_cast<ActSet>(1u << static_cast<unsigned>(a)); }
 // The families named, e.g. families_of({"int4", "int2"}) (names from the format table; throws on an unknown one).
 FamilySet families_of(std::initializer_list<std::string_view> names);
+// The bit of s's family (its row of the format table, Scheme::family).
+FamilySet family_set(const Scheme& s);
 
 // The activations a row accepts: any; only those where every one is finite and below 2^126 (bf16_safe), which the
 // bf16-dot kernels need to split or round them; or only the others (a NaN, an Inf or a huge value among them).

@@ -30,9 +30,11 @@ void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int thre
 namespace {
 using namespace kdetail;
 
-// True when this build has the bf16 kernels for this field width: AVX-512 BF16, and VBMI for int3.
-constexpr bool bf16_built(int bits) {
-  return Bf16Dot::kAvailable && (bits == 4 || bits == 2 || (bits == 3 && Bf16Dot::kInt3));
+// True when this build has the family's bf16 word kernel: the family has one (int_families.h kWordBf16), the
+// build AVX-512 BF16, and VBMI for a family of spread pieces (int3).
+template <int Bits>
+constexpr bool bf16_built() {
+  return Bf16Dot::kAvailable && IntFamily<Bits>::kWordBf16 && (!IntFamily<Bits>::kSpread || Bf16Dot::kInt3);
 }
 
 // A decoder over every group layout (run_any); the families' portable rows.
@@ -50,7 +52,7 @@ void int_fast_rows(const QTensor& w, const float* x, int64_t n, float* y, int th
 // The bf16-dot kernels (DecIntBf16): weight-only splits each activation into two bf16, +bf16 rounds it to one.
 template <int Bits>
 void bf16_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
-  if constexpr (bf16_built(Bits)) {
+  if constexpr (bf16_built<Bits>()) {
     const bool split = act == ActMode::weight_only;
     if (w.scheme.symmetric) return split ? run_any<DecIntBf16<Bits, true, true>>(w, x, n, y, threads)
                                          : run_any<DecIntBf16<Bits, true, false>>(w, x, n, y, threads);
@@ -61,7 +63,7 @@ void bf16_rows(const QTensor& w, const float* x, int64_t n, float* y, int thread
   }
 }
 template <int Bits>
-bool bf16_on(const QTensor&) { return bf16_built(Bits); }
+bool bf16_on(const QTensor&) { return bf16_built<Bits>(); }
 bool int8_wide_on(const QTensor&) { return DecInt8Wide::kAvailable; }
 bool int4_perm_on(const QTensor&) { return DecInt4Perm::kAvailable; }
 
@@ -78,7 +80,18 @@ void bf16_raw_rows(const QTensor& w, const float* x, int64_t n, float* y, int th
 }
 }  // namespace
 
-bool has_bf16_weight_path(int bits) { return bf16_built(bits); }
+bool has_bf16_weight_path(const Scheme& s) {
+  // The family's first row-major weight-only row that runs on bf16 dots (it needs bf16-safe activations) and is
+  // built here: the registry answers, so a family is asked by its identity, not its width.
+  if (!s.is_integer()) return false;
+  QTensor probe;
+  probe.scheme = s;
+  for (const KernelRow& r : kernel_registry())
+    if (r.layout == Layout::row_major && r.isa && r.needs == Acts::bf16_safe && (r.families & family_set(s)) != 0 &&
+        (r.acts & act_bit(ActMode::weight_only)) != 0 && (!r.runs_on || r.runs_on(probe)))
+      return true;
+  return false;
+}
 
 const char* simd_arch_name() { return xsimd::default_arch::name(); }
 

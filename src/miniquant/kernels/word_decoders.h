@@ -171,9 +171,9 @@ struct DecIntBf16 {
   static constexpr bool kBf16 = true;
   static constexpr bool kSplit = Split;  // activations as hi + lo (two dots per weight) or bf16(x) (one)
   static constexpr int kBits = Bits;
-  static constexpr int F = Bits == 3 ? 16 : 32 / Bits;  // fields per 32-bit lane: the group layout
-  static constexpr int Fw = Bits == 3 ? 8 : 16 / Bits;  // fields per word (piece): bf16 vectors per block
-  static constexpr int64_t kBlockBytes = Bits == 3 ? 6 * L : 4 * L;
+  static constexpr int F = IntFamily<Bits>::kLaneFields;   // fields per 32-bit lane: the group layout
+  static constexpr int Fw = IntFamily<Bits>::kWordFields;  // fields per word (piece): bf16 vectors per block
+  static constexpr int64_t kBlockBytes = IntFamily<Bits>::kWordBlockBytes(L);
   static constexpr bool kScaled = true;
   static constexpr bool kContiguous = false;
   static constexpr bool kSignedTable = Sym;
