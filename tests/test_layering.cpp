@@ -81,7 +81,7 @@ TEST_CASE("src/miniquant: no include runs back up between its folders; no librar
 // One door to every kernel: no code outside a family's own files chooses by a bit width. The integer families'
 // widths are spelled in kernels/int_families.h (one specialization each), the K families' in kquant/ (one file
 // each); everywhere else a kernel is chosen by the family (the registry) and specialised by the facts its
-// IntFamily / KFamily names. A comparison of a width with a nonzero number, or a switch on one, fails this.
+// family struct / KFamily names. A comparison of a width with a nonzero number, or a switch on one, fails this.
 TEST_CASE("src/: no bit-width dispatch outside the families' own files") {
   const fs::path root = fs::path(MQ_SOURCE_DIR) / "src";
   const std::regex compare(R"re(\b(bits|Bits)\s*(==|!=)\s*[1-9])re"), swtch(R"re(switch\s*\([^)]*\b(bits|Bits)\b)re");

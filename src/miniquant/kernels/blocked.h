@@ -35,24 +35,23 @@
 namespace mq {
 
 // A family's block layout at run time, for the code that walks fields one by one (pack_blocked, unpack_blocked):
-// its IntFamily's facts (int_families.h, where each family's Step struct and slot() are the one statement of the
-// layout above), one row per family in block_layouts(). The kernels, templates over the family, read IntFamily.
+// its family's facts (int_families.h, where each family's Step struct and slot() are the one statement of the
+// layout above), one row per family in block_layouts(). The kernels, templates over the family, read those.
 struct BlockLayout {
   std::string_view family;  // the format table's name
   int bits = 0;             // field width
-  int64_t step_columns = 0; // columns of one step (IntFamily::kColumns)
-  int64_t step_bytes = 0;   // bytes of one step of one block (sizeof(IntFamily::Step))
+  int64_t step_columns = 0; // columns of one step (the family's kColumns)
+  int64_t step_bytes = 0;   // bytes of one step of one block (sizeof of the family's Step)
   BlockSlot (*slot)(int64_t lane, int64_t c) = nullptr;
 };
 // One row per integer family that has the 16-row block layout.
 const std::vector<BlockLayout>& block_layouts();
 // The block layout of s's family, or null when the family has none (floats, K families).
 const BlockLayout* block_layout(const Scheme& s);
-// The row of family F (a template over the family's IntFamily specialization).
-template <int Bits>
-BlockLayout block_layout_of(std::string_view family) {
-  using F = IntFamily<Bits>;
-  return {family, Bits, F::kColumns, static_cast<int64_t>(sizeof(typename F::Step)), [](int64_t lane, int64_t c) { return F::slot(lane, c); }};
+// The row of family F (an integer family of int_families.h).
+template <class F>
+BlockLayout block_layout_of() {
+  return {F::kName, F::kBits, F::kColumns, static_cast<int64_t>(sizeof(typename F::Step)), [](int64_t lane, int64_t c) { return F::slot(lane, c); }};
 }
 
 // The field at sl, and OR-ing a field into a zeroed slot (a straddling int3 field touches the next byte).

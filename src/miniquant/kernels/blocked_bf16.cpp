@@ -11,7 +11,7 @@
 //
 // Decode: in a k8 step lane l's 32-bit word holds columns 8s .. 8s+7 (byte b: low nibble column b, high
 // nibble column 4 + b). Bf16Dot::field<4, K> reads bits 4K .. 4K+3 of each 16-bit half through the bf16 word
-// table, so field K of the two halves is columns (0, 2), (4, 6), (1, 3), (5, 7) for K = 0 .. 3 (IntFamily<4>::pair_cols),
+// table, so field K of the two halves is columns (0, 2), (4, 6), (1, 3), (5, 7) for K = 0 .. 3 (Int4Family::pair_cols),
 // and vdpbf16ps multiplies them by the matching activation pair broadcast to all lanes. The word table takes
 // the symmetric zero-point off (u - 8, exact in bf16); asymmetric schemes start each group's sum at
 // -z * sum(x') instead.
@@ -76,7 +76,7 @@ struct PairActs {
 // pair words (hi / lo), else the twin's floats (fh / fl). Fills the calling thread's buffer and returns it:
 // assign keeps the capacity, so a warm decode call allocates nothing (the row-major kernels keep a thread_local
 // Plan for the same reason: malloc / free was half the time outside the tile on 256x256).
-template <int Bits>
+template <class Fam>
 const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool split, bool raw, bool words) {
   thread_local PairActs buffer;
   PairActs& a = buffer;
@@ -110,10 +110,10 @@ const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool
     if (words) {
       uint32_t* hw = a.hi.data() + t * a.ld;
       uint32_t* lw = a.split ? a.lo.data() + t * a.ld : nullptr;
-      constexpr int64_t kc = IntFamily<Bits>::kColumns, kw = kc / 2;  // columns, pair words per step
+      constexpr int64_t kc = Fam::kColumns, kw = kc / 2;  // columns, pair words per step
       for (int64_t s = 0; s < w.cols_pad / kc; ++s)
         for (int k = 0; k < kw; ++k) {
-          const auto [p0, p1] = IntFamily<Bits>::pair_cols(k);
+          const auto [p0, p1] = Fam::pair_cols(k);
           const int64_t c0 = kc * s + p0, c1 = kc * s + p1;
           hw[kw * s + k] = uint32_t{th[c0]} | (uint32_t{th[c1]} << 16);
           if (lw) lw[kw * s + k] = uint32_t{tl[c0]} | (uint32_t{tl[c1]} << 16);
@@ -139,7 +139,7 @@ const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool
 // The portable twin: the same sums per row and group (field values u - z times x', the hi and lo halves in two
 // partial sums, each group's sum scaled by one fma), in plain loops over the QTensor-order fields. Also the fp32
 // path for activations that cannot be split (raw PairActs).
-template <int Bits>
+template <class Fam>
 void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t b = 0; b < w.blocks; ++b) {
@@ -152,7 +152,7 @@ void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
           const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
           float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
           for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) {
-            const int u = block_field(codes, IntFamily<Bits>::slot(l, c), Bits);
+            const int u = block_field(codes, Fam::slot(l, c), Fam::kBits);
             const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
             const int64_t at = t * w.cols_pad + c;
             p0 = std::fma(v, a.fh[at], p0);
@@ -177,16 +177,16 @@ struct LowNibbles {
 // Blocks b0 .. b0+R-1 x tokens t0 .. t0+T-1. Per group each (block, token) keeps two partial sums: hi and lo
 // with the split, even and odd fields without; so 2 R T chains (16 for R = 8, T = 1 and R = 2, T = 4).
 // Registers: 2 R T partials + R T outputs + the table(s), the codes and one decoded field (27-29 of 32 zmm).
-template <int Bits, int R, int T, bool Split, bool Sym>
+template <class Fam, int R, int T, bool Split, bool Sym>
 void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, float* y) {
   using B = Bf16Dot;
   using W = B::W;
   using A = B::A;
   // The family's view of a step (int_families.h): field F's register, shift, activation pair, low nibble or not.
-  using SF = IntFamily<Bits>;
+  using SF = Fam;
   constexpr int kStep = static_cast<int>(sizeof(typename SF::Step));  // bytes of one step of one block
   constexpr int kWords = static_cast<int>(SF::kColumns) / 2;          // activation pair words per step
-  // int4 / int3 / int2: u - 2^(Bits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
+  // int4 / int3 / int2: u - 2^(kBits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
   const W tab = B::table<SF::kFieldBits, Sym ? SF::kTableZero : 0>();
   alignas(64) static constexpr LowNibbles kLow{};
   [[maybe_unused]] const W tlo = SF::kByteFields ? B::load(kLow.t) : tab;
@@ -288,11 +288,11 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
 }
 
 // Tokens t0 .. t0+T-1 over blocks b0 .. b1-1: 2-block tiles, a last odd block alone.
-template <int Bits, int T, bool Split, bool Sym>
+template <class Fam, int T, bool Split, bool Sym>
 void blocks(const BlockedCodes& w, int64_t b0, int64_t b1, const PairActs& a, int64_t t0, float* y) {
   int64_t b = b0;
-  for (; b + 2 <= b1; b += 2) tile<Bits, 2, T, Split, Sym>(w, b, a, t0, y);
-  if (b < b1) tile<Bits, 1, T, Split, Sym>(w, b, a, t0, y);
+  for (; b + 2 <= b1; b += 2) tile<Fam, 2, T, Split, Sym>(w, b, a, t0, y);
+  if (b < b1) tile<Fam, 1, T, Split, Sym>(w, b, a, t0, y);
 }
 
 // int8 with many tokens: the block tile above runs each byte as two nibbles (a 256-entry table does not fit a
@@ -308,7 +308,7 @@ void blocks(const BlockedCodes& w, int64_t b0, int64_t b1, const PairActs& a, in
 constexpr int64_t deq_tokens(bool split) { return split ? 8 : 16; }
 
 // The dequantized words of R blocks: (block, step, pair k, 32 words), step = 8 columns, lane l's words 2l, 2l + 1
-// = columns IntFamily<8>::pair_cols(k) of row 16 b + l: the order of the activation pair words, so pair k multiplies word k.
+// = columns Int8Family::pair_cols(k) of row 16 b + l: the order of the activation pair words, so pair k multiplies word k.
 constexpr int64_t kDeqStepWords = 4 * 32;
 
 template <bool Sym>
@@ -416,7 +416,7 @@ void run_deq(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   }
 }
 
-template <int Bits, bool Split, bool Sym>
+template <class Fam, bool Split, bool Sym>
 void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   // One token: 8 blocks (128 rows) per work item, one tile. Several: 8 blocks per item too, in 2-block x 4-token
   // tiles, token tiles outside: a tile's activations (64 KB for 4 tokens at 4096 columns with the split) stay in
@@ -424,7 +424,7 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   // 4096 columns) stay in L2 for the next token tile. With 2-block items and the token tiles inside, 64 tokens'
   // activations (1 MB) were re-read from L3 for every item: 4096x4096 int8-per-channel at 64 tokens ran 0.86x Eigen
   // fp32 on 2 threads (1.27x on 1).
-  if constexpr (IntFamily<Bits>::kByteFields)
+  if constexpr (Fam::kByteFields)
     if (a.n >= deq_tokens(Split)) return run_deq<Split, Sym>(w, a, y, threads);
   constexpr int64_t kItem = 8;
   const int64_t items = (w.blocks + kItem - 1) / kItem;
@@ -432,15 +432,15 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
   for (int64_t it = 0; it < items; ++it) {
     const int64_t b0 = it * kItem, b1 = std::min(w.blocks, b0 + kItem);
     if (a.n == 1) {
-      if (b1 - b0 == kItem) tile<Bits, kItem, 1, Split, Sym>(w, b0, a, 0, y);
-      else for (int64_t b = b0; b < b1; ++b) tile<Bits, 1, 1, Split, Sym>(w, b, a, 0, y);
+      if (b1 - b0 == kItem) tile<Fam, kItem, 1, Split, Sym>(w, b0, a, 0, y);
+      else for (int64_t b = b0; b < b1; ++b) tile<Fam, 1, 1, Split, Sym>(w, b, a, 0, y);
       continue;
     }
     int64_t t0 = 0;
-    for (; t0 + 4 <= a.n; t0 += 4) blocks<Bits, 4, Split, Sym>(w, b0, b1, a, t0, y);
-    if (a.n - t0 == 3) blocks<Bits, 3, Split, Sym>(w, b0, b1, a, t0, y);
-    if (a.n - t0 == 2) blocks<Bits, 2, Split, Sym>(w, b0, b1, a, t0, y);
-    if (a.n - t0 == 1) blocks<Bits, 1, Split, Sym>(w, b0, b1, a, t0, y);
+    for (; t0 + 4 <= a.n; t0 += 4) blocks<Fam, 4, Split, Sym>(w, b0, b1, a, t0, y);
+    if (a.n - t0 == 3) blocks<Fam, 3, Split, Sym>(w, b0, b1, a, t0, y);
+    if (a.n - t0 == 2) blocks<Fam, 2, Split, Sym>(w, b0, b1, a, t0, y);
+    if (a.n - t0 == 1) blocks<Fam, 1, Split, Sym>(w, b0, b1, a, t0, y);
   }
 }
 #endif
@@ -451,32 +451,32 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 namespace kdetail {
 namespace {
 // True when this build has the family's ISA tile: AVX-512 BF16, and VBMI for a family of spread pieces (int3).
-template <int Bits>
-constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (!IntFamily<Bits>::kSpread || Bf16Dot::kInt3); }
+template <class Fam>
+constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (!Fam::kSpread || Bf16Dot::kInt3); }
 
-// The family's blocks16 row (Bits: its field width) in weight-only and +bf16 mode.
-template <int Bits>
+// The family's blocks16 row (Fam: its family, int_families.h) in weight-only and +bf16 mode.
+template <class Fam>
 // Reached only through the row, whose modes are weight-only and +bf16 (gemm_blocked_bf16 refuses the dynamic ones).
 void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked_bf16")) return;
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
-  const bool isa = use_isa && isa_tile_built<Bits>() && !raw;  // else the twin runs
-  const PairActs& a = make_acts<Bits>(w, x, n, split, raw, isa);
+  const bool isa = use_isa && isa_tile_built<Fam>() && !raw;  // else the twin runs
+  const PairActs& a = make_acts<Fam>(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
-  if constexpr (isa_tile_built<Bits>()) {
+  if constexpr (isa_tile_built<Fam>()) {
     if (isa) {
-      if (w.scheme.symmetric) return split ? run_isa<Bits, true, true>(w, a, y, nt) : run_isa<Bits, false, true>(w, a, y, nt);
-      return split ? run_isa<Bits, true, false>(w, a, y, nt) : run_isa<Bits, false, false>(w, a, y, nt);
+      if (w.scheme.symmetric) return split ? run_isa<Fam, true, true>(w, a, y, nt) : run_isa<Fam, false, true>(w, a, y, nt);
+      return split ? run_isa<Fam, true, false>(w, a, y, nt) : run_isa<Fam, false, false>(w, a, y, nt);
     }
   }
 #endif
-  twin<Bits>(w, a, y, nt);
+  twin<Fam>(w, a, y, nt);
 }
 
-template <int Bits>
-bool tile_on(const QTensor& w) { return isa_tile_built<Bits>() && blockable(w); }
+template <class Fam>
+bool tile_on(const QTensor& w) { return isa_tile_built<Fam>() && blockable(w); }
 }  // namespace
 }  // namespace kdetail
 
@@ -487,15 +487,15 @@ void gemm_blocked_bf16(const BlockedCodes& w, const float* x, int64_t n, float* 
 
 std::vector<KernelRow> kernel_rows_blocked_bf16() {
   // Where the tile is built the block layout is faster than the row-major kernels (bench/HISTORY.md, 2026-11-26).
-  // One row per family, its field width a template argument (the map prints them merged).
-  const auto row = []<int Bits>(FamilySet f) {
-    return KernelRow{f, act_bit(ActMode::weight_only) | act_bit(ActMode::bf16), Layout::blocks16, Acts::any, true,
-                     kdetail::tile_on<Bits>, nullptr, kdetail::tile_rows<Bits>, "AVX-512 BF16 (int3: + VBMI)",
+  // One row per family, the family a template argument (the map prints them merged).
+  const auto row = []<class Fam>() {
+    return KernelRow{families_of({Fam::kName}), act_bit(ActMode::weight_only) | act_bit(ActMode::bf16), Layout::blocks16, Acts::any, true,
+                     kdetail::tile_on<Fam>, nullptr, kdetail::tile_rows<Fam>, "AVX-512 BF16 (int3: + VBMI)",
                      "`gemm_blocked_bf16`: a row's dot in one lane, `vdpbf16ps` chains (`blocked_bf16.cpp`)",
                      "`twin` in the same file", "`test_blocked`"};
   };
-  return {row.template operator()<8>(families_of({"int8"})), row.template operator()<4>(families_of({"int4"})),
-          row.template operator()<3>(families_of({"int3"})), row.template operator()<2>(families_of({"int2"}))};
+  return {row.template operator()<Int8Family>(), row.template operator()<Int4Family>(), row.template operator()<Int3Family>(),
+          row.template operator()<Int2Family>()};
 }
 
 }  // namespace mq

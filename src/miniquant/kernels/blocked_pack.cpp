@@ -24,8 +24,8 @@ int64_t group_columns(const QTensor& w, const BlockLayout& l) {
 }  // namespace
 
 const std::vector<BlockLayout>& block_layouts() {
-  static const std::vector<BlockLayout> t = {block_layout_of<8>("int8"), block_layout_of<4>("int4"),
-                                             block_layout_of<3>("int3"), block_layout_of<2>("int2")};
+  static const std::vector<BlockLayout> t = {block_layout_of<Int8Family>(), block_layout_of<Int4Family>(),
+                                             block_layout_of<Int3Family>(), block_layout_of<Int2Family>()};
   return t;
 }
 

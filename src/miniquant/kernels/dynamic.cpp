@@ -52,7 +52,7 @@ struct Portable16 {
       hi.v[i] = static_cast<uint8_t>(w.v[i] >> 4);
     }
   }
-  template <int Bits>
+  template <bool ByteFields>  // any field width: the bytes as they are
   static void dot(I& acc, const U& u, const int8_t* a) {
     for (int l = 0; l < 16; ++l)
       for (int q = 0; q < 4; ++q) acc.v[l] += int32_t{u.v[4 * l + q]} * int32_t{a[q]};
@@ -154,7 +154,7 @@ inline constexpr bool kSplitBytes = split_bytes<Isa>();
 // group loop, gcc 12 copies each vpdpbusd accumulator to another register and back every step; as
 // tuple members expanded from an index pack, in a function of its own, it keeps them in place, as
 // clang 14 does either way (bench/README.md).
-template <class Isa, int Bits, int R, int T, bool Split, size_t... P>
+template <class Isa, class Fam, int R, int T, bool Split, size_t... P>
 __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I* acc2, const uint8_t* const* wp,
                                            const int8_t* const* ap, int64_t steps, int64_t step_bytes,
                                            std::index_sequence<P...>) {
@@ -170,15 +170,15 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
     auto block = [&]<size_t r, size_t... K>(std::integral_constant<size_t, r>, std::index_sequence<K...>) {
       const uint8_t* q = wp[r] + s * step_bytes;
       __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 / 16 int8 steps ahead (blocked.h); past the end is harmless
-      if constexpr (IntFamily<Bits>::kByteFields) __builtin_prefetch(q + kBlockPrefetchBytes + 64);  // a 128-byte step
+      if constexpr (Fam::kByteFields) __builtin_prefetch(q + kBlockPrefetchBytes + 64);  // a 128-byte step
       U u0, u1;
-      if constexpr (IntFamily<Bits>::kByteFields) {
+      if constexpr (Fam::kByteFields) {
         u0 = Isa::load(q);
         u1 = Isa::load(q + 64);
       } else {
         Isa::nibbles(Isa::load(q), u0, u1);
       }
-      if constexpr (IntFamily<Bits>::kByteFields && kSplitBytes<Isa>) {
+      if constexpr (Fam::kByteFields && kSplitBytes<Isa>) {
         // AVX2: int8 fields go through vpmaddubsw as nibbles; split once here for all T tokens.
         U l0, h0, l1, h1;
         Isa::nibbles(u0, l0, h0);
@@ -186,8 +186,8 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
         (Isa::dot_split(std::get<r * T + K>(a1), l0, h0, ap[K] + off), ...);
         (Isa::dot_split(std::get<r * T + K>(second), l1, h1, ap[K] + off + 4), ...);
       } else {
-        (Isa::template dot<Bits>(std::get<r * T + K>(a1), u0, ap[K] + off), ...);
-        (Isa::template dot<Bits>(std::get<r * T + K>(second), u1, ap[K] + off + 4), ...);
+        (Isa::template dot<Fam::kByteFields>(std::get<r * T + K>(a1), u0, ap[K] + off), ...);
+        (Isa::template dot<Fam::kByteFields>(std::get<r * T + K>(second), u1, ap[K] + off + 4), ...);
       }
     };
     [&]<size_t... Rs>(std::index_sequence<Rs...>) {
@@ -199,7 +199,7 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
 }
 
 // y[t0 .. t0+T, 16*b0 .. 16*(b0+R)) for blocks b0 .. b0+R-1 and tokens t0 .. t0+T-1.
-template <class Isa, int Bits, bool Sym, int R, int T>
+template <class Isa, class Fam, bool Sym, int R, int T>
 void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y) {
   using I = typename Isa::I;
   using Fv = typename Isa::Fv;
@@ -220,7 +220,7 @@ void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y
         acc[r * T + t] = Sym ? Isa::iset(-w.zero_sym * p.sum[gi]) : Isa::izeros(w.block_zeros(b0 + r, g), p.sum[gi]);
       }
     for (int t = 0; t < T; ++t) ap[t] = p.a.data() + (t0 + t) * p.ld + g * w.group_k;
-    group_steps<Isa, Bits, R, T, kSplit>(acc, acc2, wp, ap, steps, w.step_bytes, std::make_index_sequence<R * T>());
+    group_steps<Isa, Fam, R, T, kSplit>(acc, acc2, wp, ap, steps, w.step_bytes, std::make_index_sequence<R * T>());
     for (int r = 0; r < R; ++r) {
       wp[r] += steps * w.step_bytes;
       const Fv sv = Isa::scales(w.block_scales(b0 + r, g));
@@ -242,17 +242,17 @@ void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y
 }
 
 // Tokens t0 .. n-1 of block b in tiles of Isa::kTileTokens, then the remainder.
-template <class Isa, int Bits, bool Sym, int T = Isa::kTileTokens>
+template <class Isa, class Fam, bool Sym, int T = Isa::kTileTokens>
 void block_tokens(const BlockedCodes& w, int64_t b, const Acts& p, int64_t t0, float* y) {
   if constexpr (T == 0) {
     return;
   } else {
-    for (; t0 + T <= p.n; t0 += T) tile<Isa, Bits, Sym, 1, T>(w, b, p, t0, y);
-    if (t0 < p.n) block_tokens<Isa, Bits, Sym, T - 1>(w, b, p, t0, y);
+    for (; t0 + T <= p.n; t0 += T) tile<Isa, Fam, Sym, 1, T>(w, b, p, t0, y);
+    if (t0 < p.n) block_tokens<Isa, Fam, Sym, T - 1>(w, b, p, t0, y);
   }
 }
 
-template <class Isa, int Bits, bool Sym>
+template <class Isa, class Fam, bool Sym>
 void run(const BlockedCodes& w, const Acts& p, float* y, int threads) {
   // One int8 row (an int8 token): kDecodeBlocks blocks (64 rows) per tile, for 8 independent accumulator
   // chains on VNNI. Two rows (a 16-bit token's two halves, or two int8 tokens): half as many blocks x
@@ -265,21 +265,21 @@ void run(const BlockedCodes& w, const Acts& p, float* y, int threads) {
   for (int64_t it = 0; it < items; ++it) {
     const int64_t b0 = it * per_item, b1 = std::min(w.blocks, b0 + per_item);
     if (p.n == 1 && b1 - b0 == kR1) {
-      tile<Isa, Bits, Sym, kR1, 1>(w, b0, p, 0, y);
+      tile<Isa, Fam, Sym, kR1, 1>(w, b0, p, 0, y);
       continue;
     }
     if (p.n == 2 && b1 - b0 == kR2) {
-      tile<Isa, Bits, Sym, kR2, 2>(w, b0, p, 0, y);
+      tile<Isa, Fam, Sym, kR2, 2>(w, b0, p, 0, y);
       continue;
     }
-    for (int64_t b = b0; b < b1; ++b) block_tokens<Isa, Bits, Sym>(w, b, p, 0, y);
+    for (int64_t b = b0; b < b1; ++b) block_tokens<Isa, Fam, Sym>(w, b, p, 0, y);
   }
 }
 
-template <class Isa, int Bits>
+template <class Isa, class Fam>
 void dispatch(const BlockedCodes& w, const Acts& p, float* y, int threads) {
-  if (w.scheme.symmetric) return run<Isa, Bits, true>(w, p, y, threads);
-  return run<Isa, Bits, false>(w, p, y, threads);
+  if (w.scheme.symmetric) return run<Isa, Fam, true>(w, p, y, threads);
+  return run<Isa, Fam, false>(w, p, y, threads);
 }
 
 }  // namespace
@@ -298,9 +298,9 @@ const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
 namespace kdetail {
 namespace {
-// The family's blocks16 row (Bits: its field width, 8 or 4): +a8 / +a16 on the 16-row blocks. Reached only through
+// The family's blocks16 row (Fam: its family, int8 or int4): +a8 / +a16 on the 16-row blocks. Reached only through
 // its rows, whose modes are the dynamic ones.
-template <int Bits>
+template <class Fam>
 void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
   const int nt = effective_threads(threads, w.rows * w.cols * n);
@@ -309,8 +309,8 @@ void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, in
   thread_local std::vector<float> halves;
   halves.assign(act == ActMode::dynamic_int16 ? static_cast<size_t>(2 * n * w.rows) : 0, 0.0f);
   float* out = halves.empty() ? y : halves.data();
-  if (use_isa) dispatch<FastIsa, Bits>(w, p, out, nt);
-  else dispatch<Portable16, Bits>(w, p, out, nt);
+  if (use_isa) dispatch<FastIsa, Fam>(w, p, out, nt);
+  else dispatch<Portable16, Fam>(w, p, out, nt);
   if (halves.empty()) return;
   for (int64_t t = 0; t < n; ++t) {
     const float* h = out + 2 * t * w.rows;
@@ -330,9 +330,9 @@ void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, in
 namespace {
 bool blockable_on(const QTensor& w) { return blockable(w); }
 // gemm() on a QTensor: one-off calls pack here (QuantizedLinear packs once, at construction).
-template <int Bits, bool Isa>
+template <class Fam, bool Isa>
 void packed_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
-  kdetail::blocked_rows<Bits>(pack_blocked(w), x, n, y, threads, act, Isa);
+  kdetail::blocked_rows<Fam>(pack_blocked(w), x, n, y, threads, act, Isa);
 }
 // Tensors without the layout (a group width that is not whole steps): the scalar reference is the kernel.
 void ref_rows(const QTensor& w, const float* x, int64_t n, float* y, int, ActMode act, bool) { gemm_dynamic_ref(w, x, n, y, act); }
@@ -342,14 +342,15 @@ std::vector<KernelRow> kernel_rows_dynamic() {
   const ActSet dyn = act_bit(ActMode::dynamic_int8) | act_bit(ActMode::dynamic_int16);
   constexpr std::string_view kKernel =
       "`gemm_blocked`: `Vnni16`, else `Avx2x16`, else `Portable16` (`dynamic.cpp`, `isa_x86.h`)";
-  // One set of rows per family, its field width a template argument (the map prints them merged).
-  const auto rows = [&]<int Bits>(FamilySet f) {
+  // One set of rows per family, the family a template argument (the map prints them merged).
+  const auto rows = [&]<class Fam>() {
+    const FamilySet f = families_of({Fam::kName});
     return std::vector<KernelRow>{
-        {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, kdetail::blocked_rows<Bits>,
+        {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, kdetail::blocked_rows<Fam>,
          "AVX-512 VNNI / AVX2, else plain loops", kKernel, "`gemm_dynamic_ref`", "`test_blocked`"},
-        {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<Bits, true>, nullptr, "AVX-512 VNNI / AVX2, else plain loops",
+        {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<Fam, true>, nullptr, "AVX-512 VNNI / AVX2, else plain loops",
          "packs per call, then `gemm_blocked`", "`gemm_dynamic_ref`", "`test_blocked`"},
-        {f, dyn, Layout::row_major, Acts::any, false, blockable_on, packed_rows<Bits, false>, nullptr, "any",
+        {f, dyn, Layout::row_major, Acts::any, false, blockable_on, packed_rows<Fam, false>, nullptr, "any",
          "packs per call, then `gemm_blocked`'s `Portable16`", "`gemm_dynamic_ref`", "`test_blocked`"},
         {f, dyn, Layout::row_major, Acts::any, false, nullptr, ref_rows, nullptr, "any (groups the layout cannot take)",
          "`gemm_dynamic_ref` itself", "-", "`test_kernels`"},
@@ -357,7 +358,7 @@ std::vector<KernelRow> kernel_rows_dynamic() {
   };
   // Interleaved (int8's first row, int4's first row, ...): each family keeps its own order, and the kernel map
   // merges the pairs, which differ only in their families.
-  const std::vector<KernelRow> r8 = rows.template operator()<8>(families_of({"int8"})), r4 = rows.template operator()<4>(families_of({"int4"}));
+  const std::vector<KernelRow> r8 = rows.template operator()<Int8Family>(), r4 = rows.template operator()<Int4Family>();
   std::vector<KernelRow> all;
   for (size_t i = 0; i < r8.size(); ++i) all.push_back(r8[i]), all.push_back(r4[i]);
   return all;

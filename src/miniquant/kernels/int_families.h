@@ -1,8 +1,9 @@
-// The integer families' layouts as the kernels read them: one specialization of IntFamily per family of the
-// format table (int8, int4, int3, int2), in the spirit of ggml's one struct per block. Every fact a kernel needs
-// about a family's width lives here, named for what it is (fields of whole bytes, 3-byte pieces, ...), so the
-// kernels are templates over a family and branch on these names, never on the width; a new integer family is
-// a new specialization (and a row in block_layouts(), blocked_pack.cpp, if it has the 16-row block layout).
+// The integer families' layouts as the kernels read them: one struct per family of the format table (Int8Family,
+// Int4Family, Int3Family, Int2Family), in the spirit of ggml's one struct per block. Every fact a kernel needs about
+// a family lives here, named for what it is (fields of whole bytes, 3-byte pieces, ...): the kernels are templates
+// over the family type (never over its width) and branch on these names. A new integer family, even a second one
+// of the same width, is a new struct here, a format-table row of the same name, and its kernel rows (the family
+// as a template argument); and a row in block_layouts() (blocked_pack.cpp) if it has the 16-row block layout.
 //
 // Two layouts per family:
 // - the 16-row block layout (blocked.h): per block of 16 output rows, steps of kColumns input columns; Step is
@@ -11,6 +12,7 @@
 //   fields per lane and per word.
 #pragma once
 #include <cstdint>
+#include <string_view>
 #include <utility>
 
 namespace mq {
@@ -22,10 +24,8 @@ struct BlockSlot {
   int shift;
 };
 
-template <int Bits>
-struct IntFamily;  // no primary template: a width without a family has no layout
-
-// Members of every specialization:
+// Members of every family:
+//   kName, kBits             its row of the format table, and its field width (arithmetic only: never chooses code)
 //   Step, kColumns           one step of one block, and the columns it covers (per lane)
 //   slot(lane, c)            the field's place in a block (c counts from the block's first column)
 //   pair_cols(k)             the two columns of a step that bf16 activation pair k multiplies (word k of the
@@ -44,8 +44,9 @@ struct IntFamily;  // no primary template: a width without a family has no layou
 //                            that decoder's fields per 32-bit lane, fields per word (per piece), and bytes of
 //                            one block of L lanes
 
-template <>
-struct IntFamily<8> {
+struct Int8Family {
+  static constexpr std::string_view kName = "int8";  // its row of the format table
+  static constexpr int kBits = 8;                     // field width
   struct Step {  // 8 columns x 16 rows of byte fields: [half][lane][byte] = field(r, 8s + 4 half + byte)
     uint8_t half[2][16][4];
   };
@@ -70,8 +71,9 @@ struct IntFamily<8> {
   static constexpr bool kWordBf16 = false;
 };
 
-template <>
-struct IntFamily<4> {
+struct Int4Family {
+  static constexpr std::string_view kName = "int4";  // its row of the format table
+  static constexpr int kBits = 4;                     // field width
   struct Step {  // 8 columns x 16 rows of nibbles: [lane][byte], low nibble column b, high nibble column 4 + b
     uint8_t lane[16][4];
   };
@@ -96,8 +98,9 @@ struct IntFamily<4> {
   static constexpr int64_t kWordBlockBytes(int64_t lanes) { return 4 * lanes; }
 };
 
-template <>
-struct IntFamily<3> {
+struct Int3Family {
+  static constexpr std::string_view kName = "int3";  // its row of the format table
+  static constexpr int kBits = 3;                     // field width
   struct Step {  // 16 columns x 16 rows of 3-bit fields: [lane][piece][byte], piece p = columns 8p .. 8p+7
     uint8_t lane[16][2][3];
   };
@@ -126,8 +129,9 @@ struct IntFamily<3> {
   static constexpr int64_t kWordBlockBytes(int64_t lanes) { return 6 * lanes; }
 };
 
-template <>
-struct IntFamily<2> {
+struct Int2Family {
+  static constexpr std::string_view kName = "int2";  // its row of the format table
+  static constexpr int kBits = 2;                     // field width
   struct Step {  // 16 columns x 16 rows of 2-bit fields: [lane][byte], byte b bits 2j .. 2j+1 = column 4b + j
     uint8_t lane[16][4];
   };

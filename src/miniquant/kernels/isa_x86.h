@@ -13,8 +13,6 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "miniquant/kernels/int_families.h"
-
 #if defined(__AVX512F__)
 #include <immintrin.h>
 namespace mq::kdetail {
@@ -199,9 +197,9 @@ struct Bf16Dot {
   // vpermi2b over two registers: lo word i = bytes 3i, 3i+1 (fields 0-4 at bits 0, 3, .., 12), hi word i =
   // bytes 3i+1, 3i+2 (fields 5-7 at bits 7, 10, 13). Word i = piece i, so fp32 lane j sums pieces 2j and
   // 2j+1 (fields 16j .. 16j+15). Nothing past the block is read (the second load is masked to 32 bytes).
-  template <int Bits>
+  template <bool Spread>  // the family's kSpread (int_families.h)
   struct Block {
-    W w[IntFamily<Bits>::kSpread ? 2 : 1];
+    W w[Spread ? 2 : 1];
   };
 #if defined(__AVX512VBMI__)
   static constexpr bool kInt3 = true;
@@ -217,17 +215,17 @@ struct Bf16Dot {
 #else
   static constexpr bool kInt3 = false;
 #endif
-  template <int Bits>
-  static Block<Bits> block(const uint8_t* p) {
-    Block<Bits> b;
-    if constexpr (IntFamily<Bits>::kSpread) {
+  template <bool Spread>
+  static Block<Spread> block(const uint8_t* p) {
+    Block<Spread> b;
+    if constexpr (Spread) {
 #if defined(__AVX512VBMI__)
       alignas(64) static constexpr Int3Index ix{};
       const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
       b.w[0] = _mm512_permutex2var_epi8(a, _mm512_load_si512(ix.lo), c);
       b.w[1] = _mm512_permutex2var_epi8(a, _mm512_load_si512(ix.hi), c);
 #else
-      static_assert(!IntFamily<Bits>::kSpread, "spread (int3) bf16 blocks need AVX-512 VBMI (kInt3)");
+      static_assert(!Spread, "spread (int3) bf16 blocks need AVX-512 VBMI (kInt3)");
 #endif
     } else {
       b.w[0] = _mm512_loadu_si512(p);
@@ -235,9 +233,9 @@ struct Bf16Dot {
     return b;
   }
   // Field K of every word of a block as 32 bf16 (int3: K = 0..7 of each piece, the others K = 0..16/Bits-1).
-  template <int Bits, int K>
-  static W field(const Block<Bits>& b, const W& tab) {
-    if constexpr (IntFamily<Bits>::kSpread) {
+  template <int Bits, int K, bool Spread>
+  static W field(const Block<Spread>& b, const W& tab) {
+    if constexpr (Spread) {
       if constexpr (K == 0) return _mm512_permutexvar_epi16(b.w[0], tab);
       else if constexpr (K < 5) return _mm512_permutexvar_epi16(_mm512_srli_epi16(b.w[0], 3 * K), tab);
       else return _mm512_permutexvar_epi16(_mm512_srli_epi16(b.w[1], 3 * K - 8), tab);
@@ -270,7 +268,7 @@ struct Bf16Dot {
     }
   };
 #endif
-  // Spread: the family's steps are 3-byte pieces (IntFamily::kSpread).
+  // Spread: the family's steps are 3-byte pieces (the family's kSpread, int_families.h).
   template <bool Spread, int Q>
   static W step_reg(const uint8_t* p) {
     if constexpr (Spread) {
@@ -360,8 +358,8 @@ struct Vnni16 {
     hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
   }
   // acc += u . (a[0..3] broadcast) per lane: vpdpbusd with an embedded {1to16} broadcast (exact for
-  // any field width, so Bits plays no part).
-  template <int Bits>
+  // any field width, so ByteFields plays no part).
+  template <bool ByteFields>
   static void dot(I& acc, const U& u, const int8_t* a) {
     int32_t v;
     std::memcpy(&v, a, 4);
@@ -434,9 +432,9 @@ struct Avx2x16 {
       hi.h[k] = _mm256_and_si256(_mm256_srli_epi16(w.h[k], 4), m);
     }
   }
-  template <int Bits>
+  template <bool ByteFields>
   static void dot(I& acc, const U& u, const int8_t* a) {
-    if constexpr (!IntFamily<Bits>::kByteFields) {  // nibble fields: vpmaddubsw takes them as they are
+    if constexpr (!ByteFields) {  // nibble fields: vpmaddubsw takes them as they are
       int32_t v;
       std::memcpy(&v, a, 4);
       const __m256i av = _mm256_set1_epi32(v);

@@ -32,9 +32,9 @@ using namespace kdetail;
 
 // True when this build has the family's bf16 word kernel: the family has one (int_families.h kWordBf16), the
 // build AVX-512 BF16, and VBMI for a family of spread pieces (int3).
-template <int Bits>
+template <class Fam>
 constexpr bool bf16_built() {
-  return Bf16Dot::kAvailable && IntFamily<Bits>::kWordBf16 && (!IntFamily<Bits>::kSpread || Bf16Dot::kInt3);
+  return Bf16Dot::kAvailable && Fam::kWordBf16 && (!Fam::kSpread || Bf16Dot::kInt3);
 }
 
 // A decoder over every group layout (run_any); the families' portable rows.
@@ -50,20 +50,20 @@ void int_fast_rows(const QTensor& w, const float* x, int64_t n, float* y, int th
   else run_any<Portable>(w, x, n, y, threads);
 }
 // The bf16-dot kernels (DecIntBf16): weight-only splits each activation into two bf16, +bf16 rounds it to one.
-template <int Bits>
+template <class Fam>
 void bf16_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
-  if constexpr (bf16_built<Bits>()) {
+  if constexpr (bf16_built<Fam>()) {
     const bool split = act == ActMode::weight_only;
-    if (w.scheme.symmetric) return split ? run_any<DecIntBf16<Bits, true, true>>(w, x, n, y, threads)
-                                         : run_any<DecIntBf16<Bits, true, false>>(w, x, n, y, threads);
-    return split ? run_any<DecIntBf16<Bits, false, true>>(w, x, n, y, threads)
-                 : run_any<DecIntBf16<Bits, false, false>>(w, x, n, y, threads);
+    if (w.scheme.symmetric) return split ? run_any<DecIntBf16<Fam, true, true>>(w, x, n, y, threads)
+                                         : run_any<DecIntBf16<Fam, true, false>>(w, x, n, y, threads);
+    return split ? run_any<DecIntBf16<Fam, false, true>>(w, x, n, y, threads)
+                 : run_any<DecIntBf16<Fam, false, false>>(w, x, n, y, threads);
   } else {
     throw Error("bf16_rows: the build has no bf16 kernel for this width (its row's runs_on is false)");
   }
 }
-template <int Bits>
-bool bf16_on(const QTensor&) { return bf16_built<Bits>(); }
+template <class Fam>
+bool bf16_on(const QTensor&) { return bf16_built<Fam>(); }
 bool int8_wide_on(const QTensor&) { return DecInt8Wide::kAvailable; }
 bool int4_perm_on(const QTensor&) { return DecInt4Perm::kAvailable; }
 
@@ -106,12 +106,12 @@ std::vector<KernelRow> kernel_rows_int() {
        nullptr, "AVX-512", "`run_any<DecInt8Fast>`: one byte shuffle (`weight_only.cpp`)", "`gemm_ref`", "`test_kernels`"},
       {families_of({"int8"}), wo, rm, Acts::any, false, nullptr, int_rows<DecInt<8>>, nullptr, "any", "`run_any<DecInt<8>>`",
        "`gemm_ref`", "`test_kernels`"},
-      {families_of({"int4"}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<4>, bf16_rows<4>, nullptr, "AVX-512 BF16", kBf16Kernel,
+      {families_of({Int4Family::kName}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<Int4Family>, bf16_rows<Int4Family>, nullptr, "AVX-512 BF16", kBf16Kernel,
        kBf16Twin, "`test_kernels`"},
-      {families_of({"int2"}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<2>, bf16_rows<2>, nullptr, "AVX-512 BF16", kBf16Kernel,
+      {families_of({Int2Family::kName}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<Int2Family>, bf16_rows<Int2Family>, nullptr, "AVX-512 BF16", kBf16Kernel,
        kBf16Twin, "`test_kernels`"},
-      {families_of({"int3"}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<3>, bf16_rows<3>, nullptr, "AVX-512 BF16 + VBMI",
-       "`run_any<DecIntBf16<3>>`: 3-byte pieces spread by `vpermi2b`", kBf16Twin, "`test_kernels`"},
+      {families_of({Int3Family::kName}), wo | bf, rm, Acts::bf16_safe, true, bf16_on<Int3Family>, bf16_rows<Int3Family>, nullptr, "AVX-512 BF16 + VBMI",
+       "`run_any<DecIntBf16<Int3Family>>`: 3-byte pieces spread by `vpermi2b`", kBf16Twin, "`test_kernels`"},
       {families_of({"int4"}), wo, rm, Acts::any, true, int4_perm_on, int_fast_rows<DecInt4Fast, DecInt<4>, DecInt4Perm::kAvailable>,
        nullptr, "AVX2, AVX-512", "`run_any<DecInt4Fast>`: a 16-entry `vpermps` table", "`gemm_ref`", "`test_kernels`"},
       {families_of({"int4"}), wo, rm, Acts::any, false, nullptr, int_rows<DecInt<4>>, nullptr, "any", "`run_any<DecInt<4>>`",

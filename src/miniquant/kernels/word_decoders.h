@@ -165,15 +165,17 @@ struct DecInt4Fast : DecInt4Perm {
 // Split = false (ActMode::bf16), by each activation rounded once to bf16 (Plan::xh only): half the dots.
 // Symmetric schemes subtract the zero-point in the table (kSignedTable), so no z * sum(x) correction is
 // computed; asymmetric ones keep DecInt's correction.
-template <int Bits, bool Sym, bool Split = true>
+template <class Fam, bool Sym, bool Split = true>
 struct DecIntBf16 {
+  static constexpr int Bits = Fam::kBits;
   using Isa = Bf16Dot;
   static constexpr bool kBf16 = true;
   static constexpr bool kSplit = Split;  // activations as hi + lo (two dots per weight) or bf16(x) (one)
   static constexpr int kBits = Bits;
-  static constexpr int F = IntFamily<Bits>::kLaneFields;   // fields per 32-bit lane: the group layout
-  static constexpr int Fw = IntFamily<Bits>::kWordFields;  // fields per word (piece): bf16 vectors per block
-  static constexpr int64_t kBlockBytes = IntFamily<Bits>::kWordBlockBytes(L);
+  static constexpr bool kSpread = Fam::kSpread;            // 3-byte pieces (Bf16Dot::Block)
+  static constexpr int F = Fam::kLaneFields;   // fields per 32-bit lane: the group layout
+  static constexpr int Fw = Fam::kWordFields;  // fields per word (piece): bf16 vectors per block
+  static constexpr int64_t kBlockBytes = Fam::kWordBlockBytes(L);
   static constexpr bool kScaled = true;
   static constexpr bool kContiguous = false;
   static constexpr bool kSignedTable = Sym;

@@ -144,7 +144,7 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
   [[maybe_unused]] const uint16_t* xl = D::kSplit ? p.xl.data() + t0 * p.ldx : nullptr;
   // Blocks b .. b + NB - 1 into acc. always_inline: a lambda left out of line keeps acc and the partials in memory.
   const auto step = [&]<int NB>(int64_t b) __attribute__((always_inline)) {
-    typename B::template Block<D::kBits> w[NB][R];
+    typename B::template Block<D::kSpread> w[NB][R];
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j)
 #pragma GCC unroll 8
@@ -153,7 +153,7 @@ inline void bf16_tile(const uint8_t* const* rows, const float* const* sf, const 
 #pragma GCC unroll 2
           for (int64_t o = 0; o < D::kBlockBytes; o += 64)
             __builtin_prefetch(stream_ahead<R>(rows[i], (b + j) * D::kBlockBytes + o, kBf16PrefetchBytes, p.rbytes));
-        w[j][i] = B::template block<D::kBits>(rows[i] + (b + j) * D::kBlockBytes);
+        w[j][i] = B::template block<D::kSpread>(rows[i] + (b + j) * D::kBlockBytes);
       }
     A part[NB][R * T][P];
 #pragma GCC unroll 4
