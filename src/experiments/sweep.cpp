@@ -87,7 +87,7 @@ minigpt::ModelConfig gpt2_shape(int vocab_size) {
   return {.vocab_size = vocab_size, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};
 }
 
-const std::vector<std::string>& default_sweep_schemes() {
+const std::vector<std::string>& core_sweep_schemes() {
   static const std::vector<std::string> k = {"fp32",     "fp16",      "int8-per-tensor", "int8-per-channel",
                                              "int4-g64", "int4-g128", "int4-g64-gptq",   "int8-per-channel+a8",
                                              "int4-g64+a8", "int4-g64+bf16",
@@ -96,13 +96,22 @@ const std::vector<std::string>& default_sweep_schemes() {
                                              "int4-per-channel", "int4-per-channel-gptq", "int3-g64", "int3-g64-gptq",
                                              "int3-g64-gptq-act-order", "int2-g64", "int2-g64-gptq",
                                              // GPTQ on the importance-weighted shrink-grid search (issue 39's 2-bit goal)
-                                             "int2-g64-imatrix-gptq",
-                                             // AWQ against RTN and GPTQ at each width (method_compare.h pairs them)
-                                             "int4-g128-awq", "int4-g128-gptq", "int4-g128-awq-gptq", "int3-g128",
-                                             "int3-g128-awq", "int3-g128-gptq", "int3-g128-awq-gptq", "int3-g64-awq",
-                                             "int3-g64-awq-gptq", "int2-g64-awq", "int2-g64-awq-gptq",
-                                             // SmoothQuant against plain +a8
-                                             "int8-per-channel-smooth+a8", "int4-g64-smooth+a8"};
+                                             "int2-g64-imatrix-gptq"};
+  return k;
+}
+
+const std::vector<std::string>& default_sweep_schemes() {
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> all = core_sweep_schemes();
+    for (const char* s : {// AWQ against RTN and GPTQ at each width (method_compare.h pairs them)
+                          "int4-g128-awq", "int4-g128-gptq", "int4-g128-awq-gptq", "int3-g128", "int3-g128-awq",
+                          "int3-g128-gptq", "int3-g128-awq-gptq", "int3-g64-awq", "int3-g64-awq-gptq", "int2-g64-awq",
+                          "int2-g64-awq-gptq",
+                          // SmoothQuant against plain +a8
+                          "int8-per-channel-smooth+a8", "int4-g64-smooth+a8"})
+      all.push_back(s);
+    return all;
+  }();
   return k;
 }
 

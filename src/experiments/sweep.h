@@ -17,9 +17,13 @@
 
 namespace mqexp {
 
-// The seventeen default schemes: the seven of the original curve, named as the format table prints them
-// ("-gptq": GPTQ on top), then three in other activation modes (+a8, +bf16), then the breaking region (int4 per channel, int3 and int2, RTN
-// against GPTQ, and int3 GPTQ with act-order).
+// The eighteen core schemes: the seven of the original curve, named as the format table prints them ("-gptq": GPTQ
+// on top), then three in other activation modes (+a8, +bf16), then the breaking region (int4 per channel, int3 and
+// int2, RTN against GPTQ, int3 GPTQ with act-order, int2 GPTQ on the imatrix search). The accuracy benchmark's
+// rank target is stated over these (generalization_report.h).
+const std::vector<std::string>& core_sweep_schemes();
+// The default schemes: the core ones, then the method comparisons (AWQ against RTN and GPTQ at each width, their
+// partners, SmoothQuant against plain +a8).
 const std::vector<std::string>& default_sweep_schemes();
 // Named scheme sets `--schemes` takes in place of a list: "default" (default_sweep_schemes) and "lab02" (the
 // seven schemes of lab 02's table: fp32, fp16, int8-per-tensor, int8-per-channel, int4-g64, int4-g128,
