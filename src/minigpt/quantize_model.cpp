@@ -25,6 +25,47 @@ namespace minigpt {
 
 namespace {
 
+// The recipe's quantizer on one (out, in) weight w: GPTQ with the plan's options on the second moment h (its
+// search: -imatrix weights it by diag(h)), the grid search weighted by diag(h) (-imatrix), by the per-weight Fisher
+// diagonal (-fisher), or the plain grid (K families: their plain search). h and fisher may be null where the recipe
+// does not read them. GPTQ's notes go to `notes` when given. The one place a recipe's quantizer is chosen: the main
+// loop and a transform's candidates (recipe_quantizer) both call it.
+mq::QTensor quantize_linear(const LinearRecipe& r, const mq::GptqOptions& options, const float* w, int64_t out, int64_t in,
+                            const Eigen::MatrixXd* h, const float* fisher, const std::string& name, std::vector<std::string>* notes) {
+  if ((r.gptq || r.search == mq::Search::importance) && !h)
+    throw mq::Error(fmt::format("{}: recipe {} needs the Linear's calibration second moment", name, r.name()));
+  if (r.gptq) {
+    mq::GptqOptions go = options;
+    go.search = r.search;
+    mq::GptqResult g = mq::gptq_quantize(w, out, in, *h, r.scheme, go, name);
+    if (notes) notes->insert(notes->end(), g.notes.begin(), g.notes.end());
+    return std::move(g.q);
+  }
+  if (r.search == mq::Search::importance) {  // llama.cpp's importance matrix: diag(H)
+    std::vector<float> importance(static_cast<size_t>(in));
+    for (int64_t j = 0; j < in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>((*h)(j, j));
+    return mq::quantize(w, out, in, r.scheme, {.search = true, .importance = importance.data()}, name);
+  }
+  if (r.search == mq::Search::fisher) {  // the K search weighted per weight by diag(F)
+    if (!fisher) throw mq::Error(fmt::format("{}: recipe {} needs the Fisher pass", name, r.name()));
+    return mq::quantize(w, out, in, r.scheme, {.search = true, .importance = fisher, .importance_per_weight = true}, name);
+  }
+  return mq::quantize(w, out, in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, name);
+}
+
+// The recipe's quantizer as a transform scores its candidates with (TransformInput::quantize): quantize_linear on the
+// given second moment; -fisher, whose weights come from a gradient pass, is scored on the K families' plain search.
+std::function<mq::QTensor(const float*, const Eigen::MatrixXd&)> recipe_quantizer(const LinearRecipe& r, const mq::GptqOptions& options,
+                                                                                  const LinearInfo& li) {
+  const std::string name = li.name + ".weight (a transform's candidate)";
+  const int64_t out = li.out, in = li.in;
+  LinearRecipe scored = r;
+  if (scored.search == mq::Search::fisher) scored.search = mq::Search::plain;
+  return [scored, options, name, out, in](const float* w, const Eigen::MatrixXd& h) -> mq::QTensor {
+    return quantize_linear(scored, options, w, out, in, &h, nullptr, name, nullptr);
+  };
+}
+
 // A phase split: both phases over the Linear's codes `q` (each with its own activation mode), or a phase
 // with its own stored copy, quantized round-to-nearest (or its plain search) from the fp32 weight; its bytes are added to the report.
 void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li, mq::QTensor q, LinearQuantReport& lr) {
@@ -38,8 +79,8 @@ void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li,
     } else {
       // A phase's copy may take the plain scale search ("-search"; K families always do), never -imatrix
       // (PhaseRecipe::parse refuses it: no calibration belongs to one phase).
-      codes = mq::quantize(li.weight, li.out, li.in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()},
-                           li.name + ".weight." + phase_name(ph));
+      codes = quantize_linear(r, plan.gptq.options, li.weight, li.out, li.in, nullptr, nullptr,
+                              li.name + ".weight." + phase_name(ph), nullptr);
       const mq::Storage extra = codes.storage();
       lr.storage.code_bytes += extra.code_bytes;
       lr.storage.scale_bytes += extra.scale_bytes;
@@ -49,28 +90,6 @@ void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li,
   }
   m.set_projection(li.name, std::make_unique<PhaseProjection>(std::move(per_phase[0]), std::move(per_phase[1]),
                                                               plan.phases->shares_codes(), m.phase_state()));
-}
-
-// The recipe's quantizer as a transform scores its candidates with (TransformInput::quantize): GPTQ with the plan's
-// options on the given second moment, the grid search weighted by its diagonal (-imatrix), or the plain grid (K
-// families: their plain search; -fisher, whose weights come from a gradient pass, is scored on that plain search).
-std::function<mq::QTensor(const float*, const Eigen::MatrixXd&)> recipe_quantizer(const LinearRecipe& r, const mq::GptqOptions& options,
-                                                                                  const LinearInfo& li) {
-  const std::string name = li.name + ".weight (a transform's candidate)";
-  const int64_t out = li.out, in = li.in;
-  return [r, options, name, out, in](const float* w, const Eigen::MatrixXd& h) -> mq::QTensor {
-    if (r.gptq) {
-      mq::GptqOptions go = options;
-      go.search = r.search;
-      return mq::gptq_quantize(w, out, in, h, r.scheme, go, name).q;
-    }
-    if (r.search == mq::Search::importance) {
-      std::vector<float> importance(static_cast<size_t>(in));
-      for (int64_t j = 0; j < in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>(h(j, j));
-      return mq::quantize(w, out, in, r.scheme, {.search = true, .importance = importance.data()}, name);
-    }
-    return mq::quantize(w, out, in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, name);
-  };
 }
 
 // The plan's equivalence transforms (transform_table.h), before any Linear is quantized: statistics from one
@@ -149,7 +168,7 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
     const std::string wname = li.name + ".weight";
     if (auto it = transform_notes.find(li.name); it != transform_notes.end()) lr.notes.push_back(it->second);
     if (!r.uses_hessian()) {
-      q = mq::quantize(li.weight, li.out, li.in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, wname);
+      q = quantize_linear(r, plan.gptq.options, li.weight, li.out, li.in, nullptr, nullptr, wname, &lr.notes);
     } else {
       if (plan.gptq.sequential) {
         const mq::Stopwatch tc;
@@ -163,20 +182,8 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
       // Round-to-nearest (the plain grid; K families: their searched one), the baseline of the report.
       const mq::QTensor rtn = mq::quantize(li.weight, li.out, li.in, r.scheme, wname);
       lr.output_error_rtn = mq::output_error(li.weight, rtn, h);
-      if (r.gptq) {
-        mq::GptqOptions go = plan.gptq.options;
-        go.search = r.search;
-        mq::GptqResult g = mq::gptq_quantize(li.weight, li.out, li.in, h, r.scheme, go, wname);
-        lr.notes.insert(lr.notes.end(), g.notes.begin(), g.notes.end());
-        q = std::move(g.q);
-      } else if (r.search == mq::Search::fisher) {  // -fisher: the K search weighted per weight by diag(F)
-        q = mq::quantize(li.weight, li.out, li.in, r.scheme,
-                         {.search = true, .importance = fisher.at(li.name).data(), .importance_per_weight = true}, wname);
-      } else {  // -imatrix: the search weighted by diag(H), llama.cpp's importance matrix
-        std::vector<float> importance(static_cast<size_t>(li.in));
-        for (int64_t j = 0; j < li.in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>(h(j, j));
-        q = mq::quantize(li.weight, li.out, li.in, r.scheme, {.search = true, .importance = importance.data()}, wname);
-      }
+      q = quantize_linear(r, plan.gptq.options, li.weight, li.out, li.in, &h,
+                          r.search == mq::Search::fisher ? fisher.at(li.name).data() : nullptr, wname, &lr.notes);
       lr.output_error = mq::output_error(li.weight, q, h);
     }
     lr.storage = q.storage();
