@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include <unistd.h>
 
@@ -407,6 +408,14 @@ TEST_CASE("probabilities: exhaustive enumeration sums to one, with no ambiguous 
     g.p_modifier = 0;
     g.p_article_a = 0, g.p_some = 0, g.p_adjective = 0, g.p_adverb = 0, g.p_subj_name = 0;
   }
+  SUBCASE("one sentence, nested modifiers (a modifier's noun takes its own)") {
+    modifiers = true;
+    g.min_sentences = g.max_sentences = 1;
+    g.p_fronted_sub = 0, g.p_because = 0, g.p_question = 0, g.p_coordination = 0.5;
+    g.p_article_a = 0, g.p_some = 0, g.p_adjective = 0, g.p_adverb = 0;
+    g.p_subj_pronoun = 0, g.p_subj_name = 0, g.p_obj_pronoun = 0, g.p_obj_name = 0;
+    g.p_nested_modifier = 0.5, g.max_nesting = 1;
+  }
   SUBCASE("two sentences: continuation and stop choices") {
     g.min_sentences = 1, g.max_sentences = 2;
     g.p_modifier = 0, g.p_fronted_sub = 0, g.p_because = 0;
@@ -469,6 +478,38 @@ TEST_CASE("real lexicon: sampled stories have exactly one derivation") {
   }
 }
 
+TEST_CASE("real lexicon, nested modifiers: sampled stories have exactly one derivation") {
+  // "the dog near the boys who feed the cats": a noun inside a modifier with a modifier of its own must
+  // still attach one way only, or the floor of a nested corpus would be an upper bound.
+  GrammarConfig g;
+  g.p_nested_modifier = 0.5;
+  // Sentences with two or more modifier words: clauses each take one, so the grammar without nesting
+  // writes some too, but far fewer.
+  auto crowded = [](const Story& s) {
+    int words = 0, n = 0;
+    for (const auto& t : s.tokens) {
+      if (t == "." || t == "?") n += std::exchange(words, 0) > 1;
+      words += t == "who" || t == "that" || t == "near" || t == "behind" || t == "beside";
+    }
+    return n;
+  };
+  const StoryGenerator gen(lexicon(), g), flat(lexicon(), GrammarConfig{});
+  RandomChooser ch(42), ch_flat(42);
+  int crowded_nested = 0, crowded_flat = 0;
+  for (int i = 0; i < 40; ++i) {
+    const Story s = gen.generate(ch);
+    crowded_nested += crowded(s);
+    crowded_flat += crowded(flat.generate(ch_flat));
+    const auto d = mqtest::derivations_of(gen, s.tokens);
+    double lp = 0;
+    for (double x : s.logp) lp += x;
+    CHECK(d.count == 1);
+    CHECK(std::log(d.total_p) == doctest::Approx(lp).epsilon(1e-12));
+  }
+  MESSAGE("sentences with two or more modifier words: nested " << crowded_nested << ", flat " << crowded_flat);
+  CHECK(crowded_nested >= crowded_flat + 5);
+}
+
 TEST_CASE("grammar: bad configurations are usage errors") {
   GrammarConfig g;
   g.p_question = 1.5;
@@ -478,6 +519,12 @@ TEST_CASE("grammar: bad configurations are usage errors") {
   CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
   g = GrammarConfig{};
   g.min_sentences = 3, g.max_sentences = 2;
+  CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
+  g = GrammarConfig{};
+  g.p_nested_modifier = 1.5;
+  CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
+  g = GrammarConfig{};
+  g.max_nesting = -1;
   CHECK_THROWS_AS(StoryGenerator(lexicon(), g), mq::UsageError);
   CHECK_NOTHROW(StoryGenerator(lexicon(), GrammarConfig{}));
 }

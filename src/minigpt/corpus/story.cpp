@@ -338,36 +338,69 @@ class Builder {
     s.cls = pick({nh, na}) == 0 ? T_.human : T_.animal;  // uniform over all subject nouns
     noun_phrase(s.cls, plural);
     if (!allow_modifier || !coin(g_.p_modifier)) return s;
-    const int hc = s.cls == T_.human ? 0 : 1;
-    const bool rel = !T_.rel_for[hc].empty() && coin(g_.p_modifier_rel);
+    const Modified m = modifier(s.cls, plural, 0);
+    s.attractor = plural ? m.singular : m.plural;
+    s.hard = m.object_relative ? Hard::object_relative : Hard::none;
+    return s;
+  }
+
+  // The numbers of the nouns a modifier wrote, and whether it was an object relative (whose head is
+  // the object of the verb inside, so the head's own verb must reach across a clause).
+  struct Modified {
+    bool singular = false, plural = false;
+    bool object_relative = false;
+    void add(bool pl) { (pl ? plural : singular) = true; }
+    void add(const Modified& o) {
+      singular |= o.singular;
+      plural |= o.plural;
+    }
+  };
+
+  // A modifier on a noun of class `cls` and number `plural`: a prepositional phrase or, on a human or
+  // animal noun, a subject or object relative; its noun has the other number with p_attractor_other.
+  // `depth` counts the modifiers this one sits inside: a modifier's own noun takes one more with
+  // p_nested_modifier while depth < max_nesting ("the key near the boxes behind the chairs",
+  // "the dog that the boys near the cat feed"). With p_nested_modifier 0 no choice is asked, so the
+  // default corpus is the one without nesting, token for token.
+  Modified modifier(int cls, bool plural, int depth) {
+    Modified m;
+    const bool animate = cls == T_.human || cls == T_.animal;
+    const int hc = cls == T_.human ? 0 : 1;
+    const bool rel = animate && !T_.rel_for[hc].empty() && coin(g_.p_modifier_rel);
     const bool object_rel =
         rel && (!T_.orel_for[hc][0].empty() || !T_.orel_for[hc][1].empty()) && coin(g_.p_object_rel);
     if (object_rel) {
       // "the dog that the boys feed __": the relative's verb agrees with its own subject (a slot of
       // kind relative_inner), the main verb with the head across it (object_relative).
-      emit(s.cls == T_.human ? "who" : "that");
+      emit(cls == T_.human ? "who" : "that");
       const double nh = T_.orel_for[hc][0].empty() ? 0.0 : static_cast<double>(T_.nouns_of[T_.human].size());
       const double na = T_.orel_for[hc][1].empty() ? 0.0 : static_cast<double>(T_.nouns_of[T_.animal].size());
       const int ic = pick({nh, na});
+      const int inner_cls = ic == 0 ? T_.human : T_.animal;
       const bool other = coin(g_.p_attractor_other);
       const bool inner_plural = other ? !plural : plural;
-      noun_phrase(ic == 0 ? T_.human : T_.animal, inner_plural);
+      noun_phrase(inner_cls, inner_plural);
+      m.add(inner_plural);
+      const Modified n = nested(inner_cls, inner_plural, depth);
+      m.add(n);
       const auto& [vi, fi] = T_.orel_for[hc][ic][uniform(T_.orel_for[hc][ic].size())];
       (void)fi;  // the frame's one noun phrase is the gap the head fills
       const Verb& v = L_.verbs[vi];
-      Subject inner{inner_plural ? Agr::pl : Agr::sg3, ic == 0 ? T_.human : T_.animal, plural != inner_plural,
-                    Hard::relative_inner};
+      // Its attractors: the head before it, and the nouns of a modifier on its own subject.
+      const bool inner_attr = plural != inner_plural || (inner_plural ? n.singular : n.plural);
+      Subject inner{inner_plural ? Agr::pl : Agr::sg3, inner_cls, inner_attr, Hard::relative_inner};
       finite(inner, v.base, v.s3, v.past, &v.base);
-      s.attractor = other;
-      s.hard = Hard::object_relative;
+      m.object_relative = true;
     } else if (rel) {
-      emit(s.cls == T_.human ? "who" : "that");
+      emit(cls == T_.human ? "who" : "that");
       const auto& [vi, fi] = T_.rel_for[hc][uniform(T_.rel_for[hc].size())];
       const Verb& v = L_.verbs[vi];
-      finite(Subject{s.agr, s.cls, false}, v.base, v.s3, v.past, &v.base);
+      finite(Subject{plural ? Agr::pl : Agr::sg3, cls, false}, v.base, v.s3, v.past, &v.base);
       const bool other = coin(g_.p_attractor_other);
-      noun_phrase(v.frames[fi][0].cls, other ? !plural : plural);
-      s.attractor = other;
+      const int oc = v.frames[fi][0].cls;
+      noun_phrase(oc, other ? !plural : plural);
+      m.add(other ? !plural : plural);
+      m.add(nested(oc, other ? !plural : plural, depth));
     } else {
       emit(kPreps[uniform(4)]);
       std::vector<double> w;
@@ -375,9 +408,16 @@ class Builder {
       const int c = T_.attractor_classes[pick(w)];
       const bool other = coin(g_.p_attractor_other);
       noun_phrase(c, other ? !plural : plural);
-      s.attractor = other;
+      m.add(other ? !plural : plural);
+      m.add(nested(c, other ? !plural : plural, depth));
     }
-    return s;
+    return m;
+  }
+
+  // The modifier, if any, on a noun phrase a modifier just wrote.
+  Modified nested(int cls, bool plural, int depth) {
+    if (depth + 1 > g_.max_nesting || !coin(g_.p_nested_modifier)) return {};
+    return modifier(cls, plural, depth + 1);
   }
 
   // "tom and the girl", "the cat and some dogs": two conjuncts of one class, always plural. Neither
@@ -437,11 +477,12 @@ StoryGenerator::StoryGenerator(const Lexicon& lex, const GrammarConfig& cfg)
     : lex_(lex), cfg_(cfg), tables_(std::make_unique<GrammarTables>()) {
   if (cfg.min_sentences < 1 || cfg.max_sentences < cfg.min_sentences)
     throw mq::UsageError("grammar: need 1 <= min_sentences <= max_sentences");
+  if (cfg.max_nesting < 0 || cfg.max_nesting > 4) throw mq::UsageError("grammar: max_nesting must be 0-4");
   const double probs[] = {cfg.p_stop, cfg.p_present, cfg.p_past, cfg.p_future, cfg.p_front_cue_first,
                           cfg.p_front_cue_later, cfg.p_mid_cue_first, cfg.p_mid_cue_later, cfg.p_end_cue_later,
                           cfg.p_question, cfg.p_fronted_sub, cfg.p_because, cfg.p_subj_pronoun, cfg.p_subj_name,
                           cfg.p_subj_noun, cfg.p_obj_pronoun, cfg.p_obj_name, cfg.p_plural, cfg.p_modifier,
-                          cfg.p_modifier_rel, cfg.p_attractor_other, cfg.p_object_rel, cfg.p_coordination,
+                          cfg.p_modifier_rel, cfg.p_attractor_other, cfg.p_nested_modifier, cfg.p_object_rel, cfg.p_coordination,
                           cfg.p_coord_plural, cfg.p_adjective, cfg.p_adverb,
                           cfg.p_article_a, cfg.p_some, cfg.p_vp[0], cfg.p_vp[1], cfg.p_vp[2], cfg.p_vp[3]};
   for (double p : probs)

@@ -68,6 +68,10 @@ struct GrammarConfig {
   double p_plural = 0.5;
   double p_modifier = 0.5, p_modifier_rel = 0.4;  // subject noun gets a PP / relative clause
   double p_attractor_other = 0.8;                 // the modifier's noun has the other number
+  // A noun inside a modifier takes a modifier of its own, up to max_nesting levels below the subject's:
+  // "the key near the boxes behind the chairs", "the dog that the boys near the cat feed". 0: never.
+  double p_nested_modifier = 0;
+  int max_nesting = 2;
   double p_object_rel = 0.5;     // a relative modifier is an object relative: "the dog that the boys feed"
   double p_coordination = 0.1;   // a clause subject is two conjuncts: "tom and the girl", "the cat and the dogs"
   double p_coord_plural = 0.25;  // each conjunct noun phrase is plural (mostly singular: the "and" decides)
