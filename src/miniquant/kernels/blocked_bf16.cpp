@@ -182,20 +182,19 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
   using B = Bf16Dot;
   using W = B::W;
   using A = B::A;
-  // The family's view of a step (int_families.h): field F's register, shift, activation pair, low nibble or not.
-  using SF = Fam;
-  constexpr int kStep = static_cast<int>(sizeof(typename SF::Step));  // bytes of one step of one block
-  constexpr int kWords = static_cast<int>(SF::kColumns) / 2;          // activation pair words per step
+  // Fam's view of a step (int_families.h): field F's register, shift, activation pair, low nibble or not.
+  constexpr int kStep = static_cast<int>(sizeof(typename Fam::Step));  // bytes of one step of one block
+  constexpr int kWords = static_cast<int>(Fam::kColumns) / 2;          // activation pair words per step
   // int4 / int3 / int2: u - 2^(kBits-1) (or u); int8: the high nibble hi - 8 (or hi), the low one lo / 16 (tlo)
-  const W tab = B::table<SF::kFieldBits, Sym ? SF::kTableZero : 0>();
+  const W tab = B::table<Fam::kFieldBits, Sym ? Fam::kTableZero : 0>();
   alignas(64) static constexpr LowNibbles kLow{};
-  [[maybe_unused]] const W tlo = SF::kByteFields ? B::load(kLow.t) : tab;
+  [[maybe_unused]] const W tlo = Fam::kByteFields ? B::load(kLow.t) : tab;
   // int8's values are (u - z) / 16: the group scales times 16, the asymmetric start -z / 16 * sum(x')
-  constexpr float kUnit = SF::kUnit;
+  constexpr float kUnit = Fam::kUnit;
   A out[R * T];
 #pragma GCC unroll 16
   for (int i = 0; i < R * T; ++i) out[i] = B::zero();
-  const int64_t steps = w.group_k / SF::kColumns;
+  const int64_t steps = w.group_k / Fam::kColumns;
   const uint8_t* wp[R];
   for (int r = 0; r < R; ++r) wp[r] = w.block_codes(b0 + r);
   for (int64_t g = 0; g < w.groups; ++g) {
@@ -217,9 +216,9 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         for (int o = 0; o < kStep; o += 64) __builtin_prefetch(wp[r] + s * kStep + o + kBlockPrefetchBytes);  // past the end is harmless
       // Field F of row r's step s into its partials, against the field's activation pairs (one per token).
       const auto field = [&]<int F>(int r) __attribute__((always_inline)) {
-        constexpr int P = SF::pair(F);
+        constexpr int P = Fam::pair(F);
         // gcc folds the load into the shift
-        const W f = B::shifted<SF::shift(F)>(B::step_reg<SF::kSpread, SF::reg(F)>(wp[r] + s * kStep), SF::low(F) ? tlo : tab);
+        const W f = B::shifted<Fam::shift(F)>(B::step_reg<Fam::kSpread, Fam::reg(F)>(wp[r] + s * kStep), Fam::low(F) ? tlo : tab);
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
           const int i = r * T + t;
@@ -243,22 +242,22 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
         // operands (dot_pair: hoisted into registers they spilled). Measured against pairs from memory for int8
         // too and against fields loaded one by one (4096x4096, Zen 5, bench/HISTORY.md).
         const auto reg = [&]<int Q, int... F>(int r, std::integer_sequence<int, F...>) __attribute__((always_inline)) {
-          W d = B::step_reg<SF::kSpread, Q>(wp[r] + s * kStep);
+          W d = B::step_reg<Fam::kSpread, Q>(wp[r] + s * kStep);
           B::keep(d);
           const auto one = [&]<int G>() __attribute__((always_inline)) {
-            if constexpr (SF::reg(G) == Q) {
-              const W f = B::shifted<SF::shift(G)>(d, SF::low(G) ? tlo : tab);
+            if constexpr (Fam::reg(G) == Q) {
+              const W f = B::shifted<Fam::shift(G)>(d, Fam::low(G) ? tlo : tab);
               A& p = G % 2 == 0 ? p0[r] : p1[r];
-              if constexpr (SF::kByteFields) p = B::dot(p, f, B::pair(h + SF::pair(G)));
-              else p = B::dot_pair(p, f, h + SF::pair(G));
+              if constexpr (Fam::kByteFields) p = B::dot(p, f, B::pair(h + Fam::pair(G)));
+              else p = B::dot_pair(p, f, h + Fam::pair(G));
             }
           };
           (one.template operator()<F>(), ...);
         };
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r) {
-          reg.template operator()<0>(r, std::make_integer_sequence<int, SF::kFields>());
-          if constexpr (SF::kRegs == 2) reg.template operator()<1>(r, std::make_integer_sequence<int, SF::kFields>());
+          reg.template operator()<0>(r, std::make_integer_sequence<int, Fam::kFields>());
+          if constexpr (Fam::kRegs == 2) reg.template operator()<1>(r, std::make_integer_sequence<int, Fam::kFields>());
         }
       } else {
         // Field by field over the rows, so only one field's pairs are live: all four fields' would take 8 (or
@@ -270,13 +269,13 @@ void tile(const BlockedCodes& w, int64_t b0, const PairActs& a, int64_t t0, floa
                 for (int r = 0; r < R; ++r) field.template operator()<K>(r);
               }(),
               ...);
-        }(std::make_integer_sequence<int, SF::kFields>());
+        }(std::make_integer_sequence<int, Fam::kFields>());
       }
     }
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       wp[r] += steps * kStep;
-      const A sv = SF::kByteFields ? B::mul(B::scales16(w.block_scales(b0 + r, g)), B::set1(kUnit)) : B::scales16(w.block_scales(b0 + r, g));
+      const A sv = Fam::kByteFields ? B::mul(B::scales16(w.block_scales(b0 + r, g)), B::set1(kUnit)) : B::scales16(w.block_scales(b0 + r, g));
 #pragma GCC unroll 8
       for (int t = 0; t < T; ++t) out[r * T + t] = B::fma(B::add(p0[r * T + t], p1[r * T + t]), sv, out[r * T + t]);
     }
@@ -450,10 +449,6 @@ void run_isa(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
 
 namespace kdetail {
 namespace {
-// True when this build has the family's ISA tile: AVX-512 BF16, and VBMI for a family of spread pieces (int3).
-template <class Fam>
-constexpr bool isa_tile_built() { return Bf16Dot::kAvailable && (!Fam::kSpread || Bf16Dot::kInt3); }
-
 // The family's blocks16 row (Fam: its family, int_families.h) in weight-only and +bf16 mode.
 template <class Fam>
 // Reached only through the row, whose modes are weight-only and +bf16 (gemm_blocked_bf16 refuses the dynamic ones).
@@ -462,10 +457,10 @@ void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int t
   const int nt = effective_threads(threads, w.rows * w.cols * n);
   const bool split = act == ActMode::weight_only;
   const bool raw = !bf16_safe(x, n * w.cols);  // NaN / Inf / huge: fp32 on x as it is
-  const bool isa = use_isa && isa_tile_built<Fam>() && !raw;  // else the twin runs
+  const bool isa = use_isa && bf16_dot_built<Fam>() && !raw;  // else the twin runs
   const PairActs& a = make_acts<Fam>(w, x, n, split, raw, isa);
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
-  if constexpr (isa_tile_built<Fam>()) {
+  if constexpr (bf16_dot_built<Fam>()) {
     if (isa) {
       if (w.scheme.symmetric) return split ? run_isa<Fam, true, true>(w, a, y, nt) : run_isa<Fam, false, true>(w, a, y, nt);
       return split ? run_isa<Fam, true, false>(w, a, y, nt) : run_isa<Fam, false, false>(w, a, y, nt);
@@ -476,7 +471,7 @@ void tile_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int t
 }
 
 template <class Fam>
-bool tile_on(const QTensor& w) { return isa_tile_built<Fam>() && blockable(w); }
+bool tile_on(const QTensor& w) { return bf16_dot_built<Fam>() && blockable(w); }
 }  // namespace
 }  // namespace kdetail
 

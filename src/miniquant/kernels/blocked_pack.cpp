@@ -1,6 +1,7 @@
 // pack_blocked / unpack_blocked: the QTensor <-> 16-row VNNI block layout of blocked.h.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -29,14 +30,29 @@ const std::vector<BlockLayout>& block_layouts() {
   return t;
 }
 
+namespace {
+
+// block_layouts() indexed by format-table row (Scheme::family): built once, with each row's field width
+// checked against its table row there, so the per-call lookup (runs_on asks on every gemm) is one load.
+std::vector<const BlockLayout*> layouts_by_family() {
+  const std::vector<FormatTraits>& table = format_table();
+  std::vector<const BlockLayout*> by(table.size(), nullptr);
+  for (const BlockLayout& l : block_layouts()) {
+    size_t row = 0;
+    while (row < table.size() && table[row].family != l.family) ++row;
+    if (row == table.size()) throw Error(fmt::format("block layout of {}: no such family in the format table", l.family));
+    if (l.bits != table[row].bits)
+      throw Error(fmt::format("block layout of {}: {}-bit fields, its table row says {}", l.family, l.bits, table[row].bits));
+    by[row] = &l;
+  }
+  return by;
+}
+
+}  // namespace
+
 const BlockLayout* block_layout(const Scheme& s) {
-  const FormatTraits& f = traits_of(s);
-  for (const BlockLayout& l : block_layouts())
-    if (l.family == f.family) {
-      if (l.bits != f.bits) throw Error(fmt::format("block layout of {}: {}-bit fields, its table row says {}", f.family, l.bits, f.bits));
-      return &l;
-    }
-  return nullptr;
+  static const std::vector<const BlockLayout*> by = layouts_by_family();
+  return s.family < by.size() ? by[s.family] : nullptr;
 }
 
 int64_t BlockedCodes::bytes() const {

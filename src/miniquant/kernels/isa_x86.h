@@ -331,6 +331,13 @@ struct Bf16Dot {
 }  // namespace mq::kdetail
 #endif
 
+namespace mq::kdetail {
+// True when this build has family Fam's bf16 dot products (Fam: int_families.h): AVX-512 BF16, and VBMI for a
+// family of spread pieces (int3). The block tile and the word kernels both ask it.
+template <class Fam>
+constexpr bool bf16_dot_built() { return Bf16Dot::kAvailable && (!Fam::kSpread || Bf16Dot::kInt3); }
+}  // namespace mq::kdetail
+
 #if defined(__AVX512VNNI__) && defined(__AVX512F__)
 #include <immintrin.h>
 

@@ -10,12 +10,6 @@ namespace mq {
 
 namespace {
 
-// A family's bit: its position in the format table (the scheme's identity, Scheme::family; traits_of checks it).
-FamilySet family_bit(const Scheme& s) {
-  traits_of(s);
-  return FamilySet{1} << s.family;
-}
-
 bool serves(const KernelRow& r, FamilySet fam, ActMode act) { return (r.families & fam) != 0 && (r.acts & act_bit(act)) != 0; }
 
 const char* act_label(ActMode a) {
@@ -30,7 +24,11 @@ const char* act_label(ActMode a) {
 
 }  // namespace
 
-FamilySet family_set(const Scheme& s) { return family_bit(s); }
+// A family's bit: its position in the format table (the scheme's identity, Scheme::family; traits_of checks it).
+FamilySet family_set(const Scheme& s) {
+  traits_of(s);
+  return FamilySet{1} << s.family;
+}
 
 FamilySet families_of(std::initializer_list<std::string_view> names) {
   FamilySet set = 0;
@@ -62,7 +60,7 @@ const std::vector<KernelRow>& kernel_registry() {
 }
 
 const KernelRow& select_kernel(const QTensor& w, ActMode act, bool use_isa, const float* x, int64_t n) {
-  const FamilySet fam = family_bit(w.scheme);
+  const FamilySet fam = family_set(w.scheme);
   int safe = -1;  // bf16_safe(x), once it is asked
   for (const KernelRow& r : kernel_registry()) {
     if (r.layout != Layout::row_major || !serves(r, fam, act)) continue;
@@ -78,14 +76,14 @@ const KernelRow& select_kernel(const QTensor& w, ActMode act, bool use_isa, cons
 }
 
 const KernelRow* blocked_kernel(const QTensor& w, ActMode act) {
-  const FamilySet fam = family_bit(w.scheme);
+  const FamilySet fam = family_set(w.scheme);
   for (const KernelRow& r : kernel_registry())
     if (r.layout == Layout::blocks16 && serves(r, fam, act) && (!r.runs_on || r.runs_on(w))) return &r;
   return nullptr;
 }
 
 const KernelRow& block_row(const Scheme& s, ActMode act) {
-  const FamilySet fam = family_bit(s);
+  const FamilySet fam = family_set(s);
   for (const KernelRow& r : kernel_registry())
     if (r.layout == Layout::blocks16 && serves(r, fam, act)) return r;
   throw UsageError(fmt::format("no block-layout kernel runs {} with {} activations", s.name(), act_label(act)));
@@ -94,7 +92,7 @@ const KernelRow& block_row(const Scheme& s, ActMode act) {
 bool runs_blocked(const QTensor& w, ActMode act) { return blocked_kernel(w, act) != nullptr; }
 
 bool has_kernel(const Scheme& s, ActMode act) {
-  const FamilySet fam = family_bit(s);
+  const FamilySet fam = family_set(s);
   for (const KernelRow& r : kernel_registry())
     if (serves(r, fam, act)) return true;
   return false;

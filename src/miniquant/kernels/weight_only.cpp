@@ -30,11 +30,11 @@ void gemm_scalar(const QTensor& w, const float* x, int64_t n, float* y, int thre
 namespace {
 using namespace kdetail;
 
-// True when this build has the family's bf16 word kernel: the family has one (int_families.h kWordBf16), the
-// build AVX-512 BF16, and VBMI for a family of spread pieces (int3).
+// True when this build has the family's bf16 word kernel: the family has one (int_families.h kWordBf16) and the
+// build its bf16 dot products.
 template <class Fam>
 constexpr bool bf16_built() {
-  return Bf16Dot::kAvailable && Fam::kWordBf16 && (!Fam::kSpread || Bf16Dot::kInt3);
+  return Fam::kWordBf16 && bf16_dot_built<Fam>();
 }
 
 // A decoder over every group layout (run_any); the families' portable rows.
