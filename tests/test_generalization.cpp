@@ -255,30 +255,35 @@ TEST_CASE("EPI frontier: with answers, an accuracy difference inside its paired 
   CHECK(mqexp::epi_frontier(paired) == std::vector<std::string>{"y"});
 }
 
+namespace {
+// A row with KLD kl whose first `right` of 100 items per paradigm are right.
+mqexp::SchemeRow benchmark_row(const std::string& name, double kl, int right) {
+  mqexp::SchemeRow r;
+  r.scheme = name;
+  r.ok = true;
+  r.quality.emplace();
+  mqexp::Divergence d;
+  d.kl_mean = kl;
+  d.kl_low = 0.9 * kl;
+  d.kl_high = 1.1 * kl;
+  r.quality->divergence = d;
+  mqexp::Generalization g;
+  for (int p = 0; p < kNumParadigms; ++p) {
+    const std::string answers = std::string(static_cast<size_t>(right), '1') + std::string(static_cast<size_t>(100 - right), '0');
+    g.answers[paradigm_name(static_cast<Paradigm>(p))] = answers;
+    g.by_paradigm[paradigm_name(static_cast<Paradigm>(p))] = {right, 100};
+    if (paradigm_scored(static_cast<Paradigm>(p))) g.overall.correct += right, g.overall.total += 100;
+  }
+  r.quality->generalization = g;
+  return r;
+}
+}  // namespace
+
 TEST_CASE("report: pairs KLD resolves, split by what the paired accuracy says, and which way changed answers go") {
   // fp32 right on 60 of 100 items per paradigm; "tipped" (small KLD) on those and 20 more; "broken" (large KLD)
   // on 40 of fp32's. By KLD: fp32 < tipped < broken. Accuracy: tipped > fp32 > broken: the pair (fp32, tipped) is
   // reversed beyond its interval, the other two agree.
-  auto row = [](const std::string& name, double kl, int right) {
-    mqexp::SchemeRow r;
-    r.scheme = name;
-    r.ok = true;
-    r.quality.emplace();
-    mqexp::Divergence d;
-    d.kl_mean = kl;
-    d.kl_low = 0.9 * kl;
-    d.kl_high = 1.1 * kl;
-    r.quality->divergence = d;
-    mqexp::Generalization g;
-    for (int p = 0; p < kNumParadigms; ++p) {
-      const std::string answers = std::string(static_cast<size_t>(right), '1') + std::string(static_cast<size_t>(100 - right), '0');
-      g.answers[paradigm_name(static_cast<Paradigm>(p))] = answers;
-      g.by_paradigm[paradigm_name(static_cast<Paradigm>(p))] = {right, 100};
-      if (paradigm_scored(static_cast<Paradigm>(p))) g.overall.correct += right, g.overall.total += 100;
-    }
-    r.quality->generalization = g;
-    return r;
-  };
+  const auto row = benchmark_row;
   const std::vector<mqexp::SchemeRow> rows = {row("fp32", 0.0, 60), row("tipped", 1e-4, 80), row("broken", 1e-2, 40)};
   const std::string s = mqexp::generalization_section(rows, "fp32", 42);
   INFO(s);
@@ -289,4 +294,19 @@ TEST_CASE("report: pairs KLD resolves, split by what the paired accuracy says, a
   CHECK(s.find("calls 0 a tie (inside its interval): of the pairs accuracy resolves, 67% agree with KLD") != std::string::npos);
   CHECK(s.find(fmt::format("the 1 schemes with KLD below 1e-3 answer {} items differently from fp32, 100% of them toward the right "
                            "answer; the 1 at 1e-3 or above, {} items, 0% toward right", 20 * scored, 20 * scored)) != std::string::npos);
+}
+
+TEST_CASE("report: rank agreement within rounding errors alone and within calibrated ones") {
+  // Rounded alone, accuracy falls as KLD grows; calibrated, the row with the smallest KLD answers worst:
+  // rho 1 for the first kind, 0.2 for the second (fp32 the zero of both); rows that are not recipes are left out.
+  const std::vector<mqexp::SchemeRow> rows = {
+      benchmark_row("fp32", 0.0, 60),          benchmark_row("int8-per-channel", 1e-5, 59), benchmark_row("int4-g64", 1e-3, 55),
+      benchmark_row("int2-g64", 1e-1, 40),     benchmark_row("int4-g64-gptq", 1e-4, 40),   benchmark_row("int3-g64-gptq", 1e-3, 58),
+      benchmark_row("int2-g64-gptq", 1e-2, 59), benchmark_row("my-map", 1e-3, 10)};
+  const std::string s = mqexp::generalization_section(rows, "fp32", 42);
+  INFO(s);
+  CHECK(s.find("By kind of error: over the 4 rows whose weights are rounded alone") != std::string::npos);
+  CHECK(s.find("accuracy ranks as KLD does with rho 1.000 [1.000, 1.000]; over the 4 rows a calibration shaped") != std::string::npos);
+  CHECK(s.find("fp32 added) rho 0.200 [") != std::string::npos);
+  CHECK(s.find("The rounding errors alone meet the 0.8 at their interval's low end") != std::string::npos);
 }
