@@ -46,9 +46,8 @@ Scheme of_row(size_t i, int group, bool symmetric) {
 // The row of the family named `name` of kind k, or the table's size.
 size_t row_named(Kind k, std::string_view name) {
   const std::vector<FormatTraits>& t = format_table();
-  for (size_t i = 0; i < t.size(); ++i)
-    if (t[i].kind == k && t[i].family == name) return i;
-  return t.size();
+  const size_t i = family_row(name);
+  return i < t.size() && t[i].kind == k ? i : t.size();
 }
 
 std::string family_names(Kind k) {

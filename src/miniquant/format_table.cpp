@@ -46,4 +46,11 @@ const FormatTraits& traits_of(const Scheme& s) {
                                static_cast<int>(s.kind), s.bits, s.family));
 }
 
+size_t family_row(std::string_view name) {
+  const std::vector<FormatTraits>& t = format_table();
+  size_t i = 0;
+  while (i < t.size() && t[i].family != name) ++i;
+  return i;
+}
+
 }  // namespace mq

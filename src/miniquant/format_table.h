@@ -36,5 +36,7 @@ struct FormatTraits {
 const std::vector<FormatTraits>& format_table();
 // The family of a scheme (every valid Scheme has one).
 const FormatTraits& traits_of(const Scheme& s);
+// The row of the family named `name` (a Scheme's `family`), or format_table().size() when no family has that name.
+size_t family_row(std::string_view name);
 
 }  // namespace mq

@@ -396,20 +396,20 @@ class Builder {
       const auto& [vi, fi] = T_.rel_for[hc][uniform(T_.rel_for[hc].size())];
       const Verb& v = L_.verbs[vi];
       finite(Subject{plural ? Agr::pl : Agr::sg3, cls, false}, v.base, v.s3, v.past, &v.base);
-      const bool other = coin(g_.p_attractor_other);
+      const bool noun_plural = coin(g_.p_attractor_other) ? !plural : plural;
       const int oc = v.frames[fi][0].cls;
-      noun_phrase(oc, other ? !plural : plural);
-      m.add(other ? !plural : plural);
-      m.add(nested(oc, other ? !plural : plural, depth));
+      noun_phrase(oc, noun_plural);
+      m.add(noun_plural);
+      m.add(nested(oc, noun_plural, depth));
     } else {
       emit(kPreps[uniform(4)]);
       std::vector<double> w;
       for (int c : T_.attractor_classes) w.push_back(static_cast<double>(T_.nouns_of[c].size()));
       const int c = T_.attractor_classes[pick(w)];
-      const bool other = coin(g_.p_attractor_other);
-      noun_phrase(c, other ? !plural : plural);
-      m.add(other ? !plural : plural);
-      m.add(nested(c, other ? !plural : plural, depth));
+      const bool noun_plural = coin(g_.p_attractor_other) ? !plural : plural;
+      noun_phrase(c, noun_plural);
+      m.add(noun_plural);
+      m.add(nested(c, noun_plural, depth));
     }
     return m;
   }

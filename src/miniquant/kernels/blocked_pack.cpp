@@ -38,8 +38,7 @@ std::vector<const BlockLayout*> layouts_by_family() {
   const std::vector<FormatTraits>& table = format_table();
   std::vector<const BlockLayout*> by(table.size(), nullptr);
   for (const BlockLayout& l : block_layouts()) {
-    size_t row = 0;
-    while (row < table.size() && table[row].family != l.family) ++row;
+    const size_t row = family_row(l.family);
     if (row == table.size()) throw Error(fmt::format("block layout of {}: no such family in the format table", l.family));
     if (l.bits != table[row].bits)
       throw Error(fmt::format("block layout of {}: {}-bit fields, its table row says {}", l.family, l.bits, table[row].bits));

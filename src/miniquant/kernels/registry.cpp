@@ -34,8 +34,7 @@ FamilySet families_of(std::initializer_list<std::string_view> names) {
   FamilySet set = 0;
   const std::vector<FormatTraits>& t = format_table();
   for (std::string_view name : names) {
-    size_t i = 0;
-    while (i < t.size() && t[i].family != name) ++i;
+    const size_t i = family_row(name);
     if (i == t.size()) throw Error(fmt::format("kernel registry: no storage family '{}' in the format table", name));
     set |= FamilySet{1} << i;
   }
