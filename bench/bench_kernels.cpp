@@ -272,7 +272,7 @@ void register_all() {
                                                   "int4-g128-asym", "int3-g128", "int2-g64"};
   const std::vector<std::string> dyn_schemes = {"int8-per-tensor", "int8-per-channel", "int8-per-channel-asym",
                                                 "int4-g64",        "int4-g64-asym",    "int4-g128",
-                                                "int4-g32"};
+                                                "int4-g32",        "int3-g64",         "int2-g64"};
   // +bf16 (activations rounded to bf16): the widths with a bf16 kernel.
   const std::vector<std::string> bf16_schemes = {"int4-g64", "int3-g64", "int2-g64"};
   auto reg = [](const char* name, auto fn, std::vector<int64_t> args) {
@@ -318,7 +318,7 @@ void register_all() {
     for (int threads : {1, 2}) {
       for (const std::string& nm : cold_schemes) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 0, 1});
       for (int64_t act : {1, 2})
-        for (const char* nm : {"int8-per-channel", "int4-g64", "int4-g32"}) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, act, 1});
+        for (const char* nm : {"int8-per-channel", "int4-g64", "int4-g32", "int3-g64", "int2-g64"}) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, act, 1});
       for (const std::string& nm : bf16_schemes) reg("gemm", BM_gemm, {shi, index_of(nm), 1, threads, 3, 1});
     }
   for (int which : {0, 1}) {

@@ -25,19 +25,15 @@ namespace {
 
 using actcodes::gamma;
 
+// The block-layout schemes: every integer family, per-tensor, per-channel and grouped, symmetric and asymmetric.
 std::vector<Scheme> blocked_schemes() {
   return {Scheme::integer(8, kPerTensor), Scheme::integer(8, kPerChannel), Scheme::integer(8, kPerChannel, false),
           Scheme::integer(8, 64),         Scheme::integer(4, 64),          Scheme::integer(4, 128, false),
-          Scheme::integer(4, 32),         Scheme::integer(4, 8),           Scheme::integer(4, kPerChannel)};
-}
-
-// The block-layout schemes with a weight-only kernel only: int3 and int2 (no dynamic kernel).
-std::vector<Scheme> weight_only_blocked_schemes() {
-  std::vector<Scheme> s = blocked_schemes();
-  for (const Scheme& t : {Scheme::integer(3, 64), Scheme::integer(3, 32, false), Scheme::integer(3, 128), Scheme::integer(3, kPerChannel),
-                          Scheme::integer(2, 64), Scheme::integer(2, 64, false), Scheme::integer(2, 16), Scheme::integer(2, kPerChannel)})
-    s.push_back(t);
-  return s;
+          Scheme::integer(4, 32),         Scheme::integer(4, 8),           Scheme::integer(4, kPerChannel),
+          Scheme::integer(3, 64),         Scheme::integer(3, 32, false),   Scheme::integer(3, 128),
+          Scheme::integer(3, kPerChannel),
+          Scheme::integer(2, 64),         Scheme::integer(2, 64, false),   Scheme::integer(2, 16),
+          Scheme::integer(2, kPerChannel)};
 }
 
 // Runs gemm_blocked into y (n * rows outputs and one sentinel past them, which must survive: the padded rows of the
@@ -58,7 +54,7 @@ double run_worst(const BlockedCodes& b, const std::vector<float>& x, int64_t n, 
 }  // namespace
 
 TEST_CASE("pack_blocked / unpack_blocked round-trip byte for byte") {
-  for (const Scheme& s : weight_only_blocked_schemes())
+  for (const Scheme& s : blocked_schemes())
     for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{17}, int64_t{70}})
       for (int64_t cols : {int64_t{128}, int64_t{384}}) {
         CAPTURE(s.name());
@@ -89,13 +85,10 @@ TEST_CASE("which tensors have a block layout") {
   CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::integer(3, 8))));       // groups straddle k16 steps
   CHECK_FALSE(blockable(quantize(w.data(), 4, 96, Scheme::fp16())));
   CHECK_THROWS_AS(pack_blocked(quantize(w.data(), 4, 96, Scheme::integer(4, 12))), UsageError);
-  // int3 / int2 blocks serve weight-only only: the dynamic entry refuses them instead of misreading their fields.
+  // int3 / int2: 16-column steps, per-channel rows padded to whole steps.
   for (int bits : {2, 3}) {
     const BlockedCodes b2 = pack_blocked(quantize(w.data(), 4, 96, Scheme::integer(bits, 16)));
     CHECK(b2.cols_pad == 96);
-    const std::vector<float> x1 = gaussian_matrix(1, 96, 2);
-    std::vector<float> y1(4);
-    CHECK_THROWS_AS(gemm_blocked(b2, x1.data(), 1, y1.data(), 1, true, ActMode::dynamic_int8), UsageError);
     const BlockedCodes p2 = pack_blocked(quantize(w.data(), 4, 90, Scheme::integer(bits, kPerChannel)));
     CHECK(p2.cols_pad == 96);
     CHECK(p2.group_k == 96);
@@ -213,7 +206,7 @@ TEST_CASE("QuantizedLinear in dynamic mode runs the blocked kernel and reports b
   d16.forward(x.data(), 3, y.data());
   gemm_blocked(pack_blocked(d16.weight()), x.data(), 3, yr.data(), 1, true, ActMode::dynamic_int16);
   CHECK(y == yr);
-  CHECK_THROWS_AS(QuantizedLinear(w.data(), 40, 256, Scheme::integer(3, 64), ActMode::dynamic_int16), UsageError);
+  CHECK_THROWS_AS(QuantizedLinear(w.data(), 40, 256, Scheme::fp16(), ActMode::dynamic_int16), UsageError);  // floats have no dynamic kernel
 }
 
 namespace {
@@ -249,7 +242,7 @@ TEST_CASE("int8 / int4 / int3 / int2 weight-only and +bf16 on the block layout: 
       reduced ? std::vector<int64_t>{1, 5, 19} : std::vector<int64_t>{1, 2, 5, 7, 13, 17, 18, 19};
   double overall = 0.0;
   for (const ActMode act : {ActMode::weight_only, ActMode::bf16})
-    for (const Scheme& s : weight_only_blocked_schemes()) {
+    for (const Scheme& s : blocked_schemes()) {
       for (int64_t rows : row_counts)
         for (int64_t cols : {int64_t{128}, int64_t{256}}) {
           const int64_t c = s.group > 0 ? cols : cols - 3;  // per-channel: padded columns
@@ -338,7 +331,8 @@ TEST_CASE("QuantizedLinear keeps int8 / int4 / int3 / int2 weight-only in the bl
   CHECK(runs_blocked(wo.weight(), ActMode::bf16) == blocked);
   CHECK(runs_blocked(w8.weight(), ActMode::weight_only) == blocked);
   CHECK(runs_blocked(w2.weight(), ActMode::weight_only) == blocked);
-  CHECK_FALSE(runs_blocked(w2.weight(), ActMode::dynamic_int8));  // int2 has no dynamic kernel
+  CHECK(runs_blocked(w2.weight(), ActMode::dynamic_int8));  // the dynamic kernels read the same blocks
+  CHECK(runs_blocked(w3.weight(), ActMode::dynamic_int8));
   CHECK(runs_blocked(w3.weight(), ActMode::weight_only) == (blocked && has_bf16_weight_path(Scheme::integer(3, 64))));  // int3 needs VBMI too
   CHECK_FALSE(runs_blocked(wf.weight(), ActMode::weight_only));   // floats have no block layout
   CHECK(wf.resident_bytes() == wf.storage().total());

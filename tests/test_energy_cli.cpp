@@ -223,7 +223,7 @@ TEST_CASE("interleaved rounds: every configuration once per round, in a seeded r
 TEST_CASE("bad energy flags exit 2 with one line") {
   for (const char* args : {"energy --rounds 1", "energy --rounds x", "energy --meter watts", "energy --batch 0",
                            "energy --batch 1,a", "energy --gen-tokens 1", "energy --warmup -1", "energy --bogus",
-                           "energy --prompt-tokens 0", "energy --batch 4,4", "energy --splits int3-g64[prefill=+a8]",
+                           "energy --prompt-tokens 0", "energy --batch 4,4", "energy --splits fp16[prefill=+a8]",
                            "energy --splits int4-g64", "energy --curve-gen 1", "energy --curve-lengths 0", "energy --schemes fp32 fp32", "energy --schemes float32 fp32",
                            "energy --batch-rounds 1",
                            // Checked against the model's context once it is loaded: still the only line (no banner before it).

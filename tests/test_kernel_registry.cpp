@@ -108,7 +108,7 @@ TEST_CASE("selection: use_isa false never picks an ISA row, unsafe activations n
     const QTensor q = quantize(w.data(), 16, 256, s);
     for (ActMode act : kModes) {
       CAPTURE(static_cast<int>(act));
-      const bool dynamic_ok = s.is_kquant() || (s.is_integer() && (s.bits == 8 || s.bits == 4));
+      const bool dynamic_ok = s.is_kquant() || s.is_integer();
       if (is_dynamic(act) && !dynamic_ok) {
         CHECK_FALSE(has_kernel(s, act));
         CHECK_THROWS_AS(select_kernel(q, act, true, x.data(), 2), UsageError);

@@ -412,7 +412,7 @@ TEST_CASE("intN search's code -(qmax + 1): every kernel, QuantizedLinear and the
     const std::string sname = name;  // a std::string: doctest prints a const char* as its address
     CAPTURE(sname);
     const Scheme s = Scheme::parse(name);
-    const bool dynamic = s.bits >= 4;  // int3 / int2: weight-only kernels, no +a8 and no GGUF type
+    const bool gguf_type = s.bits >= 4;  // int3 / int2: no GGUF type
     const int64_t rows = 37, cols = 256, n = 3;  // 37: two full 16-row blocks and a partial one
     std::vector<float> w = gaussian_matrix(rows, cols, 77);
     for (int64_t r = 0; r < rows; r += 2)  // even rows: make each group's largest weight negative
@@ -442,7 +442,6 @@ TEST_CASE("intN search's code -(qmax + 1): every kernel, QuantizedLinear and the
         CHECK(std::fabs(yl[t * rows + r] - exact) <= bound);
       }
     // +a8 / +a16 on the block layout against the dynamic reference, within the bound of test_blocked.
-    if (!dynamic) continue;
     for (const ActMode act : {ActMode::dynamic_int8, ActMode::dynamic_int16}) {
       std::vector<float> yd(y.size()), yr(y.size());
       gemm(q, x.data(), n, yd.data(), {.threads = 2, .act = act});
@@ -450,6 +449,7 @@ TEST_CASE("intN search's code -(qmax + 1): every kernel, QuantizedLinear and the
       const std::vector<double> bound = actcodes::dynamic_bounds(q, x.data(), n, act);
       for (size_t i = 0; i < yd.size(); ++i) CHECK(std::fabs(double(yd[i]) - yr[i]) <= bound[i]);
     }
+    if (!gguf_type) continue;
     // GGUF: Q8_0 / Q4_0 blocks decode to the same bits as our dequantization.
     const gguf::Tensor g = gguf::from_qtensor(q, "w");
     const std::vector<float> gd = gguf::dequantize(g);

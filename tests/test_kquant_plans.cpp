@@ -41,7 +41,7 @@ TEST_CASE("recipe names: -search and -imatrix, the K families' default search, a
     CHECK(LinearRecipe::parse(r.name()) == r);
   }
   // -fisher weights the K search per weight: not an integer grid's, not GPTQ's, and a K name only once.
-  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k-gptq-search", "q7_k", "Q4_K", "int3-g64+a8", "int4-g64-fisher",
+  for (const char* bad : {"q4_k-search", "fp16-search", "fp32-imatrix", "q4_k-gptq-search", "q7_k", "Q4_K", "bf16+a8", "int4-g64-fisher",
                           "fp16-fisher", "q4_k-fisher-gptq", "q4_k-fisher-imatrix", "q4_k-imatrix-fisher", "-fisher"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(LinearRecipe::parse(bad), mq::UsageError);

@@ -66,7 +66,7 @@ TEST_CASE("phase split names: parsed, printed, round-tripped through JSON; bad s
   CHECK(two.recipe_for(0, LinearKind::qkv, Phase::prefill).name() == "int8-per-channel+a8");
   CHECK(two.recipe_for(0, LinearKind::qkv, Phase::decode).name() == "int4-g64");
   // Refused: a mode the codes cannot run, unknown phases, fp32 bases, GPTQ beside a second copy, syntax.
-  for (const char* bad : {"int3-g64[prefill=+a8]", "int4-g64[warmup=+a8]", "fp32[prefill=+a8]", "int4-g64[prefill=+a8",
+  for (const char* bad : {"fp16[prefill=+a8]", "int4-g64[warmup=+a8]", "fp32[prefill=+a8]", "int4-g64[prefill=+a8",
                           "int4-g64[]", "int4-g64[prefill=+a8,prefill=+bf16]", "int4-g64-gptq[prefill=int8-per-channel]",
                           "int4-g64[prefill=int8-per-channel-gptq]", "int4-g64[decode=nonsense]"})
     CHECK_THROWS_AS(QuantPlan::uniform(bad), mq::UsageError);

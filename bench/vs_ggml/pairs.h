@@ -40,7 +40,7 @@ struct Pair {
 
 // q4_0: 32 weights, an fp16 scale and 16 bytes of nibbles (4.5 bits per weight), against int4-g64 (4.25);
 // q8_0: 32 weights, an fp16 scale and 32 bytes (8.5 bits), against int8-per-channel (8 bits + one scale a row);
-// q2_K .. q6_K against our q2_k .. q6_k: the same blocks, byte for byte.
+// q2_K .. q6_K against our q2_k .. q6_k: the same blocks, byte for byte; q2_K / q3_K against int2-g64 / int3-g64 +a8.
 inline const std::vector<Pair>& pair_table() {
   static const std::vector<Pair> t = {
       {"q4_0", GGML_TYPE_Q4_0, 32, 18, kQ8_0, "int4-g64", mq::ActMode::weight_only},
@@ -60,6 +60,11 @@ inline const std::vector<Pair>& pair_table() {
       {"q5_K", GGML_TYPE_Q5_K, 256, 176, kQ8_K, "q5_k", mq::ActMode::dynamic_int8},
       {"q6_K", GGML_TYPE_Q6_K, 256, 210, kQ8_K, "q6_k", mq::ActMode::weight_only},
       {"q6_K", GGML_TYPE_Q6_K, 256, 210, kQ8_K, "q6_k", mq::ActMode::dynamic_int8},
+      // ggml's 2- and 3-bit k-quants against our int2 / int3 (2.25 and 3.25 bits per weight against q2_K's 2.625
+      // and q3_K's 3.4375): what 2- and 3-bit weights cost each side per call, not the same bits (ggml has no
+      // plain 2- or 3-bit type), int8 activations on both.
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::dynamic_int8},
+      {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::dynamic_int8},
   };
   return t;
 }

@@ -89,7 +89,7 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
       throw mq::UsageError(fmt::format("scheme {}: {}", name, why));
   const bool dynamic = mq::is_dynamic(r.act);
   if (dynamic && !mq::supports_dynamic(r.scheme))
-    throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need int8, int4 or K weights", name,
+    throw mq::UsageError(fmt::format("scheme {}: dynamic {} activations ({}) need integer or K weights", name,
                                      r.act == mq::ActMode::dynamic_int8 ? "int8" : "16-bit",
                                      r.act == mq::ActMode::dynamic_int8 ? "+a8" : "+a16"));
   return r;

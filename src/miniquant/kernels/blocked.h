@@ -20,7 +20,7 @@
 // and per-tensor rows are padded with zero fields to a multiple of 8 columns (16 for int2; the activations
 // are padded with zeros too, so the padding adds nothing).
 // It is a permutation of the QTensor's bytes (plus padding), not a dequantized copy.
-// int3 / int2 have no dynamic kernel (supports_dynamic): their blocks serve weight-only and +bf16 only.
+// Every integer family has a dynamic kernel on these blocks (dynamic.cpp; int3 decodes with VBMI, else plain loops).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -109,7 +109,7 @@ QTensor unpack_blocked(const BlockedCodes& b);
 // dynamic_int16, quantize_activations16), the same arithmetic as gemm_dynamic_ref: exact int32 group
 // dots, scaled in float once per group (16-bit: once per half, the two halves' outputs added).
 // act weight_only / bf16 runs gemm_blocked_bf16. Either way the kernel is the family's blocks16 row of the
-// registry (registry.h block_row; UsageError for a family and mode without one, e.g. int3 +a8).
+// registry (registry.h block_row; UsageError for a family and mode without one, none today: every integer family has both).
 // x: (n, cols) row-major;  y: (n, rows) row-major.  use_isa = false runs the portable twin.
 void gemm_blocked(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa = true,
                   ActMode act = ActMode::dynamic_int8);

@@ -43,7 +43,7 @@ void gemm(const QTensor& w, const float* x, int64_t n, float* y, const KernelOpt
   const int threads = opt.threads > 0 ? opt.threads : default_threads();
   if (is_dynamic(opt.act) && !supports_dynamic(w.scheme))
     throw UsageError(std::string("gemm: dynamic ") + (opt.act == ActMode::dynamic_int8 ? "int8" : "int16") +
-                     " activations need int8, int4 or K weights, not " + w.scheme.name());
+                     " activations need integer or K weights, not " + w.scheme.name());
   select_kernel(w, opt.act, opt.use_isa, x, n).rows(w, x, n, y, threads, opt.act, opt.use_isa);
 }
 

@@ -1,4 +1,4 @@
-// Dynamic-activation kernels for int8 / int4 weights in the 16-row block layout (blocked.h).
+// Dynamic-activation kernels for int8 / int4 / int3 / int2 weights in the 16-row block layout (blocked.h).
 // Each token is quantized to int8 (one fp32 scale per token, quantize_activations), or to 16 bits and
 // split into two int8 rows (ActMode::dynamic_int16, see Acts). For a block of
 // 16 rows and one group, lane l accumulates sum_i (u_i - z) a_i exactly in int32: it starts at
@@ -6,7 +6,11 @@
 // four columns at a time, with the activations' 4 bytes broadcast to every lane. Once per group
 // the 16 lanes are converted to float and multiplied by the 16 rows' scales; at the end by the
 // token's scale. A tile is R blocks x T tokens, so each weight load (and int4 nibble split) serves
-// T tokens and each activation broadcast serves R blocks.
+// T tokens and each activation broadcast serves R blocks. int2: a 16-column step's 64 bytes decode into
+// four byte registers, register j holding columns 4b + j of byte b, so the activations of each step are
+// stored transposed 4 x 4 (a'[4j + b] = a[4b + j]) and register j meets the 4 bytes at a' + 4j. int3: a
+// 16-column step's 96 bytes decode into four byte registers of columns 4j .. 4j+3 (isa_x86.h pieces3, VBMI;
+// elsewhere the portable twin runs int3).
 #include <omp.h>
 
 #include <algorithm>
@@ -50,6 +54,18 @@ struct Portable16 {
     for (int i = 0; i < 64; ++i) {
       lo.v[i] = w.v[i] & 0x0F;
       hi.v[i] = static_cast<uint8_t>(w.v[i] >> 4);
+    }
+  }
+  static void crumbs(const U& w, U f[4]) {
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 64; ++i) f[j].v[i] = static_cast<uint8_t>((w.v[i] >> (2 * j)) & 0x03);
+  }
+  static constexpr bool kInt3 = true;
+  static void pieces3(const uint8_t* p, U f[4]) {  // lane l's 16 fields: bits 3c of its 6 bytes, little-endian
+    for (int l = 0; l < 16; ++l) {
+      uint64_t stream = 0;
+      for (int b = 0; b < 6; ++b) stream |= uint64_t{p[6 * l + b]} << (8 * b);
+      for (int c = 0; c < 16; ++c) f[c / 4].v[4 * l + c % 4] = static_cast<uint8_t>((stream >> (3 * c)) & 0x07);
     }
   }
   template <bool ByteFields>  // any field width: the bytes as they are
@@ -97,9 +113,21 @@ struct Acts {
   std::vector<float> sx;        // (n)
 };
 
+// Transposes each 16-column step of one int8 row 4 x 4 in place: a'[4j + b] = a[4b + j] (Fam::kDotTransposed).
+// Group sums do not change: groups are whole steps.
+void transpose_steps(int8_t* a, int64_t ld) {
+  for (int64_t c = 0; c + 16 <= ld; c += 16) {
+    int8_t t[16];
+    for (int j = 0; j < 4; ++j)
+      for (int b = 0; b < 4; ++b) t[4 * j + b] = a[c + 4 * b + j];
+    std::memcpy(a + c, t, sizeof t);
+  }
+}
+
 // Fills the calling thread's buffer (assign keeps its capacity: no allocation per decode call once warm; the
-// row-major kernels keep a thread_local Plan for the same reason) and returns it.
-const Acts& quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens, int threads, ActMode act) {
+// row-major kernels keep a thread_local Plan for the same reason) and returns it. transposed: each step's
+// activations as Fam::kDotTransposed reads them (cols_pad is then whole 16-column steps, blocked.h).
+const Acts& quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens, int threads, ActMode act, bool transposed) {
   const bool wide = act == ActMode::dynamic_int16;
   thread_local Acts buffer;
   Acts& p = buffer;  // a local name: inside the parallel loop below, `buffer` would be each worker's own
@@ -122,6 +150,7 @@ const Acts& quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens,
     if (!wide) {
       p.sx[t] = quantize_activations(x + t * w.cols, w.cols, p.a.data() + t * p.ld);
       group_sums(t);
+      if (transposed) transpose_steps(p.a.data() + t * p.ld, p.ld);
       continue;
     }
     std::vector<int16_t> a16(static_cast<size_t>(w.cols));
@@ -133,6 +162,10 @@ const Acts& quantize_acts(const BlockedCodes& w, const float* x, int64_t tokens,
     p.sx[2 * t + 1] = s;
     group_sums(2 * t);
     group_sums(2 * t + 1);
+    if (transposed) {
+      transpose_steps(hi, p.ld);
+      transpose_steps(lo, p.ld);
+    }
   }
   return p;
 }
@@ -147,9 +180,9 @@ template <class Isa>
 inline constexpr bool kSplitBytes = split_bytes<Isa>();
 
 
-// The k8 steps of one group for R blocks x T tokens: pair P = block P / T, token P % T accumulates
-// into acc[P], and into acc2[P] for the step's second four columns when the tile has fewer than 8
-// pairs (independent chains, so even one token covers vpdpbusd's latency).
+// The steps of one group (Fam::kColumns columns each) for R blocks x T tokens: pair P = block P / T, token
+// P % T accumulates into acc[P], and into acc2[P] for every second four columns when the tile has fewer
+// than 8 pairs (independent chains, so even one token covers vpdpbusd's latency).
 // Code shape matters here: with the accumulators in an array, or with this loop inlined into the
 // group loop, gcc 12 copies each vpdpbusd accumulator to another register and back every step; as
 // tuple members expanded from an index pack, in a function of its own, it keeps them in place, as
@@ -166,11 +199,30 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
     else return a1;
   }();
   for (int64_t s = 0; s < steps; ++s) {
-    const int64_t off = 8 * s;
+    const int64_t off = Fam::kColumns * s;
     auto block = [&]<size_t r, size_t... K>(std::integral_constant<size_t, r>, std::index_sequence<K...>) {
       const uint8_t* q = wp[r] + s * step_bytes;
-      __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 / 16 int8 steps ahead (blocked.h); past the end is harmless
+      __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 or int2 / 16 int8 steps ahead (blocked.h); past the end is harmless
       if constexpr (Fam::kByteFields) __builtin_prefetch(q + kBlockPrefetchBytes + 64);  // a 128-byte step
+      if constexpr (Fam::kDotTransposed) {  // int2: 16 columns in four registers, the activations transposed
+        U f[4];
+        Isa::crumbs(Isa::load(q), f);
+        (Isa::template dot<false>(std::get<r * T + K>(a1), f[0], ap[K] + off), ...);
+        (Isa::template dot<false>(std::get<r * T + K>(second), f[1], ap[K] + off + 4), ...);
+        (Isa::template dot<false>(std::get<r * T + K>(a1), f[2], ap[K] + off + 8), ...);
+        (Isa::template dot<false>(std::get<r * T + K>(second), f[3], ap[K] + off + 12), ...);
+        return;
+      }
+      if constexpr (Fam::kSpread) {  // int3: a 96-byte step of 16 columns in four registers, columns in order
+        __builtin_prefetch(q + kBlockPrefetchBytes + 64);
+        U f[4];
+        Isa::pieces3(q, f);
+        (Isa::template dot<false>(std::get<r * T + K>(a1), f[0], ap[K] + off), ...);
+        (Isa::template dot<false>(std::get<r * T + K>(second), f[1], ap[K] + off + 4), ...);
+        (Isa::template dot<false>(std::get<r * T + K>(a1), f[2], ap[K] + off + 8), ...);
+        (Isa::template dot<false>(std::get<r * T + K>(second), f[3], ap[K] + off + 12), ...);
+        return;
+      }
       U u0, u1;
       if constexpr (Fam::kByteFields) {
         u0 = Isa::load(q);
@@ -206,7 +258,8 @@ void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y
   constexpr bool kSplit = Isa::kSplitChains && R * T < 8;
   Fv f[R * T];
   for (int i = 0; i < R * T; ++i) f[i] = Isa::fzero();
-  const int64_t steps = w.group_k / 8;
+  constexpr int64_t kStepBytes = sizeof(typename Fam::Step);  // one step of one block
+  const int64_t steps = w.group_k / Fam::kColumns;
   const uint8_t* wp[R];
   for (int r = 0; r < R; ++r) wp[r] = w.block_codes(b0 + r);
   const int8_t* ap[T];
@@ -220,9 +273,9 @@ void tile(const BlockedCodes& w, int64_t b0, const Acts& p, int64_t t0, float* y
         acc[r * T + t] = Sym ? Isa::iset(-w.zero_sym * p.sum[gi]) : Isa::izeros(w.block_zeros(b0 + r, g), p.sum[gi]);
       }
     for (int t = 0; t < T; ++t) ap[t] = p.a.data() + (t0 + t) * p.ld + g * w.group_k;
-    group_steps<Isa, Fam, R, T, kSplit>(acc, acc2, wp, ap, steps, w.step_bytes, std::make_index_sequence<R * T>());
+    group_steps<Isa, Fam, R, T, kSplit>(acc, acc2, wp, ap, steps, kStepBytes, std::make_index_sequence<R * T>());
     for (int r = 0; r < R; ++r) {
-      wp[r] += steps * w.step_bytes;
+      wp[r] += steps * kStepBytes;
       const Fv sv = Isa::scales(w.block_scales(b0 + r, g));
       for (int t = 0; t < T; ++t) {
         const int i = r * T + t;
@@ -289,8 +342,11 @@ bool has_vnni_path() { return kdetail::Vnni16::kAvailable; }
 
 namespace kdetail {
 namespace {
-// The path gemm_blocked() runs with use_isa: VNNI where the build has it, else AVX2, else the portable twin.
+// The path gemm_blocked() runs with use_isa: VNNI where the build has it, else AVX2, else the portable twin; for
+// int3 (spread pieces) the portable twin unless that path has VBMI's byte permutes (kInt3).
 using FastIsa = std::conditional_t<Vnni16::kAvailable, Vnni16, std::conditional_t<Avx2x16::kAvailable, Avx2x16, Portable16>>;
+template <class Fam>
+using FastIsaFor = std::conditional_t<Fam::kSpread && !FastIsa::kInt3, Portable16, FastIsa>;
 }  // namespace
 }  // namespace kdetail
 
@@ -298,18 +354,18 @@ const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
 
 namespace kdetail {
 namespace {
-// The family's blocks16 row (Fam: its family, int8 or int4): +a8 / +a16 on the 16-row blocks. Reached only through
+// The family's blocks16 row (Fam: its family, int8, int4, int3 or int2): +a8 / +a16 on the 16-row blocks. Reached only through
 // its rows, whose modes are the dynamic ones.
 template <class Fam>
 void blocked_rows(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool use_isa) {
   if (empty_product(w.rows, w.cols, n, y, "gemm_blocked")) return;
   const int nt = effective_threads(threads, w.rows * w.cols * n);
-  const Acts& p = quantize_acts(w, x, n, nt, act);
+  const Acts& p = quantize_acts(w, x, n, nt, act, Fam::kDotTransposed);
   // 16-bit activations: the high and low halves' outputs go to rows 2t and 2t + 1, then add up.
   thread_local std::vector<float> halves;
   halves.assign(act == ActMode::dynamic_int16 ? static_cast<size_t>(2 * n * w.rows) : 0, 0.0f);
   float* out = halves.empty() ? y : halves.data();
-  if (use_isa) dispatch<FastIsa, Fam>(w, p, out, nt);
+  if (use_isa) dispatch<FastIsaFor<Fam>, Fam>(w, p, out, nt);
   else dispatch<Portable16, Fam>(w, p, out, nt);
   if (halves.empty()) return;
   for (int64_t t = 0; t < n; ++t) {
@@ -340,15 +396,18 @@ void ref_rows(const QTensor& w, const float* x, int64_t n, float* y, int, ActMod
 
 std::vector<KernelRow> kernel_rows_dynamic() {
   const ActSet dyn = act_bit(ActMode::dynamic_int8) | act_bit(ActMode::dynamic_int16);
-  constexpr std::string_view kKernel =
-      "`gemm_blocked`: `Vnni16`, else `Avx2x16`, else `Portable16` (`dynamic.cpp`, `isa_x86.h`)";
   // One set of rows per family, the family a template argument (the map prints them merged).
   const auto rows = [&]<class Fam>() {
     const FamilySet f = families_of({Fam::kName});
+    // int3's step decode needs VBMI's byte permutes (FastIsaFor).
+    const std::string_view build = Fam::kSpread ? "AVX-512 VNNI + VBMI, else plain loops" : "AVX-512 VNNI / AVX2, else plain loops";
+    const std::string_view kKernel = Fam::kSpread
+        ? "`gemm_blocked`: `Vnni16` (`pieces3`: `vpermi2b`, `vpmultishiftqb`), else `Portable16` (`dynamic.cpp`, `isa_x86.h`)"
+        : "`gemm_blocked`: `Vnni16`, else `Avx2x16`, else `Portable16` (`dynamic.cpp`, `isa_x86.h`)";
     return std::vector<KernelRow>{
-        {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, kdetail::blocked_rows<Fam>,
-         "AVX-512 VNNI / AVX2, else plain loops", kKernel, "`gemm_dynamic_ref`", "`test_blocked`"},
-        {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<Fam, true>, nullptr, "AVX-512 VNNI / AVX2, else plain loops",
+        {f, dyn, Layout::blocks16, Acts::any, true, blockable_on, nullptr, kdetail::blocked_rows<Fam>, build, kKernel,
+         "`gemm_dynamic_ref`", "`test_blocked`"},
+        {f, dyn, Layout::row_major, Acts::any, true, blockable_on, packed_rows<Fam, true>, nullptr, build,
          "packs per call, then `gemm_blocked`", "`gemm_dynamic_ref`", "`test_blocked`"},
         {f, dyn, Layout::row_major, Acts::any, false, blockable_on, packed_rows<Fam, false>, nullptr, "any",
          "packs per call, then `gemm_blocked`'s `Portable16`", "`gemm_dynamic_ref`", "`test_blocked`"},
@@ -358,9 +417,10 @@ std::vector<KernelRow> kernel_rows_dynamic() {
   };
   // Interleaved (int8's first row, int4's first row, ...): each family keeps its own order, and the kernel map
   // merges the pairs, which differ only in their families.
-  const std::vector<KernelRow> r8 = rows.template operator()<Int8Family>(), r4 = rows.template operator()<Int4Family>();
+  const std::vector<KernelRow> r8 = rows.template operator()<Int8Family>(), r4 = rows.template operator()<Int4Family>(),
+                               r2 = rows.template operator()<Int2Family>(), r3 = rows.template operator()<Int3Family>();
   std::vector<KernelRow> all;
-  for (size_t i = 0; i < r8.size(); ++i) all.push_back(r8[i]), all.push_back(r4[i]);
+  for (size_t i = 0; i < r8.size(); ++i) all.push_back(r8[i]), all.push_back(r4[i]), all.push_back(r2[i]), all.push_back(r3[i]);
   return all;
 }
 

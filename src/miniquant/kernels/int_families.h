@@ -38,6 +38,9 @@ struct BlockSlot {
 //                            the bf16 tile's view: registers per step; bits per field as decoded; fields per
 //                            16-bit half; field f's register, its shift inside each 16-bit half, its
 //                            activation pair word, and whether it is a low nibble (scaled by 1/16)
+//   kDotTransposed           the +a8 / +a16 block kernels (dynamic.cpp) decode a step into byte registers whose lane
+//                            holds columns 4b + j (register j, byte b) rather than 4j + b, so they read each step's
+//                            activations transposed 4 x 4 (int2's 2-bit fields)
 //   kTableZero               the symmetric zero-point in the decoded field's units
 //   kWordBf16                the row-major bf16 word decoder exists (word_decoders.h DecIntBf16)
 //   kLaneFields, kWordFields, kWordBlockBytes(L)
@@ -61,6 +64,7 @@ struct Int8Family {
     return {kCols[k][0], kCols[k][1]};
   }
   static constexpr bool kByteFields = true, kSpread = false;
+  static constexpr bool kDotTransposed = false;  // two 64-byte loads of whole bytes
   static constexpr int kRegs = 2, kFieldBits = 4, kFields = 8;
   static constexpr int reg(int f) { return f / 4; }
   static constexpr int shift(int f) { return 4 * (f % 4); }
@@ -86,6 +90,7 @@ struct Int4Family {
     return {kCols[k][0], kCols[k][1]};
   }
   static constexpr bool kByteFields = false, kSpread = false;
+  static constexpr bool kDotTransposed = false;  // low nibbles columns 0-3, high 4-7
   static constexpr int kRegs = 1, kFieldBits = 4, kFields = 4;
   static constexpr int reg(int) { return 0; }
   static constexpr int shift(int f) { return 4 * f; }
@@ -113,6 +118,7 @@ struct Int3Family {
   // Pair K is field K of both pieces: columns K and 8 + K.
   static constexpr std::pair<int, int> pair_cols(int k) { return {k, 8 + k}; }
   static constexpr bool kByteFields = false, kSpread = true;
+  static constexpr bool kDotTransposed = false;  // register j: columns 4j .. 4j+3 (isa_x86.h pieces3)
   // Spread: register 0 holds each piece's bytes 0, 1 (fields 0 .. 4 at bits 0, 3, .., 12), register 1 its
   // bytes 1, 2 (fields 5 .. 7 at bits 7, 10, 13).
   static constexpr int kRegs = 2, kFieldBits = 3, kFields = 8;
@@ -143,6 +149,7 @@ struct Int2Family {
   // Pair K is field K of both 16-bit halves: columns K and 8 + K.
   static constexpr std::pair<int, int> pair_cols(int k) { return {k, 8 + k}; }
   static constexpr bool kByteFields = false, kSpread = false;
+  static constexpr bool kDotTransposed = true;  // bits 2j of byte b: column 4b + j
   static constexpr int kRegs = 1, kFieldBits = 2, kFields = 8;
   static constexpr int reg(int) { return 0; }
   static constexpr int shift(int f) { return 2 * f; }

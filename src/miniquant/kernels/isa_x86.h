@@ -364,6 +364,48 @@ struct Vnni16 {
     lo = _mm512_and_si512(w, m);
     hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
   }
+  // 16 rows x 16 int2 fields: f[j] holds bits 2j .. 2j+1 of every byte (columns 4b + j of the step, b = 0..3).
+  // The 16-bit shift pulls the next byte's low bits into each byte's top, which the mask drops.
+  static void crumbs(const U& w, U f[4]) {
+    const __m512i m = _mm512_set1_epi8(0x03);
+    f[0] = _mm512_and_si512(w, m);
+    f[1] = _mm512_and_si512(_mm512_srli_epi16(w, 2), m);
+    f[2] = _mm512_and_si512(_mm512_srli_epi16(w, 4), m);
+    f[3] = _mm512_and_si512(_mm512_srli_epi16(w, 6), m);
+  }
+  // int3 (kInt3: VBMI builds): a 96-byte step (16 lanes x two 3-byte pieces, piece p holding columns 8p .. 8p+7 at
+  // bits 3c of its 24 bits) into four registers, f[j]'s lane holding columns 4j .. 4j+3 as bytes. Per piece one
+  // vpermi2b puts lane 2k's piece in bytes 0 .. 2 of qword k and lane 2k+1's in bytes 3 .. 5; then per register
+  // one vpmultishiftqb moves each field to a byte of its own (bits 12 (j % 2) + 3c of the lane's piece) and the
+  // mask keeps its 3 bits. Nothing past the step is read (the second load is masked to 32 bytes).
+#if defined(__AVX512VBMI__)
+  static constexpr bool kInt3 = true;
+  struct Int3Spread {
+    alignas(64) uint8_t ix[2][64];    // vpermi2b, per piece: byte m of qword k <- step byte
+    alignas(64) uint8_t ctrl[2][64];  // vpmultishiftqb, per half piece: byte m of qword k <- 8 bits from this bit
+    constexpr Int3Spread() : ix{}, ctrl{} {
+      for (int k = 0; k < 8; ++k)
+        for (int m = 0; m < 8; ++m) {
+          for (int p = 0; p < 2; ++p)  // bytes 0 .. 2: lane 2k's piece p, 3 .. 5: lane 2k+1's, 6, 7 unused
+            ix[p][8 * k + m] = static_cast<uint8_t>(m < 6 ? 6 * (2 * k + m / 3) + 3 * p + m % 3 : 0);
+          for (int h = 0; h < 2; ++h)  // bytes 0 .. 3: lane 2k's columns 4h .. 4h+3 of the piece, 4 .. 7: lane 2k+1's
+            ctrl[h][8 * k + m] = static_cast<uint8_t>(24 * (m / 4) + 12 * h + 3 * (m % 4));
+        }
+    }
+  };
+  static void pieces3(const uint8_t* p, U f[4]) {
+    alignas(64) static constexpr Int3Spread kS{};
+    const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
+    const __m512i m = _mm512_set1_epi8(0x07);
+    for (int piece = 0; piece < 2; ++piece) {
+      const __m512i g = _mm512_permutex2var_epi8(a, _mm512_load_si512(kS.ix[piece]), c);
+      for (int h = 0; h < 2; ++h)
+        f[2 * piece + h] = _mm512_and_si512(_mm512_multishift_epi64_epi8(_mm512_load_si512(kS.ctrl[h]), g), m);
+    }
+  }
+#else
+  static constexpr bool kInt3 = false;
+#endif
   // acc += u . (a[0..3] broadcast) per lane: vpdpbusd with an embedded {1to16} broadcast (exact for
   // any field width, so ByteFields plays no part).
   template <bool ByteFields>
@@ -414,8 +456,8 @@ namespace mq::kdetail {
 // two 256-bit halves (lanes 0-7 and 8-15). vpdpbusd's u8 x s8 4-byte dot becomes vpmaddubsw (adjacent
 // byte products summed into int16, saturating) then vpmaddwd against ones (adjacent int16 pairs into the
 // int32 lane), then vpaddd. The int16 step is exact only while |u0 a0 + u1 a1| <= 32767: int4 fields
-// (u <= 15) give at most 2 * 15 * 127 = 3810; int8 fields (u <= 255) could reach 64770, so they are
-// split into nibbles, u = 16 h + l, and the high nibble's pairs are weighted by 16 in vpmaddwd.
+// (u <= 15) give at most 2 * 15 * 127 = 3810 and int2 fields (u <= 3) 762; int8 fields (u <= 255) could
+// reach 64770, so they are split into nibbles, u = 16 h + l, and the high nibble's pairs are weighted by 16 in vpmaddwd.
 // Every step is exact integer arithmetic and the float steps (convert, fma per group, token scale) are
 // the portable twin's, so the results are bit-identical to it.
 struct Avx2x16 {
@@ -437,6 +479,16 @@ struct Avx2x16 {
     for (int k = 0; k < 2; ++k) {
       lo.h[k] = _mm256_and_si256(w.h[k], m);
       hi.h[k] = _mm256_and_si256(_mm256_srli_epi16(w.h[k], 4), m);
+    }
+  }
+  static constexpr bool kInt3 = false;  // int3's +a8 / +a16 run the portable twin (no vpermi2b before VBMI)
+  static void crumbs(const U& w, U f[4]) {  // as Vnni16::crumbs, per 256-bit half
+    const __m256i m = _mm256_set1_epi8(0x03);
+    for (int k = 0; k < 2; ++k) {
+      f[0].h[k] = _mm256_and_si256(w.h[k], m);
+      f[1].h[k] = _mm256_and_si256(_mm256_srli_epi16(w.h[k], 2), m);
+      f[2].h[k] = _mm256_and_si256(_mm256_srli_epi16(w.h[k], 4), m);
+      f[3].h[k] = _mm256_and_si256(_mm256_srli_epi16(w.h[k], 6), m);
     }
   }
   template <bool ByteFields>

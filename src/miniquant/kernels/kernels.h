@@ -28,7 +28,7 @@ enum class ActMode : uint8_t {
   bf16,
 };
 
-// True for the modes that quantize the activations (+a8, +a16): the dynamic kernels (int8, int4 and the K families).
+// True for the modes that quantize the activations (+a8, +a16): the dynamic kernels (the integer and K families).
 inline constexpr bool is_dynamic(ActMode a) { return a == ActMode::dynamic_int8 || a == ActMode::dynamic_int16; }
 
 struct KernelOptions {

@@ -23,7 +23,7 @@ void gemm_ref(const QTensor& w, const float* x, int64_t n, float* y);
 // split by split_bf16 (x' is exact in fp32). Finite |x| < 2^126 (bf16_safe).  X: (n, cols);  Y: (n, rows).
 void gemm_bf16_ref(const QTensor& w, const float* x, int64_t n, float* y);
 
-// Reference of the dynamic-activation path (int8 / int4 / K weights): each token is quantized with
+// Reference of the dynamic-activation path (integer and K weights): each token is quantized with
 // quantize_activations (kernels.h), then y = s_x * sum_g s_g * sum_{i in g} (u_i - z_g) a_i with the
 // integer sums exact (int64) and the scaling in double (K families: per sub-block b, D_b sum (q - zero) a -
 // M_b sum a, from the grid kgrid gives).  X: (n, cols);  Y: (n, rows).

@@ -81,7 +81,7 @@ std::string kernel_map_markdown();
 std::vector<KernelRow> kernel_rows_float();     // float.cpp: fp32, fp16, bf16 weight-only
 std::vector<KernelRow> kernel_rows_int();       // weight_only.cpp: int8 .. int2 weight-only, +bf16 on bf16 dots
 std::vector<KernelRow> kernel_rows_kquant();    // kquant.cpp: q2_k .. q6_k weight-only
-std::vector<KernelRow> kernel_rows_dynamic();   // dynamic.cpp: int8 / int4 +a8 / +a16 (blocks16 and row-major), a row per family
+std::vector<KernelRow> kernel_rows_dynamic();   // dynamic.cpp: int8 / int4 / int2 / int3 +a8 / +a16 (blocks16 and row-major), a row per family
 std::vector<KernelRow> kernel_rows_kquant_dynamic();  // kquant_dynamic.cpp: q2_k .. q6_k +a8 / +a16
 std::vector<KernelRow> kernel_rows_blocked_bf16();    // blocked_bf16.cpp: int8 .. int2 weight-only / +bf16, blocks16, a row per family
 std::vector<KernelRow> kernel_rows_bf16_act();  // weight_only.cpp: +bf16 for any family, through its weight-only row

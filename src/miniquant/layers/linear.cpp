@@ -32,7 +32,7 @@ QuantizedLinear::QuantizedLinear(QTensor w, ActMode act) : w_(std::move(w)), act
 
 void QuantizedLinear::prepare() {
   if (is_dynamic(act_) && !supports_dynamic(w_.scheme))
-    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need int8, int4 or K weights, not {}", w_.name,
+    throw UsageError(fmt::format("QuantizedLinear '{}': dynamic {} activations need integer or K weights, not {}", w_.name,
                                  act_ == ActMode::dynamic_int8 ? "int8" : "int16", w_.scheme.name()));
   // The registry's block-layout row for this family and mode, where the build has it and w has the layout;
   // otherwise row-major codes and gemm() runs the registry's row-major row.
