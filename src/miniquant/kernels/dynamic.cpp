@@ -204,19 +204,14 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
       const uint8_t* q = wp[r] + s * step_bytes;
       __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 or int2 / 16 int8 steps ahead (blocked.h); past the end is harmless
       if constexpr (Fam::kByteFields) __builtin_prefetch(q + kBlockPrefetchBytes + 64);  // a 128-byte step
-      if constexpr (Fam::kDotTransposed) {  // int2: 16 columns in four registers, the activations transposed
+      if constexpr (Fam::kDotTransposed || Fam::kSpread) {  // int2 / int3: 16 columns in four byte registers
         U f[4];
-        Isa::crumbs(Isa::load(q), f);
-        (Isa::template dot<false>(std::get<r * T + K>(a1), f[0], ap[K] + off), ...);
-        (Isa::template dot<false>(std::get<r * T + K>(second), f[1], ap[K] + off + 4), ...);
-        (Isa::template dot<false>(std::get<r * T + K>(a1), f[2], ap[K] + off + 8), ...);
-        (Isa::template dot<false>(std::get<r * T + K>(second), f[3], ap[K] + off + 12), ...);
-        return;
-      }
-      if constexpr (Fam::kSpread) {  // int3: a 96-byte step of 16 columns in four registers, columns in order
-        __builtin_prefetch(q + kBlockPrefetchBytes + 64);
-        U f[4];
-        Isa::pieces3(q, f);
+        if constexpr (Fam::kSpread) {  // int3: a 96-byte step, each register's columns in order
+          __builtin_prefetch(q + kBlockPrefetchBytes + 64);
+          Isa::pieces3(q, f);
+        } else {  // int2: a 64-byte step, its activations transposed (quantize_acts)
+          Isa::crumbs(Isa::load(q), f);
+        }
         (Isa::template dot<false>(std::get<r * T + K>(a1), f[0], ap[K] + off), ...);
         (Isa::template dot<false>(std::get<r * T + K>(second), f[1], ap[K] + off + 4), ...);
         (Isa::template dot<false>(std::get<r * T + K>(a1), f[2], ap[K] + off + 8), ...);
