@@ -76,7 +76,7 @@ const Bad kBad[] = {
         {"layers": [1, 0], "quant": "int8-per-channel"}]})"},
     {"a group with a match key", R"({"config_id": "x", "default": "int4-g64", "layer_groups": [{"layers": [0], "quant": "fp16", "match": "qkv"}]})"},
     {"an unknown tensor kind", R"({"config_id": "x", "default": "int4-g64", "tensors": [{"match": "mlp_gate", "quant": "fp16"}]})"},
-    {"int8 activations on int3", R"({"config_id": "x", "default": "int4-g64", "tensors": [{"match": "qkv", "quant": "int3-g64+a8"}]})"},
+    {"int8 activations on fp16", R"({"config_id": "x", "default": "int4-g64", "tensors": [{"match": "qkv", "quant": "fp16+a8"}]})"},
     {"a tensor rule without quant", R"({"config_id": "x", "default": "int4-g64", "tensors": [{"match": "qkv"}]})"},
     {"an int8 embedding", R"({"config_id": "x", "default": "int4-g64", "embedding": "int8-per-channel"})"},
     {"an unknown gptq key", R"({"config_id": "x", "default": "int4-g64-gptq", "gptq": {"damp": 0.1}})"},
