@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  std::printf("dynamic (+a8) kernel path: %s\n", mq::dynamic_kernel_name());
+  std::printf("dynamic (+a8) kernel path: %s (int3: %s)\n", mq::dynamic_kernel_name("int4"), mq::dynamic_kernel_name("int3"));
   std::printf("weight-only on AVX-512 BF16 dots: int4 %s, int3 %s, int2 %s\n", mq::has_bf16_weight_path(mq::Scheme::integer(4, 64)) ? "yes" : "no",
               mq::has_bf16_weight_path(mq::Scheme::integer(3, 64)) ? "yes" : "no", mq::has_bf16_weight_path(mq::Scheme::integer(2, 64)) ? "yes" : "no");
   benchmark::RunSpecifiedBenchmarks();

@@ -106,17 +106,18 @@ TEST_CASE("which tensors have a block layout") {
 }
 
 TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA path (VNNI or AVX2) and portable") {
-  // Where the build has no ISA path (dynamic_kernel_name() "portable": aarch64, x86 without AVX2) use_isa runs the
-  // same portable kernel, so it runs once. Reduced sizes (reduced_sizes.h): rows 5 and 70 (a partial block; a
+  // Where the build has no ISA path for a family (dynamic_kernel_name(family) "portable": aarch64, x86 without AVX2,
+  // int3 without VBMI) use_isa runs the same portable kernel, so it runs once. Reduced sizes (reduced_sizes.h): rows 5 and 70 (a partial block; a
   // 4-block tile and its remainder) and n up to 13 (an 8-token tile and its remainder), not rows 130 or n 64.
-  const bool isa_path = std::string(dynamic_kernel_name()) != "portable";
   const bool reduced = testsizes::reduced();
-  MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name()) + (reduced ? " (reduced sizes)" : ""));
+  MESSAGE("dynamic kernel path: " << std::string(dynamic_kernel_name("int4")) << " (int3: " << dynamic_kernel_name("int3")
+                                  << ")" << (reduced ? " (reduced sizes)" : ""));
   const std::vector<int64_t> row_counts = reduced ? std::vector<int64_t>{5, 70} : std::vector<int64_t>{5, 70, 130};
   const std::vector<int64_t> token_counts = reduced ? std::vector<int64_t>{1, 2, 8, 13} : std::vector<int64_t>{1, 2, 8, 13, 64};
   double overall[2] = {0.0, 0.0};
   for (const ActMode act : {ActMode::dynamic_int8, ActMode::dynamic_int16})
-  for (const Scheme& s : blocked_schemes())
+  for (const Scheme& s : blocked_schemes()) {
+    const bool isa_path = std::string(dynamic_kernel_name(traits_of(s).family)) != "portable";
     for (int64_t rows : row_counts)
       for (int64_t cols : {int64_t{128}, int64_t{256}}) {
         const bool wide = act == ActMode::dynamic_int16;
@@ -155,6 +156,7 @@ TEST_CASE("blocked GEMM matches the dynamic reference on every tile shape, ISA p
             }
         }
       }
+  }
   MESSAGE("worst error / bound vs reference: int8 activations " << overall[0] << ", 16-bit " << overall[1]);
 }
 

@@ -114,7 +114,12 @@ std::vector<float> run_misaligned(const QTensor& q, const std::vector<float>& x,
 // has only x86 intrinsics.
 TEST_CASE("kernel paths of this build, per family") {
   using namespace mq::kdetail;
-  const std::string simd = simd_arch_name(), dynamic = dynamic_kernel_name();
+  const std::string simd = simd_arch_name(), dynamic = dynamic_kernel_name("int4"), dynamic3 = dynamic_kernel_name("int3");
+  // int8 / int4 / int2 share one path (the build's best); int3's is that one or, without VBMI, the portable twin.
+  CHECK(dynamic_kernel_name("int8") == dynamic);
+  CHECK(dynamic_kernel_name("int2") == dynamic);
+  CHECK((dynamic3 == dynamic || dynamic3 == "portable"));
+  CHECK_THROWS_AS(dynamic_kernel_name("q4_k"), Error);
   std::string bf16;
   for (int bits : {4, 3, 2})
     if (has_bf16_weight_path(Scheme::integer(bits, 64))) bf16 += (bf16.empty() ? "int" : ", int") + std::to_string(bits);
@@ -130,12 +135,13 @@ TEST_CASE("kernel paths of this build, per family") {
   piece(F16Run::kAvailable, "F16C group scales");
   piece(LaneSums::kAvailable, "lane-sum tree");
   MESSAGE("kernel paths: weight-only (fp32 / fp16 / bf16 / int8 / int4 / int3 / int2) and quantizer on xsimd " << simd
-          << (x86.empty() ? std::string(", no x86 pieces") : ", x86 pieces: " + x86) << "; +a8 / +a16 (int8 / int4 blocks): "
-          << dynamic << "; K +a8: " << std::string(kquant_dynamic_kernel_name()) << "; bf16 dot weight path: " << (bf16.empty() ? std::string("none, block-layout weight-only runs its portable twin") : bf16));
+          << (x86.empty() ? std::string(", no x86 pieces") : ", x86 pieces: " + x86) << "; +a8 / +a16 (int8 / int4 / int2 blocks): "
+          << dynamic << " (int3: " << dynamic3 << ")" << "; K +a8: " << std::string(kquant_dynamic_kernel_name()) << "; bf16 dot weight path: " << (bf16.empty() ? std::string("none, block-layout weight-only runs its portable twin") : bf16));
 #if defined(__aarch64__)
   CHECK(simd == "arm64+neon");
   CHECK(x86.empty());
   CHECK(dynamic == "portable");  // no NEON dynamic kernel: Portable16's plain loops
+  CHECK(dynamic3 == "portable");
   CHECK(std::string(kquant_dynamic_kernel_name()) == "portable");
   CHECK(bf16.empty());
 #elif defined(__x86_64__)

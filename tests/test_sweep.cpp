@@ -2,6 +2,7 @@
 // README block replacement, and the committed experiment README against its results.json.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -205,4 +206,27 @@ TEST_CASE("results JSON: margins and the divergence against fp32 round-trip, acc
   CHECK(back.quality->divergence->flipped_to_wrong == 3);
   CHECK(back.quality->margin_by_construction.at("adverb_cue").median == 6.0);
   CHECK(to_json(back) == j);
+}
+
+TEST_CASE("the sweep README says where int3 +a8 rows ran without VBMI, and only there") {
+  const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve";
+  REQUIRE(std::filesystem::exists(dir + "/results.json"));
+  mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(dir + "/results.json"));
+  nlohmann::json manifest = mqexp::read_json(dir + "/manifest.json");
+  const std::string warning = "This CPU has no VBMI";
+  const auto it = std::find_if(res.schemes.begin(), res.schemes.end(), [](const auto& r) { return r.scheme == "int4-g64+a8"; });
+  REQUIRE(it != res.schemes.end());
+  mqexp::SchemeRow int3 = *it;
+  int3.scheme = "int3-g64+a8";
+  manifest["build"]["int8_activation_kernel"] = "vnni";
+  manifest["build"]["int8_activation_kernel_per_family"] = {{"int8", "vnni"}, {"int4", "vnni"}, {"int3", "portable"}, {"int2", "vnni"}};
+  // No int3 +a8 row: nothing to say.
+  CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) == std::string::npos);
+  res.schemes.push_back(int3);
+  CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) != std::string::npos);
+  // int3 on the same path as the others (a VBMI CPU), or a manifest from before the field: nothing either.
+  manifest["build"]["int8_activation_kernel_per_family"]["int3"] = "vnni";
+  CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) == std::string::npos);
+  manifest["build"].erase("int8_activation_kernel_per_family");
+  CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) == std::string::npos);
 }

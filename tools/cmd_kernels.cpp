@@ -22,8 +22,9 @@ void print_here() {
   const char* modes[] = {"weight-only", "+bf16", "+a8", "+a16"};
   const mq::ActMode acts[] = {mq::ActMode::weight_only, mq::ActMode::bf16, mq::ActMode::dynamic_int8, mq::ActMode::dynamic_int16};
   std::vector<float> w(64 * 256, 0.5f), x(256, 1.0f);
-  fmt::print("this build: xsimd {}, +a8 {}, K +a8 {}\n", mq::simd_arch_name(), mq::dynamic_kernel_name(),
-             mq::kquant_dynamic_kernel_name());
+  const std::string a8 = mq::dynamic_kernel_name("int4"), a8_int3 = mq::dynamic_kernel_name("int3");
+  fmt::print("this build: xsimd {}, +a8 {}{}, K +a8 {}\n", mq::simd_arch_name(), a8,
+             a8_int3 == a8 ? std::string() : fmt::format(" (int3: {}, no VBMI)", a8_int3), mq::kquant_dynamic_kernel_name());
   for (const mq::FormatTraits& f : mq::format_table()) {
     mq::Scheme s{};
     for (const mq::Scheme& t : mq::scheme_table())

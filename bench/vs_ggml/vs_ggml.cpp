@@ -147,8 +147,8 @@ int run(int argc, char** argv) {
   for (const auto& k : checks)
     std::printf("abi %-4s %s: headers %s, library %s\n", k.ok ? "ok" : "FAIL", k.what.c_str(), k.headers.c_str(), k.library.c_str());
   vsggml::require_abi(checks);
-  std::printf("ggml CPU variant: %s (score %d); ours: %s, +a8 %s (K: %s)\n", api.chosen.name.c_str(), api.chosen.score,
-              mq::simd_arch_name(), mq::dynamic_kernel_name(), mq::kquant_dynamic_kernel_name());
+  std::printf("ggml CPU variant: %s (score %d); ours: %s, +a8 %s (int3: %s, K: %s)\n", api.chosen.name.c_str(), api.chosen.score,
+              mq::simd_arch_name(), mq::dynamic_kernel_name("int4"), mq::dynamic_kernel_name("int3"), mq::kquant_dynamic_kernel_name());
   vsggml::GgmlBackend be(api);
 
   json cells = json::array();
@@ -181,7 +181,8 @@ int run(int argc, char** argv) {
       {"load_average_end", load_json(mq::load_average())},
       {"cpu", cpu_json()},
       {"ours", {{"commit", b.git_commit}, {"build_type", b.build_type}, {"flags", b.flags}, {"compiler", b.compiler},
-                {"simd_arch", mq::simd_arch_name()}, {"a8_kernels", mq::dynamic_kernel_name()},
+                {"simd_arch", mq::simd_arch_name()}, {"a8_kernels", mq::dynamic_kernel_name("int4")},
+                {"a8_kernels_int3", mq::dynamic_kernel_name("int3")},
                 {"k_a8_kernels", mq::kquant_dynamic_kernel_name()},
                 {"int4_weight_only_bf16", mq::has_bf16_weight_path(mq::Scheme::integer(4, 64))}}},
       {"ggml", {{"bins_dir", repo_relative(bins)}, {"version", api.ggml_version()}, {"commit", api.ggml_commit()},

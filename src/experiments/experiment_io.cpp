@@ -160,8 +160,11 @@ nlohmann::json build_json() {
           {"flags", b.flags},
           {"compiler", b.compiler},
           // Which kernel the +a8 (int8-activation) rows ran: the machine the binary was built for decides
-          // (-march=native), and a portable-twin row is not a VNNI measurement.
-          {"int8_activation_kernel", mq::dynamic_kernel_name()},
+          // (-march=native), and a portable-twin row is not a VNNI measurement. The int8 / int4 / int2 path,
+          // and per family (int3's decode needs VBMI, so on a VNNI CPU without it int3 runs the portable twin).
+          {"int8_activation_kernel", mq::dynamic_kernel_name("int4")},
+          {"int8_activation_kernel_per_family", {{"int8", mq::dynamic_kernel_name("int8")}, {"int4", mq::dynamic_kernel_name("int4")},
+                                                 {"int3", mq::dynamic_kernel_name("int3")}, {"int2", mq::dynamic_kernel_name("int2")}}},
           // The weight-only field widths that ran on AVX-512 BF16 dots (activations split into two bf16 each,
           // kernels.h has_bf16_weight_path; empty: none): their quality numbers then carry that rounding.
           {"bf16_weight_kernel", bf16_widths()},

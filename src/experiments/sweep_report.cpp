@@ -327,6 +327,15 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
   if (int8_kernel != "vnni")
     s += "**This CPU has no AVX-512 VNNI: the `+a8` rows ran the " + int8_kernel_words(int8_kernel) +
          " (the same integer arithmetic, bit for bit), so their speeds are this machine's, not the `vpdpbusd` kernels'.**\n\n";
+  // int3's +a8 decode needs VBMI besides (kernels.h dynamic_kernel_name): say so where an int3 +a8 row ran without it.
+  const json per_family = manifest.at("build").value("int8_activation_kernel_per_family", json::object());
+  const std::string int3_kernel = per_family.value("int3", int8_kernel);
+  const bool int3_a8_row = std::any_of(rows.begin(), rows.end(), [](const SchemeRow& r) {
+    return r.scheme.rfind("int3", 0) == 0 && r.scheme.find("+a") != std::string::npos;
+  });
+  if (int3_a8_row && int3_kernel != int8_kernel)
+    s += "**This CPU has no VBMI: the int3 `+a8` rows ran the " + int8_kernel_words(int3_kernel) +
+         ", so their speeds are not those of the VBMI decode.**\n\n";
   std::vector<std::string> busy;
   for (const auto* list : {&res.schemes, &res.gpt2_schemes})
     for (const auto& r : *list)

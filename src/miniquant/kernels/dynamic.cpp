@@ -345,7 +345,16 @@ using FastIsaFor = std::conditional_t<Fam::kSpread && !FastIsa::kInt3, Portable1
 }  // namespace
 }  // namespace kdetail
 
-const char* dynamic_kernel_name() { return kdetail::FastIsa::kName; }
+const char* dynamic_kernel_name(std::string_view family) {
+  // FastIsaFor per family: int3's decode needs VBMI, so its path can differ from the others' on the same build.
+  const char* name = nullptr;
+  const auto pick = [&]<class... Fams>() {
+    ((family == Fams::kName ? (void)(name = kdetail::FastIsaFor<Fams>::kName) : void()), ...);
+  };
+  pick.template operator()<Int8Family, Int4Family, Int3Family, Int2Family>();
+  if (!name) throw Error(fmt::format("dynamic_kernel_name: '{}' is not an integer family with +a8 kernels", family));
+  return name;
+}
 
 namespace kdetail {
 namespace {

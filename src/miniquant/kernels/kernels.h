@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <string_view>
 
 #include "miniquant/half.h"
 #include "miniquant/quantize.h"
@@ -85,9 +86,11 @@ inline bool bf16_safe(const float* x, int64_t count) {
   for (int64_t i = 0; i < count; ++i) bad |= !(std::fabs(x[i]) < 0x1p126f);
   return bad == 0;
 }
-// The dynamic kernels' instruction path in this build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw +
-// vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop twin). -march=native decides.
-const char* dynamic_kernel_name();
+// The dynamic (+a8 / +a16) kernels' instruction path for an integer family ("int8", "int4", "int3", "int2") in this
+// build: "vnni" (AVX-512 VNNI), "avx2" (vpmaddubsw + vpmaddwd, for CPUs without VNNI) or "portable" (the plain-loop
+// twin). -march=native decides; int3's decode needs VBMI besides, so it can be "portable" where the others are not.
+// Throws mq::Error for any other family.
+const char* dynamic_kernel_name(std::string_view family);
 // The xsimd instruction set the weight-only and float kernels (word_kernel.h) and the optimized quantizer
 // were compiled for, xsimd's default architecture: "avx512bw", "avx2", ... on x86, "arm64+neon" on aarch64 (the
 // aarch64 build, preset `aarch64`). -march / -mcpu decides.
