@@ -3,6 +3,7 @@
 // against those rules.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "miniquant/error.h"
 #include "minigpt/kquant_mixes.h"
 #include "minigpt/quant_plan.h"
+#include "minigpt/quantizer_table.h"
 
 using namespace minigpt;
 
@@ -48,6 +50,48 @@ TEST_CASE("recipe names: -search and -imatrix, the K families' default search, a
   }
   // A phase's own copy takes no calibration-weighted search.
   CHECK_THROWS_AS(PhaseRecipe::parse("q4_k-fisher"), mq::UsageError);
+}
+
+TEST_CASE("the quantizer table: every row is a recipe suffix, its flags decide what the parser takes, and its codes are the library's") {
+  // Every mq::Search value has its row, and the rows are distinct.
+  std::set<std::string_view> suffixes;
+  for (const mq::Search s : {mq::Search::none, mq::Search::plain, mq::Search::importance, mq::Search::fisher})
+    CHECK(quantizer_for(s).search == s);
+  for (const QuantizerMethod& q : quantizer_table()) {
+    CAPTURE(std::string(q.suffix));
+    CHECK(suffixes.insert(q.suffix).second);
+    CHECK(!q.title.empty());
+    // On a scheme the row takes: the suffix parses to the row, prints back, and asks for calibration as its flags say.
+    const std::string scheme = q.refuses(mq::Scheme::parse("int4-g64")).empty() ? "int4-g64" : "q4_k";
+    REQUIRE(q.refuses(mq::Scheme::parse(scheme)).empty());
+    const std::string name = q.suffix.empty() ? scheme : std::string(scheme).append("-").append(q.suffix);
+    const LinearRecipe r = LinearRecipe::parse(name);
+    CHECK(&r.quantizer() == &q);
+    CHECK(r.needs_calibration() == (q.needs_hessian || q.needs_fisher));
+    if (!(scheme == "q4_k" && q.search == mq::Search::plain)) CHECK(r.name() == name);
+    // -gptq and a phase's own copy: taken exactly where the row allows them.
+    if (q.with_gptq) CHECK(LinearRecipe::parse(name + "-gptq").gptq);
+    else CHECK_THROWS_AS(LinearRecipe::parse(name + "-gptq"), mq::UsageError);
+    if (q.phase_copy) CHECK(PhaseRecipe::parse(name).recipe);
+    else CHECK_THROWS_AS(PhaseRecipe::parse(name), mq::UsageError);
+  }
+  // A row's codes are the library quantizer it configures, bit for bit (imatrix: diag(H) as column weights).
+  const int64_t out = 8, in = 64;
+  std::vector<float> w(static_cast<size_t>(out * in));  // (out, in)
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)) * (1 + i % 7));
+  Eigen::MatrixXd h = Eigen::MatrixXd::Identity(in, in);  // (in, in)
+  std::vector<float> diag(static_cast<size_t>(in));       // (in)
+  for (int64_t j = 0; j < in; ++j) diag[static_cast<size_t>(j)] = static_cast<float>(h(j, j) = 1.0 + static_cast<double>(j % 5));
+  const mq::Scheme s = mq::Scheme::parse("int3-g32");
+  const std::string name = "w";
+  const auto codes = [&](mq::Search search) { return quantizer_for(search).quantize({.weight = w.data(), .out = out, .in = in, .scheme = s, .hessian = &h, .fisher = nullptr, .name = name}); };
+  CHECK(codes(mq::Search::none).codes == mq::quantize(w.data(), out, in, s, {.search = false}, name).codes);
+  CHECK(codes(mq::Search::plain).codes == mq::quantize(w.data(), out, in, s, {.search = true}, name).codes);
+  CHECK(codes(mq::Search::importance).codes == mq::quantize(w.data(), out, in, s, {.search = true, .importance = diag.data()}, name).codes);
+  CHECK(codes(mq::Search::importance).scales == mq::quantize(w.data(), out, in, s, {.search = true, .importance = diag.data()}, name).scales);
+  // The searches differ from round-to-nearest on this weight (else the checks above could not tell rows apart).
+  CHECK(codes(mq::Search::plain).scales != codes(mq::Search::none).scales);
+  CHECK(codes(mq::Search::importance).scales != codes(mq::Search::plain).scales);
 }
 
 TEST_CASE("llama.cpp's mixes on MiniGPT: q6_k for qkv and mlp_down where use_more_bits, the rest the base type") {

@@ -14,6 +14,7 @@
 #include "miniquant/util/io.h"
 #include "miniquant/util/json_checked.h"
 #include "minigpt/kquant_mixes.h"
+#include "minigpt/quantizer_table.h"
 #include "minigpt/transform_table.h"
 #include "miniquant/util/path_name.h"
 
@@ -45,18 +46,17 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
     }
   r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
   if (r.gptq) storage.resize(storage.size() - 5);
-  bool plain_search = false;
-  if (storage.size() > 8 && storage.ends_with("-imatrix")) {
-    r.search = mq::Search::importance;
-    storage.resize(storage.size() - 8);
-  } else if (storage.size() > 7 && storage.ends_with("-fisher")) {
-    r.search = mq::Search::fisher;
-    storage.resize(storage.size() - 7);
-  } else if (storage.size() > 7 && storage.ends_with("-search")) {
-    r.search = mq::Search::plain;
-    plain_search = true;
-    storage.resize(storage.size() - 7);
+  // The quantizer's suffix (quantizer_table.h), right before "-gptq": "int4-g64-imatrix-gptq".
+  const QuantizerMethod* quantizer = &quantizer_for(mq::Search::none);
+  for (const QuantizerMethod& q : quantizer_table()) {
+    const std::string suffix = "-" + std::string(q.suffix);
+    if (!q.suffix.empty() && storage.size() > suffix.size() && storage.ends_with(suffix)) {
+      quantizer = &q;
+      storage.resize(storage.size() - suffix.size());
+      break;
+    }
   }
+  r.search = quantizer->search;
   // An equivalence transform of the table (transform_table.h) sits right after the scheme: "int4-g128-awq-gptq".
   for (const TransformMethod& t : transform_table()) {
     const std::string suffix = "-" + std::string(t.suffix);
@@ -67,15 +67,12 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
     }
   }
   r.scheme = mq::Scheme::parse(storage);
-  if (r.search != mq::Search::none && !r.scheme.is_integer() && !r.scheme.is_kquant())
-    throw mq::UsageError(fmt::format("scheme {}: a scale search needs an integer or K scheme", name));
-  if (r.search == mq::Search::fisher && !r.scheme.is_kquant())
-    throw mq::UsageError(fmt::format("scheme {}: -fisher weights the K families' scale search (q2_k .. q6_k); {} is not one", name,
-                                     r.scheme.name()));
-  if (r.search == mq::Search::fisher && r.gptq)
-    throw mq::UsageError(fmt::format("scheme {}: GPTQ picks its K grid by the Hessian's importance (-imatrix-gptq); -fisher-gptq is not a recipe", name));
+  if (const std::string why = quantizer->refuses(r.scheme); !why.empty()) throw mq::UsageError(fmt::format("scheme {}: {}", name, why));
+  if (r.gptq && !quantizer->with_gptq)
+    throw mq::UsageError(fmt::format("scheme {}: -{}-gptq is not a recipe (GPTQ runs the -search or -imatrix grid inside, not -{})",
+                                     name, quantizer->suffix, quantizer->suffix));
   if (r.scheme.is_kquant()) {
-    if (plain_search)
+    if (r.search == mq::Search::plain)  // named: the plain name already is the plain search
       throw mq::UsageError(fmt::format("scheme {}: the K families always search their scales; drop -search (-imatrix "
                                        "weights the search by importance)", name));
     if (r.search == mq::Search::none) r.search = mq::Search::plain;
@@ -97,11 +94,11 @@ LinearRecipe LinearRecipe::parse(const std::string& name) {
 
 std::string LinearRecipe::name() const {
   // A K family's plain name already is the plain search.
-  const char* searched = search == mq::Search::importance                        ? "-imatrix"
-                         : search == mq::Search::fisher                          ? "-fisher"
-                         : search == mq::Search::plain && !scheme.is_kquant() ? "-search"
-                                                                               : "";
-  return scheme.name() + (transform.empty() ? "" : "-" + transform) + searched + (gptq ? "-gptq" : "") + std::string(act_suffix(act));
+  const std::string_view suffix = search == mq::Search::plain && scheme.is_kquant() ? "" : quantizer().suffix;
+  std::string out = scheme.name();
+  for (const std::string_view part : {std::string_view(transform), suffix, std::string_view(gptq ? "gptq" : "")})
+    if (!part.empty()) out.append("-").append(part);
+  return out.append(act_suffix(act));
 }
 
 PhaseRecipe PhaseRecipe::parse(const std::string& name) {
@@ -119,8 +116,9 @@ PhaseRecipe PhaseRecipe::parse(const std::string& name) {
       throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy is round-to-nearest (no -{})", mq::clip_text(name),
                                        r.recipe->transform));
     // -imatrix needs the Linear's calibration Hessian, which (like GPTQ's) belongs to the Linear's own recipe.
-    if (r.recipe->search == mq::Search::importance || r.recipe->search == mq::Search::fisher)
-      throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy takes no importance (no -imatrix or -fisher)", mq::clip_text(name)));
+    if (!r.recipe->quantizer().phase_copy)
+      throw mq::UsageError(fmt::format("phase recipe {}: a phase's own stored copy takes no calibration statistics (no -{})",
+                                       mq::clip_text(name), r.recipe->quantizer().suffix));
   }
   return r;
 }

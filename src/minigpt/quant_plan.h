@@ -13,6 +13,7 @@
 #include "miniquant/gptq.h"
 #include "miniquant/kernels/kernels.h"
 #include "minigpt/model.h"
+#include "minigpt/quantizer_table.h"
 
 namespace minigpt {
 
@@ -43,7 +44,9 @@ struct LinearRecipe {
   bool keeps_fp32() const { return scheme.kind == mq::Kind::fp32 && !gptq; }
   // GPTQ, or a search weighted by importance: both need the layer's calibration Hessian.
   // -fisher reads the Hessian only for the report's output errors; its weights come from the Fisher pass.
-  bool uses_hessian() const { return gptq || search == mq::Search::importance || search == mq::Search::fisher; }
+  bool uses_hessian() const { return gptq || quantizer().needs_hessian || quantizer().needs_fisher; }
+  // The row of quantizer_table.h that chooses the codes (GPTQ, where set, runs its search inside).
+  const QuantizerMethod& quantizer() const { return quantizer_for(search); }
   // uses_hessian(), or a transform (which reads activation statistics).
   bool needs_calibration() const { return uses_hessian() || !transform.empty(); }
   friend bool operator==(const LinearRecipe&, const LinearRecipe&) = default;

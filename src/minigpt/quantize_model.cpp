@@ -25,14 +25,14 @@ namespace minigpt {
 
 namespace {
 
-// The recipe's quantizer on one (out, in) weight w: GPTQ with the plan's options on the second moment h (its
-// search: -imatrix weights it by diag(h)), the grid search weighted by diag(h) (-imatrix), by the per-weight Fisher
-// diagonal (-fisher), or the plain grid (K families: their plain search). h and fisher may be null where the recipe
-// does not read them. GPTQ's notes go to `notes` when given. The one place a recipe's quantizer is chosen: the main
-// loop and a transform's candidates (recipe_quantizer) both call it.
+// The recipe's quantizer on one (out, in) weight w: GPTQ with the plan's options on the second moment h (running the
+// quantizer row's search inside), else the row itself (quantizer_table.h). h and fisher may be null where the recipe
+// does not read them. GPTQ's notes go to `notes` when given. The one place a recipe's quantizer is called: the main
+// loop, a phase's own copy and a transform's candidates (recipe_quantizer) all come here.
 mq::QTensor quantize_linear(const LinearRecipe& r, const mq::GptqOptions& options, const float* w, int64_t out, int64_t in,
                             const Eigen::MatrixXd* h, const float* fisher, const std::string& name, std::vector<std::string>* notes) {
-  if ((r.gptq || r.search == mq::Search::importance) && !h)
+  const QuantizerMethod& method = r.quantizer();
+  if ((r.gptq || method.needs_hessian) && !h)
     throw mq::Error(fmt::format("{}: recipe {} needs the Linear's calibration second moment", name, r.name()));
   if (r.gptq) {
     mq::GptqOptions go = options;
@@ -41,26 +41,19 @@ mq::QTensor quantize_linear(const LinearRecipe& r, const mq::GptqOptions& option
     if (notes) notes->insert(notes->end(), g.notes.begin(), g.notes.end());
     return std::move(g.q);
   }
-  if (r.search == mq::Search::importance) {  // llama.cpp's importance matrix: diag(H)
-    std::vector<float> importance(static_cast<size_t>(in));
-    for (int64_t j = 0; j < in; ++j) importance[static_cast<size_t>(j)] = static_cast<float>((*h)(j, j));
-    return mq::quantize(w, out, in, r.scheme, {.search = true, .importance = importance.data()}, name);
-  }
-  if (r.search == mq::Search::fisher) {  // the K search weighted per weight by diag(F)
-    if (!fisher) throw mq::Error(fmt::format("{}: recipe {} needs the Fisher pass", name, r.name()));
-    return mq::quantize(w, out, in, r.scheme, {.search = true, .importance = fisher, .importance_per_weight = true}, name);
-  }
-  return mq::quantize(w, out, in, r.scheme, {.search = r.search != mq::Search::none || r.scheme.is_kquant()}, name);
+  if (method.needs_fisher && !fisher) throw mq::Error(fmt::format("{}: recipe {} needs the Fisher pass", name, r.name()));
+  return method.quantize({.weight = w, .out = out, .in = in, .scheme = r.scheme, .hessian = h, .fisher = fisher, .name = name});
 }
 
 // The recipe's quantizer as a transform scores its candidates with (TransformInput::quantize): quantize_linear on the
-// given second moment; -fisher, whose weights come from a gradient pass, is scored on the K families' plain search.
+// given second moment; a quantizer that reads the Fisher pass (-fisher), which a candidate's scaled weight has no
+// gradients for, is scored on the plain search.
 std::function<mq::QTensor(const float*, const Eigen::MatrixXd&)> recipe_quantizer(const LinearRecipe& r, const mq::GptqOptions& options,
                                                                                   const LinearInfo& li) {
   const std::string name = li.name + ".weight (a transform's candidate)";
   const int64_t out = li.out, in = li.in;
   LinearRecipe scored = r;
-  if (scored.search == mq::Search::fisher) scored.search = mq::Search::plain;
+  if (scored.quantizer().needs_fisher) scored.search = mq::Search::plain;
   return [scored, options, name, out, in](const float* w, const Eigen::MatrixXd& h) -> mq::QTensor {
     return quantize_linear(scored, options, w, out, in, &h, nullptr, name, nullptr);
   };
@@ -142,7 +135,7 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
   const bool hessians = std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.uses_hessian(); });
   // -fisher: one pass of gradients on the fp32 master weights, before any Linear is quantized.
   std::map<std::string, std::vector<float>> fisher;
-  if (std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.search == mq::Search::fisher; })) {
+  if (std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.quantizer().needs_fisher; })) {
     const mq::Stopwatch t;
     fisher = collect_fisher(m, calibration);
     rep.calibration_seconds += t.seconds();
@@ -183,7 +176,7 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
       const mq::QTensor rtn = mq::quantize(li.weight, li.out, li.in, r.scheme, wname);
       lr.output_error_rtn = mq::output_error(li.weight, rtn, h);
       q = quantize_linear(r, plan.gptq.options, li.weight, li.out, li.in, &h,
-                          r.search == mq::Search::fisher ? fisher.at(li.name).data() : nullptr, wname, &lr.notes);
+                          r.quantizer().needs_fisher ? fisher.at(li.name).data() : nullptr, wname, &lr.notes);
       lr.output_error = mq::output_error(li.weight, q, h);
     }
     lr.storage = q.storage();
