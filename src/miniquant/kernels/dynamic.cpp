@@ -203,11 +203,11 @@ __attribute__((noinline)) void group_steps(typename Isa::I* acc, typename Isa::I
     auto block = [&]<size_t r, size_t... K>(std::integral_constant<size_t, r>, std::index_sequence<K...>) {
       const uint8_t* q = wp[r] + s * step_bytes;
       __builtin_prefetch(q + kBlockPrefetchBytes);  // 32 int4 or int2 / 16 int8 steps ahead (blocked.h); past the end is harmless
-      if constexpr (Fam::kByteFields) __builtin_prefetch(q + kBlockPrefetchBytes + 64);  // a 128-byte step
+      // A step longer than one line (int8's 128 bytes, int3's 96): its second line too.
+      if constexpr (sizeof(typename Fam::Step) > 64) __builtin_prefetch(q + kBlockPrefetchBytes + 64);
       if constexpr (Fam::kDotTransposed || Fam::kSpread) {  // int2 / int3: 16 columns in four byte registers
         U f[4];
         if constexpr (Fam::kSpread) {  // int3: a 96-byte step, each register's columns in order
-          __builtin_prefetch(q + kBlockPrefetchBytes + 64);
           Isa::pieces3(q, f);
         } else {  // int2: a 64-byte step, its activations transposed (quantize_acts)
           Isa::crumbs(Isa::load(q), f);

@@ -142,6 +142,20 @@ struct DecInt8Wide {  // vpshufb on 512 bits needs AVX-512 BW
 }  // namespace mq::kdetail
 #endif
 
+#if defined(__AVX512VBMI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+namespace mq::kdetail {
+// One int3 block step (blocked.h Int3Step, 96 bytes) as the two tables of a vpermi2b: bytes 0 .. 63 and 64 .. 95 (the
+// second load masked to 32 bytes, so nothing past the step is read); spread() gathers bytes of both by an index
+// table. The bf16 dots (Bf16Dot::step_reg) and the VNNI int3 decode (Vnni16::pieces3) both start here.
+struct Int3StepBytes {
+  __m512i lo, hi;
+  static Int3StepBytes load(const uint8_t* p) { return {_mm512_loadu_si512(p), _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64)}; }
+  __m512i spread(const uint8_t* ix) const { return _mm512_permutex2var_epi8(lo, _mm512_load_si512(ix), hi); }
+};
+}  // namespace mq::kdetail
+#endif
+
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
 #include <immintrin.h>
 namespace mq::kdetail {
@@ -274,8 +288,7 @@ struct Bf16Dot {
     if constexpr (Spread) {
 #if defined(__AVX512VBMI__)
       alignas(64) static constexpr BlockInt3Index kIx{};
-      const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
-      return _mm512_permutex2var_epi8(a, _mm512_load_si512(kIx.ix[Q]), c);
+      return Int3StepBytes::load(p).spread(kIx.ix[Q]);
 #else
       static_assert(!Spread, "spread (int3) blocks need AVX-512 VBMI (kInt3)");
 #endif
@@ -395,10 +408,10 @@ struct Vnni16 {
   };
   static void pieces3(const uint8_t* p, U f[4]) {
     alignas(64) static constexpr Int3Spread kS{};
-    const __m512i a = _mm512_loadu_si512(p), c = _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 64);
+    const Int3StepBytes step = Int3StepBytes::load(p);
     const __m512i m = _mm512_set1_epi8(0x07);
     for (int piece = 0; piece < 2; ++piece) {
-      const __m512i g = _mm512_permutex2var_epi8(a, _mm512_load_si512(kS.ix[piece]), c);
+      const __m512i g = step.spread(kS.ix[piece]);
       for (int h = 0; h < 2; ++h)
         f[2 * piece + h] = _mm512_and_si512(_mm512_multishift_epi64_epi8(_mm512_load_si512(kS.ctrl[h]), g), m);
     }
