@@ -409,7 +409,7 @@ std::vector<double> salient_errors(const Setting& s_) {
   for (const auto& [label, imp] : p.importance) {
     std::vector<int64_t> order(static_cast<size_t>(in));
     std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return imp[static_cast<size_t>(x)] > imp[static_cast<size_t>(y)]; });
+    std::stable_sort(order.begin(), order.end(), [&imp = imp](int64_t x, int64_t y) { return imp[static_cast<size_t>(x)] > imp[static_cast<size_t>(y)]; });
     order.resize(static_cast<size_t>((in + 99) / 100));  // ceil(1%): ties to the lower index
     const std::vector<float> kept = kept_fp16(p.li, p.rtn, order);
     out.push_back(mq::output_error(p.li.weight, kept.data(), p.li.out, p.li.in, *p.h) / p.e_rtn);

@@ -218,7 +218,8 @@ TEST_CASE("lab answers: planted mistakes in the written answers fail the check t
       {&kLab05, [&] { return in_answer(w05, 4, "(lower)", "(the allocator's is lower; mine is higher)"); }},
       {&kLab07, [&] { return in_answer(w07, 3, "Its input is GELU's output, and GELU is not linear", "It reads mlp_up's output after gelu, which is NONLINEAR"); }},
   };
-  for (const auto& [lab, text] : reworded) {
+  for (const auto& [bound_lab, text] : reworded) {
+    const auto* lab = bound_lab;  // INFO captures it in a lambda, which clang 14 refuses for a structured binding
     const Graded g = grade(*lab, text());
     INFO("lab " << lab->nn << " reworded:\n" << g.out);
     CHECK(g.code == 0);

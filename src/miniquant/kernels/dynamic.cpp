@@ -37,8 +37,10 @@ namespace {
 
 // The portable twin of Vnni16 and Avx2x16: the same lane semantics in plain loops.
 struct Portable16 {
-  static constexpr bool kAvailable = true;
-  static constexpr const char* kName = "portable";
+  // The three traits below are read only where a build has no ISA path (FastIsa / FastIsaFor pick this struct): on
+  // others they are unused, which clang reports for a struct of an anonymous namespace.
+  [[maybe_unused]] static constexpr bool kAvailable = true;
+  [[maybe_unused]] static constexpr const char* kName = "portable";
   static constexpr bool kSplitChains = true;
   static constexpr int kDecodeBlocks = 4;
   static constexpr int kTileTokens = 8;
@@ -60,7 +62,7 @@ struct Portable16 {
     for (int j = 0; j < 4; ++j)
       for (int i = 0; i < 64; ++i) f[j].v[i] = static_cast<uint8_t>((w.v[i] >> (2 * j)) & 0x03);
   }
-  static constexpr bool kInt3 = true;
+  [[maybe_unused]] static constexpr bool kInt3 = true;
   static void pieces3(const uint8_t* p, U f[4]) {  // lane l's 16 fields: bits 3c of its 6 bytes, little-endian
     for (int l = 0; l < 16; ++l) {
       uint64_t stream = 0;
