@@ -38,34 +38,32 @@ std::string_view act_suffix(mq::ActMode act) {
 LinearRecipe LinearRecipe::parse(const std::string& name) {
   LinearRecipe r;
   std::string storage = name;
+  // Takes `tail` off the end of what is left, when something is left before it; the suffixes go from the last back.
+  const auto strip = [&storage](std::string_view tail) {
+    if (storage.size() <= tail.size() || !storage.ends_with(tail)) return false;
+    storage.resize(storage.size() - tail.size());
+    return true;
+  };
   for (const ActName& a : kActNames)
-    if (storage.size() > a.suffix.size() && storage.ends_with(a.suffix)) {
+    if (strip(a.suffix)) {
       r.act = a.act;
-      storage.resize(storage.size() - a.suffix.size());
       break;
     }
-  r.gptq = storage.size() > 5 && storage.ends_with("-gptq");
-  if (r.gptq) storage.resize(storage.size() - 5);
+  r.gptq = strip("-gptq");
   // The quantizer's suffix (quantizer_table.h), right before "-gptq": "int4-g64-imatrix-gptq".
   const QuantizerMethod* quantizer = &quantizer_for(mq::Search::none);
-  for (const QuantizerMethod& q : quantizer_table()) {
-    const std::string suffix = "-" + std::string(q.suffix);
-    if (!q.suffix.empty() && storage.size() > suffix.size() && storage.ends_with(suffix)) {
+  for (const QuantizerMethod& q : quantizer_table())
+    if (!q.suffix.empty() && strip("-" + std::string(q.suffix))) {
       quantizer = &q;
-      storage.resize(storage.size() - suffix.size());
       break;
     }
-  }
   r.search = quantizer->search;
   // An equivalence transform of the table (transform_table.h) sits right after the scheme: "int4-g128-awq-gptq".
-  for (const TransformMethod& t : transform_table()) {
-    const std::string suffix = "-" + std::string(t.suffix);
-    if (storage.size() > suffix.size() && storage.ends_with(suffix)) {
+  for (const TransformMethod& t : transform_table())
+    if (strip("-" + std::string(t.suffix))) {
       r.transform = t.suffix;
-      storage.resize(storage.size() - suffix.size());
       break;
     }
-  }
   r.scheme = mq::Scheme::parse(storage);
   if (const std::string why = quantizer->refuses(r.scheme); !why.empty()) throw mq::UsageError(fmt::format("scheme {}: {}", name, why));
   if (r.gptq && !quantizer->with_gptq)
