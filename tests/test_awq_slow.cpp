@@ -120,14 +120,16 @@ TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD r
   CHECK(awq4.high < 1.0);
   CHECK(smooth.high < 1.0);
   CHECK(smooth4.low <= 1.0);
+  // AWQ then GPTQ not above GPTQ beyond the interval: its scales searched layer by layer on the partly quantized
+  // model, as sequential GPTQ calibrates (quantize_model.cpp). Searched on the fp32 model first, it was 1.26x here.
+  CHECK(awq_gptq.low <= 1.0);
   // Measured with this code (gcc 12, AMD EPYC Zen 4; the quality numbers repeat across CPUs), bands +-4%. Scored by
   // mlp_up's own output error instead of its block's, and without the clip search, AWQ was 1.24x RTN at int4-g128
-  // here; on GPTQ it stays above (its scale, scored with GPTQ on the fp32 model's statistics, does not carry over to
-  // the sequential GPTQ run): the sweep's README states that goal as missed.
+  // here.
   CHECK(awq2.mean == doctest::Approx(0.5827).epsilon(0.04));
   CHECK(awq4.mean == doctest::Approx(0.8856).epsilon(0.04));
-  CHECK(awq_gptq.mean == doctest::Approx(1.2629).epsilon(0.04));
-  CHECK(smooth.mean == doctest::Approx(0.8358).epsilon(0.04));
+  CHECK(awq_gptq.mean == doctest::Approx(1.0180).epsilon(0.04));
+  CHECK(smooth.mean == doctest::Approx(0.8327).epsilon(0.04));
   CHECK(smooth4.mean == doctest::Approx(0.8732).epsilon(0.04));
 }
 

@@ -28,14 +28,15 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
     std::vector<float> max_abs;
     mq::Hessian h;
     std::vector<float> kept;  // (kept rows, in) every kSampleStride-th row seen
-    std::vector<float> whole;  // (windows * window, in) the first kBlockWindows calls of one window length
+    std::vector<float> whole;  // (windows * window, in) the first calls of one window length, up to kBlockRows rows
     int window = 0, windows = 0;
     int64_t seen = 0;
-    explicit Acc(int in) : sum_abs(static_cast<size_t>(in)), max_abs(static_cast<size_t>(in)), h(in) {}
+    bool keep_windows = false;  // keeps_windows(the Linear's kind)
+    explicit Acc(int in, bool keep) : sum_abs(static_cast<size_t>(in)), max_abs(static_cast<size_t>(in)), h(in), keep_windows(keep) {}
   };
   std::map<std::string, Acc> acc;
   for (const LinearInfo& li : m.linears())
-    if (names.empty() || std::find(names.begin(), names.end(), li.name) != names.end()) acc.emplace(li.name, Acc(li.in));
+    if (names.empty() || std::find(names.begin(), names.end(), li.name) != names.end()) acc.emplace(li.name, Acc(li.in, keeps_windows(li.kind)));
   // The hook runs outside any parallel region (Model::forward calls it before each projection).
   m.set_linear_hook([&](const std::string& name, const float* x, int n, int in) {
     auto it = acc.find(name);
@@ -51,7 +52,7 @@ std::map<std::string, ChannelStats> collect_channel_stats(Model& m, const std::v
       if (a.seen++ % kSampleStride == 0 && static_cast<int64_t>(a.kept.size()) < kSampleRows * in) a.kept.insert(a.kept.end(), row, row + in);
     }
     if (a.windows == 0) a.window = n;
-    if (a.windows < kBlockWindows && n == a.window) a.whole.insert(a.whole.end(), x, x + static_cast<size_t>(n) * in), ++a.windows;
+    if (a.keep_windows && static_cast<int64_t>(a.windows + 1) * a.window <= kBlockRows && n == a.window) a.whole.insert(a.whole.end(), x, x + static_cast<size_t>(n) * in), ++a.windows;
     a.h.add(x, n);
   });
   try {

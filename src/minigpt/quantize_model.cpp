@@ -85,20 +85,22 @@ void set_phase_projection(Model& m, const QuantPlan& plan, const LinearInfo& li,
                                                               plan.phases->shares_codes(), m.phase_state()));
 }
 
-// The plan's equivalence transforms (transform_table.h), before any Linear is quantized: statistics from one
-// calibration pass of the fp32 model, then per layer attn_out first (its scale lands in c_attn's V rows, which
-// qkv's own search must then see), qkv, mlp_up; mlp_down takes none (scale_fold.h). Returns a note per Linear.
-std::map<std::string, std::string> apply_transforms(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration) {
+// The plan's equivalence transforms (transform_table.h) of the Linears of `layer` (every layer when -1), before any
+// of them is quantized: statistics from one calibration pass of the model as it stands, then per layer attn_out
+// first (its scale lands in c_attn's V rows, which qkv's own search must then see), qkv, mlp_up; mlp_down takes
+// none (scale_fold.h). Returns a note per Linear.
+std::map<std::string, std::string> apply_transforms(Model& m, const QuantPlan& plan, const std::vector<std::vector<int32_t>>& calibration,
+                                                    int layer = -1) {
   std::map<std::string, std::string> notes;
   std::vector<std::string> wanted;
   for (const LinearInfo& li : m.linears())
-    if (!plan.recipe_for(li.layer, li.kind).transform.empty()) wanted.push_back(li.name);
+    if ((layer < 0 || li.layer == layer) && !plan.recipe_for(li.layer, li.kind).transform.empty()) wanted.push_back(li.name);
   if (wanted.empty()) return notes;
   const std::map<std::string, ChannelStats> stats = collect_channel_stats(m, calibration, wanted);
   for (const LinearKind kind : {LinearKind::attn_out, LinearKind::qkv, LinearKind::mlp_up, LinearKind::mlp_down})
     for (const LinearInfo& li : m.linears()) {
       const LinearRecipe r = plan.recipe_for(li.layer, li.kind);
-      if (li.kind != kind || r.transform.empty()) continue;
+      if (li.kind != kind || r.transform.empty() || (layer >= 0 && li.layer != layer)) continue;
       if (!input_scale_folds(kind)) {
         notes[li.name] = fmt::format("{}: not applied: GELU sits before {} (no exact fold)", r.transform, linear_kind_name(kind));
         continue;
@@ -127,15 +129,27 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
   if (plan.needs_calibration() && calibration.empty())
     throw mq::UsageError("GPTQ, -imatrix and equivalence transforms such as -awq need calibration windows (a held-out split); none were given");
   ModelQuantReport rep;
-  const mq::Stopwatch tt;
-  std::map<std::string, std::string> transform_notes = apply_transforms(m, plan, calibration);
-  rep.calibration_seconds += tt.seconds();
   std::map<std::string, mq::Hessian> all;  // non-sequential calibration: one pass on the (transformed) fp32 model
   const std::vector<LinearRecipe> recipes = plan.recipes();
   const bool hessians = std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.uses_hessian(); });
+  // Equivalence transforms see the inputs the quantizer will: with sequential calibration (GPTQ's default) a layer's
+  // scales are searched on the calibration pass of the model whose earlier layers are already quantized, just before
+  // its first Linear is; otherwise all of them on the fp32 model, first. Searched on fp32 inputs while GPTQ then
+  // calibrated on the quantized model's, AWQ then GPTQ was above GPTQ alone at int3-g128 and int2-g64 (the sweep's
+  // method comparison, 2026-11-30).
+  // (The -fisher pass reads gradients of the weights as they stand, so its plans keep the transforms first.)
+  const bool needs_fisher = std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.quantizer().needs_fisher; });
+  const bool layerwise = hessians && plan.gptq.sequential && !needs_fisher;
+  std::map<std::string, std::string> transform_notes;
+  if (!layerwise) {
+    const mq::Stopwatch tt;
+    transform_notes = apply_transforms(m, plan, calibration);
+    rep.calibration_seconds += tt.seconds();
+  }
+  int transformed_through = -1;  // layerwise: the last layer whose transforms ran
   // -fisher: one pass of gradients on the fp32 master weights, before any Linear is quantized.
   std::map<std::string, std::vector<float>> fisher;
-  if (std::any_of(recipes.begin(), recipes.end(), [](const LinearRecipe& r) { return r.quantizer().needs_fisher; })) {
+  if (needs_fisher) {
     const mq::Stopwatch t;
     fisher = collect_fisher(m, calibration);
     rep.calibration_seconds += t.seconds();
@@ -146,6 +160,12 @@ ModelQuantReport quantize_model(Model& m, const QuantPlan& plan, const std::vect
     rep.calibration_seconds += t.seconds();
   }
   for (const LinearInfo& li : m.linears()) {
+    if (layerwise && li.layer > transformed_through) {
+      const mq::Stopwatch tt;
+      transform_notes.merge(apply_transforms(m, plan, calibration, li.layer));
+      transformed_through = li.layer;
+      rep.calibration_seconds += tt.seconds();
+    }
     const LinearRecipe r = plan.recipe_for(li.layer, li.kind);
     if (r.keeps_fp32()) continue;
     if (!li.weight)

@@ -46,7 +46,7 @@ struct Block {
 }  // namespace
 
 BlockError block_error(const Model& m, const LinearInfo& li, const ChannelStats& st) {
-  if (li.kind != LinearKind::qkv && li.kind != LinearKind::mlp_up) return {};
+  if (!keeps_windows(li.kind)) return {};
   if (st.window_rows.rows() == 0 || st.window <= 0 || st.window_rows.cols() != li.in || !li.weight) return {};
   const std::vector<LinearInfo> all = m.linears();
   const LinearInfo* next = find_linear(all, li.layer, li.kind == LinearKind::qkv ? LinearKind::attn_out : LinearKind::mlp_down);
