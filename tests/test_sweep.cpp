@@ -208,22 +208,36 @@ TEST_CASE("results JSON: margins and the divergence against fp32 round-trip, acc
   CHECK(to_json(back) == j);
 }
 
-TEST_CASE("the sweep README says where int3 +a8 rows ran without VBMI, and only there") {
+TEST_CASE("the sweep README says where a family's +a8 rows ran another path than the others' (int3 without VBMI), and only there") {
   const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve";
   REQUIRE(std::filesystem::exists(dir + "/results.json"));
   mqexp::SweepResults res = mqexp::sweep_results_from_json(mqexp::read_json(dir + "/results.json"));
   nlohmann::json manifest = mqexp::read_json(dir + "/manifest.json");
-  const std::string warning = "This CPU has no VBMI";
+  const std::string warning = "The int3 `+a8` rows ran the portable twin";
   const auto it = std::find_if(res.schemes.begin(), res.schemes.end(), [](const auto& r) { return r.scheme == "int4-g64+a8"; });
   REQUIRE(it != res.schemes.end());
   mqexp::SchemeRow int3 = *it;
   int3.scheme = "int3-g64+a8";
+  int3.storage_scheme = "int3-g64";  // the family is read from the stored weights, not the row's name
   manifest["build"]["int8_activation_kernel"] = "vnni";
   manifest["build"]["int8_activation_kernel_per_family"] = {{"int8", "vnni"}, {"int4", "vnni"}, {"int3", "portable"}, {"int2", "vnni"}};
   // No int3 +a8 row: nothing to say.
   CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) == std::string::npos);
   res.schemes.push_back(int3);
   CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) != std::string::npos);
+  // A row named like int3 whose weights are stored in another family says nothing of int3's path.
+  res.schemes.back().storage_scheme = "int4-g64";
+  CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) == std::string::npos);
+  res.schemes.back().storage_scheme = "int3-g64";
+  // int2 on another path (a hypothetical build): its rows are named the same way.
+  manifest["build"]["int8_activation_kernel_per_family"]["int2"] = "avx2";
+  mqexp::SchemeRow int2 = int3;
+  int2.scheme = "int2-g64+a8";
+  int2.storage_scheme = "int2-g64";
+  res.schemes.push_back(int2);
+  CHECK(mqexp::sweep_readme_block(res, manifest).find("The int2 `+a8` rows ran the AVX2 form") != std::string::npos);
+  res.schemes.pop_back();
+  manifest["build"]["int8_activation_kernel_per_family"]["int2"] = "vnni";
   // int3 on the same path as the others (a VBMI CPU), or a manifest from before the field: nothing either.
   manifest["build"]["int8_activation_kernel_per_family"]["int3"] = "vnni";
   CHECK(mqexp::sweep_readme_block(res, manifest).find(warning) == std::string::npos);

@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
+#include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/util/json_checked.h"
 #include "miniquant/util/io.h"
@@ -145,6 +146,13 @@ nlohmann::json bf16_widths() {
   }
   return bits;
 }
+
+// Every integer family with the dynamic kernels (those with the 16-row block layout, blocked.h) -> its +a8 path.
+nlohmann::json dynamic_kernels_per_family() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const mq::BlockLayout& l : mq::block_layouts()) out[std::string(l.family)] = mq::dynamic_kernel_name(l.family);
+  return out;
+}
 }  // namespace
 
 nlohmann::json build_json() {
@@ -163,8 +171,7 @@ nlohmann::json build_json() {
           // (-march=native), and a portable-twin row is not a VNNI measurement. The int8 / int4 / int2 path,
           // and per family (int3's decode needs VBMI, so on a VNNI CPU without it int3 runs the portable twin).
           {"int8_activation_kernel", mq::dynamic_kernel_name("int4")},
-          {"int8_activation_kernel_per_family", {{"int8", mq::dynamic_kernel_name("int8")}, {"int4", mq::dynamic_kernel_name("int4")},
-                                                 {"int3", mq::dynamic_kernel_name("int3")}, {"int2", mq::dynamic_kernel_name("int2")}}},
+          {"int8_activation_kernel_per_family", dynamic_kernels_per_family()},
           // The weight-only field widths that ran on AVX-512 BF16 dots (activations split into two bf16 each,
           // kernels.h has_bf16_weight_path; empty: none): their quality numbers then carry that rounding.
           {"bf16_weight_kernel", bf16_widths()},

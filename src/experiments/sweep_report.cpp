@@ -13,6 +13,8 @@
 #include "experiments/experiment_io.h"
 #include "experiments/generalization_report.h"
 #include "experiments/intervals.h"
+#include "miniquant/error.h"
+#include "miniquant/format_table.h"
 
 namespace mqexp {
 namespace {
@@ -270,6 +272,15 @@ const SchemeRow* find_in(const std::vector<SchemeRow>& rows, const std::string& 
 }
 
 // "INT4 buys x by the roofline, measured y" for one model's rows.
+// The format table's family of a row's stored weights ("int3" for int3-g64-gptq+a8), or "" for a mixed plan's row.
+std::string stored_family(const SchemeRow& r) {
+  try {
+    return std::string(mq::traits_of(mq::Scheme::parse(r.storage_scheme)).family);
+  } catch (const mq::Error&) {
+    return "";
+  }
+}
+
 // The kernels the +a8 rows ran, in words, from the manifest's build.int8_activation_kernel.
 std::string int8_kernel_words(const std::string& k) {
   if (k == "vnni") return "VNNI kernels";
@@ -327,15 +338,19 @@ std::string sweep_readme_block(const SweepResults& res, const json& manifest) {
   if (int8_kernel != "vnni")
     s += "**This CPU has no AVX-512 VNNI: the `+a8` rows ran the " + int8_kernel_words(int8_kernel) +
          " (the same integer arithmetic, bit for bit), so their speeds are this machine's, not the `vpdpbusd` kernels'.**\n\n";
-  // int3's +a8 decode needs VBMI besides (kernels.h dynamic_kernel_name): say so where an int3 +a8 row ran without it.
+  // A family whose +a8 path on this build is not the others' (kernels.h dynamic_kernel_name: int3's decode needs VBMI
+  // besides): say so where rows stored in that family ran with dynamic activations.
   const json per_family = manifest.at("build").value("int8_activation_kernel_per_family", json::object());
-  const std::string int3_kernel = per_family.value("int3", int8_kernel);
-  const bool int3_a8_row = std::any_of(rows.begin(), rows.end(), [](const SchemeRow& r) {
-    return r.scheme.rfind("int3", 0) == 0 && r.scheme.find("+a") != std::string::npos;
-  });
-  if (int3_a8_row && int3_kernel != int8_kernel)
-    s += "**This CPU has no VBMI: the int3 `+a8` rows ran the " + int8_kernel_words(int3_kernel) +
-         ", so their speeds are not those of the VBMI decode.**\n\n";
+  for (const auto& [family, kernel] : per_family.items()) {
+    if (kernel == int8_kernel) continue;
+    const bool ran = std::any_of(rows.begin(), rows.end(), [&family = family](const SchemeRow& r) {
+      return r.scheme.find("+a") != std::string::npos && stored_family(r) == family;
+    });
+    if (ran)
+      s += fmt::format("**The {} `+a8` rows ran the {}{}, so their speeds are not those of the {}.**\n\n", family,
+                       int8_kernel_words(kernel.get<std::string>()), family == "int3" ? " (this CPU has no VBMI, which int3's decode needs)" : "",
+                       int8_kernel_words(int8_kernel));
+  }
   std::vector<std::string> busy;
   for (const auto* list : {&res.schemes, &res.gpt2_schemes})
     for (const auto& r : *list)
