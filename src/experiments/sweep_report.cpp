@@ -271,7 +271,6 @@ const SchemeRow* find_in(const std::vector<SchemeRow>& rows, const std::string& 
   return nullptr;
 }
 
-// "INT4 buys x by the roofline, measured y" for one model's rows.
 // The format table's family of a row's stored weights ("int3" for int3-g64-gptq+a8), or "" for a mixed plan's row.
 std::string stored_family(const SchemeRow& r) {
   try {
@@ -288,7 +287,8 @@ std::string int8_kernel_words(const std::string& k) {
   return "portable twin of the VNNI kernels (plain loops; this build has no AVX2 or VNNI path)";
 }
 
-// int8_kernel: the manifest's build.int8_activation_kernel ("vnni", "avx2" or "portable").
+// "INT4 buys x by the roofline, measured y" for one model's rows. int8_kernel: the manifest's
+// build.int8_activation_kernel ("vnni", "avx2" or "portable").
 std::string speedup_sentence(const std::vector<SchemeRow>& rows, const std::string& model, const std::string& int8_kernel) {
   const SchemeRow *f = find_in(rows, "fp32"), *q = find_in(rows, "int4-g64");
   if (!f || !q || !f->speed || !q->speed) return "";
