@@ -99,14 +99,16 @@ std::map<std::string, std::string> apply_transforms(Model& m, const QuantPlan& p
   const std::map<std::string, ChannelStats> stats = collect_channel_stats(m, calibration, wanted);
   for (const LinearKind kind : {LinearKind::attn_out, LinearKind::qkv, LinearKind::mlp_up, LinearKind::mlp_down})
     for (const LinearInfo& li : m.linears()) {
+      // The statistics hold exactly the Linears `wanted` names (a transform, in `layer`).
+      const auto found = stats.find(li.name);
+      if (li.kind != kind || found == stats.end()) continue;
       const LinearRecipe r = plan.recipe_for(li.layer, li.kind);
-      if (li.kind != kind || r.transform.empty() || (layer >= 0 && li.layer != layer)) continue;
       if (!input_scale_folds(kind)) {
         notes[li.name] = fmt::format("{}: not applied: GELU sits before {} (no exact fold)", r.transform, linear_kind_name(kind));
         continue;
       }
       if (!li.weight) throw mq::UsageError(fmt::format("{} has no fp32 weight to scale (quantize the fp32 checkpoint instead)", li.name));
-      const ChannelStats& st = stats.at(li.name);
+      const ChannelStats& st = found->second;
       TransformResult t = find_transform(r.transform)->scales(
           {li, st, r.scheme, r.act, block_error(m, li, st), recipe_quantizer(r, plan.gptq.options, li),
            !r.gptq && r.search == mq::Search::none});
