@@ -435,11 +435,13 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
     const bool wide = act == ActMode::dynamic_int16;
     for (int64_t cols : widths_for(s)) {
       if (cols > 1100) continue;
-      const int64_t rows = 9;
+      // K: two whole 16-row blocks for `+a8`'s tile path on VNNI, and five rows after them for its fused blocks.
+      const int64_t rows = s.is_kquant() ? 37 : 9;
       const Case c = make_case(s, rows, cols, 11 + static_cast<uint64_t>(cols));
       const int64_t gpr = s.groups_per_row(cols);
-      // K also from kEigenMinTokens tokens (its dequantized-panel path).
-      const std::vector<int64_t> ns = s.is_kquant() ? std::vector<int64_t>{1, 3, 9, kdetail::kEigenMinTokens + 1}
+      // K also from kEigenMinTokens tokens (the dequantized-panel path; `+a8` on VNNI: the tile path, two whole
+      // passes of eight tokens at 16, a pass of one more at 17).
+      const std::vector<int64_t> ns = s.is_kquant() ? std::vector<int64_t>{1, 3, 9, kdetail::kEigenMinTokens, kdetail::kEigenMinTokens + 1}
                                                     : std::vector<int64_t>{1, 3, 8, 9};
       for (int64_t n : ns) {
         const std::vector<float> x = gaussian_matrix(n, cols, 5 + static_cast<uint64_t>(n));

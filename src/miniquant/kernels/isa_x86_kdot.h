@@ -9,6 +9,7 @@
 //   AVX2: vpmaddubsw (adjacent u8 x s8 products summed into int16: |q0 a0 + q1 a1| <= 2 * 63 * 127 = 16002,
 //         never saturating) then vpmaddwd against ones, per 32 bytes.
 // The AVX2 block dot keeps four independent float chains (one per 64 bytes) so that a block's multiply-adds overlap.
+// For many tokens (VNNI), KTile puts 16 rows in the lanes instead and scales once per sub-block (its comment).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <type_traits>
 
 #include "miniquant/kquant/blocks.h"
+#include "miniquant/kquant/superblock.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 #define MQ_KDOT_FUSED 1  // the fused blocks below are compiled (kquant_dynamic.cpp's run_fused_family)
@@ -74,6 +76,7 @@ struct Q45KVnni {
     __m512i q[4];  // (4, 64) codes 64 k .. 64 k + 63
     __m512 d[4];   // (4, 16) D of each lane
     __m256 m;      // (8) C_b = M_b (zero 0) of the eight sub-blocks
+    __m256 dsub;   // (8) D_b of the eight sub-blocks (the tile path's; dead, and dropped, in the per-row loop)
   };
   // The eight 6-bit scales and mins of the 12 scale bytes (kbits::unpack_scales_mins6's positions) as two words of
   // eight bytes, by 32-bit masks and shifts (the top two bits of bytes 0-7 are the high bits of sub-blocks 4-7),
@@ -103,6 +106,7 @@ struct Q45KVnni {
     std::memcpy(&dmin, blk + offsetof(Blk, dmin), 2);
     __m256 D;
     steps(blk + offsetof(Blk, scales), _cvtsh_ss(d), _cvtsh_ss(dmin), D, b.m);
+    b.dsub = D;
     const __m512 D16 = _mm512_castps256_ps512(D);
     for (int k = 0; k < 4; ++k)  // lanes 0-7: D[2 k], lanes 8-15: D[2 k + 1]
       b.d[k] = _mm512_permutexvar_ps(
@@ -115,6 +119,12 @@ struct Q45KVnni {
   }
   // The C_b terms against sums per sub-block (8): of the codes here, of x in the float step (kquant_fused.h).
   static void offsets(const Block& b, const float* sums, Acc& acc) { acc.off = _mm256_fmadd_ps(b.m, _mm256_loadu_ps(sums), acc.off); }
+  // The sub-blocks' D_b and C_b in lanes 0-7 (KTile's decode; lanes 8-15 zero).
+  static void steps_of(const Block& b, __m512& D, __m512& C) {
+    D = _mm512_castps256_ps512(b.dsub);
+    D = _mm512_insertf32x8(D, _mm256_setzero_ps(), 1);
+    C = _mm512_insertf32x8(_mm512_castps256_ps512(b.m), _mm256_setzero_ps(), 1);
+  }
   // The row's dot: the lane sums less the C_b terms.
   static float sum(const Acc& acc) {
     const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc.off), _mm256_extractf128_ps(acc.off, 1));
@@ -138,6 +148,7 @@ struct Sub16Vnni {
     __m512i q[4];  // (4, 64) codes 64 k .. 64 k + 63
     __m512 d[4];   // (4, 16) D of each lane
     __m512 c;      // (16) C_b = D_b zero + M_b
+    __m512 dsub;   // (16) D_b (the tile path's; dead, and dropped, in the per-row loop)
   };
   // D: (16) the sub-blocks' steps, M: their mins; as the decoders, C_b = D_b zero + M_b in float.
   static void set_steps(__m512 D, __m512 M, float zero, Block& b) {
@@ -145,6 +156,12 @@ struct Sub16Vnni {
       b.d[k] = _mm512_permutexvar_ps(
           _mm512_add_epi32(_mm512_set1_epi32(4 * k), _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)), D);
     b.c = _mm512_add_ps(_mm512_mul_ps(D, _mm512_set1_ps(zero)), M);
+    b.dsub = D;
+  }
+  // The sub-blocks' D_b and C_b (KTile's decode).
+  static void steps_of(const Block& b, __m512& D, __m512& C) {
+    D = b.dsub;
+    C = b.c;
   }
   // a: (256) the token's codes for this block;  asum: (16) their sums per sub-block.
   static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {
@@ -222,6 +239,96 @@ struct Q6KVnni : Sub16Vnni {
     const __m512 D = _mm512_mul_ps(_mm512_set1_ps(f16(blk + offsetof(Blk, d))),
         _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales))))));
     set_steps(D, _mm512_setzero_ps(), 32.0f, b);
+  }
+};
+
+// 16 x 16 transpose of 32-bit lanes: r[i] lane l becomes r[l] lane i.
+inline void transpose16(__m512i* r) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8)
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_i32x4(r[i + j], r[i + j + 4], 0xdd);
+    }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+  }
+}
+
+// The many-token `+a8` tile (kquant_dynamic.cpp's run_tiled): 16 rows in the 16 lanes, as the int families' blocks
+// (dynamic.cpp), so that a sub-block's step D_b and offset C_b are one vector per 16 rows and the token's scaling is
+// paid once per sub-block, not once per four-byte lane as in the per-row fused blocks (there every lane mixes
+// columns, here every lane is a row). decode() splits 16 rows' super-block with the family's fused load and
+// transposes the codes and steps into lanes; run() then takes kT tokens at a time: per sub-block its four-byte steps
+// each feed kT vpdpbusd (the token's four codes broadcast), one int -> float conversion and an FMA by D_b, and an
+// FMA of C_b with the token's code sum, on kT float chains. Lane values: the exact integer sub-block sums
+// sum_{j in b} q_j a_j, times D_b, less C_b sum_{j in b} a_j (the portable twin's algebra, the rounding order differs:
+// two roundings per sub-block and row, cols / Sub x 2 along a row, inside test_kernels' gamma(cols + cols / 16 + 16)).
+template <class Fused>
+struct KTile {
+  static constexpr int kNsub = Fused::kNsub;
+  static constexpr int kSteps = kSuperBlock / kNsub / 4;  // four-column steps per sub-block
+  static constexpr int kT = 8;                                 // tokens per pass: 2 kT accumulators in registers
+  // row0: the first row's super-block; row_bytes apart. codes: (64, 16) step s, lane r: codes 4 s .. 4 s + 3 of row
+  // r;  D, C: (kNsub, 16) the sub-blocks' steps and offsets, lane r for row r.
+  static void decode(const uint8_t* row0, int64_t row_bytes, __m512i* codes, __m512* D, __m512* C) {
+    alignas(64) __m512i q[4][16];  // (4, 16 rows, 64 codes) the rows' code vectors
+    __m512i d[16], c[16];          // (16 rows, 16) their D_b and C_b
+    for (int r = 0; r < 16; ++r) {
+      typename Fused::Block b;
+      Fused::load(row0 + r * row_bytes, b);
+      for (int k = 0; k < 4; ++k) q[k][r] = b.q[k];
+      __m512 dr, cr;
+      Fused::steps_of(b, dr, cr);
+      d[r] = _mm512_castps_si512(dr);
+      c[r] = _mm512_castps_si512(cr);
+    }
+    for (int k = 0; k < 4; ++k) {  // code vector k, lane l: codes 64 k + 4 l ..: step 16 k + l
+      transpose16(q[k]);
+      for (int l = 0; l < 16; ++l) codes[16 * k + l] = q[k][l];
+    }
+    transpose16(d);
+    transpose16(c);
+    for (int j = 0; j < kNsub; ++j) {
+      D[j] = _mm512_castsi512_ps(d[j]);
+      C[j] = _mm512_castsi512_ps(c[j]);
+    }
+  }
+  // codes, D, C: nsub sub-blocks of decode()'s output, back to back;  a: kT tokens' codes, token t at a + t * a_stride;
+  // asum: their sums per sub-block, token t at asum + t * s_stride;  out: (kT, 16) the 16 rows' dots per token.
+  static void run(const __m512i* codes, const __m512* D, const __m512* C, int64_t nsub, const int8_t* a,
+                  int64_t a_stride, const float* asum, int64_t s_stride, __m512* out) {
+    __m512 acc[kT];
+    for (int t = 0; t < kT; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t j = 0; j < nsub; ++j) {
+      __m512i is[kT];
+      for (int t = 0; t < kT; ++t) is[t] = _mm512_setzero_si512();
+      for (int s = 0; s < kSteps; ++s) {
+        const __m512i v = _mm512_load_si512(codes + j * kSteps + s);
+        const int8_t* col = a + 4 * (j * kSteps + s);
+        for (int t = 0; t < kT; ++t) {
+          int32_t w4;
+          std::memcpy(&w4, col + t * a_stride, 4);
+          is[t] = _mm512_dpbusd_epi32(is[t], v, _mm512_set1_epi32(w4));
+        }
+      }
+      for (int t = 0; t < kT; ++t) {
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), D[j], acc[t]);
+        acc[t] = _mm512_fnmadd_ps(C[j], _mm512_set1_ps(asum[t * s_stride + j]), acc[t]);
+      }
+    }
+    for (int t = 0; t < kT; ++t) out[t] = acc[t];
   }
 };
 }  // namespace mq::kdetail

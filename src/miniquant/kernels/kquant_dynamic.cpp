@@ -9,8 +9,12 @@
 // 4096 x 4096, one token, one thread: 0.58-0.92 ms against that path's 1.44-2.2 ms; 768 x 256: 2.4-3.1x). Elsewhere,
 // per block and row: the family's decoder (kquant_decode.h), then the block dot of isa_x86_kdot.h (AVX2) or its
 // portable twin below; `+a16` (16-bit codes) runs the portable loops on every ISA (no ISA piece: its products do
-// not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI, whose fused blocks run at every
-// batch: the weight-only path's dequantized panels on the quantized activations s a (quantized_panels).
+// not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI: the weight-only path's
+// dequantized panels on the quantized activations s a (quantized_panels). `+a8` on VNNI from kTileMinTokens tokens:
+// the tile of isa_x86_kdot.h (KTile, run_tiled), 16 rows in the lanes, where the per-row fused blocks pay a
+// conversion and a scaling per four-byte lane, token and block (at 64 tokens they were 0.50x-0.80x of ggml's
+// repacked q2_K / q4_K kernels; the tile 2.0x-2.6x, bench/HISTORY.md 2026-11-30). The tile's error: two roundings
+// per sub-block along the row (cols / 8 at most) and the token scale, inside the bound below.
 // Twin: gemm_dynamic_ref (kernels/ref_dynamic.cpp): exact integer sub-block sums in int64, scaled in double.
 // Error against it, relative to s sum_j (|D_b| (q_j + zero) + |M_b|) |a_j|: the block dot's exact lane sums
 // each meet their D_b scaling and the chain over the row's blocks, the C_b terms and their sums, the final
@@ -65,6 +69,17 @@ struct KDotPortable {
 inline float quantize_token(const float* x, int64_t cols, int8_t* a) { return quantize_activations(x, cols, a); }
 inline float quantize_token(const float* x, int64_t cols, int16_t* a) { return quantize_activations16(x, cols, a); }
 
+// Tokens per pass of the tile path (KTile::kT where it is compiled) and the batch it starts at. A pass costs about
+// the same for 2 as for 8 tokens (the block's decode is most of it), so the fused rows stay below: 4096 x 4096, one
+// thread, q2_k / q4_k / q6_k, fused against tile (us): at 4 tokens 648 / 698 / 727 against 854 / 870 / 1112, at 8
+// 1161 / 1201 / 1913 against 885 / 884 / 1097 (bench/HISTORY.md, 2026-11-30).
+#if MQ_KDOT_FUSED
+inline constexpr int64_t kTileTokens = KTile<Q4KVnni>::kT;
+#else
+inline constexpr int64_t kTileTokens = 1;
+#endif
+inline constexpr int64_t kTileMinTokens = 8;
+
 using KDotFast8 = std::conditional_t<KDotVnni::kAvailable, KDotVnni,
                                      std::conditional_t<KDotAvx2::kAvailable, KDotAvx2, KDotPortable<int8_t>>>;
 
@@ -104,30 +119,70 @@ void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_
   }
 }
 
-// A fused block of isa_x86_kdot.h (Q2KVnni .. Q6KVnni) in place of the decoder and the block dot; the same
-// arguments as run.
+#if MQ_KDOT_FUSED
+// A fused block of isa_x86_kdot.h (Q2KVnni .. Q6KVnni) in place of the decoder and the block dot, rows
+// [r0, r1) inside the caller's parallel region; the same arguments as run.
 template <class Fused>
-void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int nt) {
+void fused_rows(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
+                int64_t r1) {
   const KFamily& f = kfamily_of(w.scheme);
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
   const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
-#pragma omp parallel num_threads(nt)
-  {
-    std::vector<typename Fused::Acc> acc(static_cast<size_t>(n));  // (n) the row's sums per token
-    typename Fused::Block blk;
+  std::vector<typename Fused::Acc> acc(static_cast<size_t>(n));  // (n) the row's sums per token
+  typename Fused::Block blk;
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      std::fill(acc.begin(), acc.end(), Fused::zero());
-      const uint8_t* row = w.codes.data() + r * row_bytes;
-      for (int64_t b = 0; b < nb; ++b) {
-        Fused::load(row + b * f.block_bytes, blk);
-        for (int64_t t = 0; t < n; ++t)
-          Fused::token(blk, a + t * cols + b * kSuperBlock, asum + t * per_row + b * Fused::kNsub, acc[static_cast<size_t>(t)]);
-      }
-      for (int64_t t = 0; t < n; ++t) y[t * rows + r] = s[t] * Fused::sum(acc[static_cast<size_t>(t)]);
+  for (int64_t r = r0; r < r1; ++r) {
+    std::fill(acc.begin(), acc.end(), Fused::zero());
+    const uint8_t* row = w.codes.data() + r * row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      Fused::load(row + b * f.block_bytes, blk);
+      for (int64_t t = 0; t < n; ++t)
+        Fused::token(blk, a + t * cols + b * kSuperBlock, asum + t * per_row + b * Fused::kNsub, acc[static_cast<size_t>(t)]);
     }
+    for (int64_t t = 0; t < n; ++t) y[t * rows + r] = s[t] * Fused::sum(acc[static_cast<size_t>(t)]);
   }
 }
+
+template <class Fused>
+void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int nt) {
+#pragma omp parallel num_threads(nt)
+  fused_rows<Fused>(w, a, s, asum, n, y, 0, w.rows);
+}
+
+// From kTileMinTokens tokens: isa_x86_kdot.h's KTile on every whole block of 16 rows (each thread decodes its block's
+// super-blocks once into lanes, then runs every token through them, KTile::kT at a time), the fused blocks on the
+// rows after the last whole block. a and asum hold n rounded up to KTile::kT tokens (zero past n): a pass's extra
+// tokens are computed and not stored. Same arguments as run.
+template <class Fused>
+void run_tiled(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int nt) {
+  using Tile = KTile<Fused>;
+  const KFamily& f = kfamily_of(w.scheme);
+  const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub, blocks = rows / 16;
+  const int64_t row_bytes = w.row_bytes();
+#pragma omp parallel num_threads(nt)
+  {
+    struct alignas(64) Lanes { int32_t v[16]; };                // one vector's worth
+    std::vector<Lanes> code_buf(static_cast<size_t>(nb * 64));  // (cols / 4, 16) the block's codes, four per lane
+    std::vector<Lanes> step_buf(static_cast<size_t>(2 * per_row));  // (2, cols / sub, 16) D_b, then C_b
+    __m512i* codes = reinterpret_cast<__m512i*>(code_buf.data());
+    __m512* D = reinterpret_cast<__m512*>(step_buf.data());
+    __m512* C = D + per_row;
+#pragma omp for schedule(static) nowait
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const uint8_t* row0 = w.codes.data() + blk * 16 * row_bytes;
+      for (int64_t b = 0; b < nb; ++b)
+        Tile::decode(row0 + b * f.block_bytes, row_bytes, codes + 64 * b, D + b * Fused::kNsub, C + b * Fused::kNsub);
+      for (int64_t t0 = 0; t0 < n; t0 += Tile::kT) {
+        __m512 out[Tile::kT];
+        Tile::run(codes, D, C, per_row, a + t0 * cols, cols, asum + t0 * per_row, per_row, out);
+        for (int64_t t = 0; t < std::min<int64_t>(Tile::kT, n - t0); ++t)
+          _mm512_storeu_ps(y + (t0 + t) * rows + blk * 16, _mm512_mul_ps(_mm512_set1_ps(s[t0 + t]), out[t]));
+      }
+    }
+    fused_rows<Fused>(w, a, s, asum, n, y, blocks * 16, rows);
+  }
+}
+#endif
 
 // Quantizes every token, sums its codes per sub-block, and runs the block dot Isa over the family's decoder (or,
 // on VNNI, the family's fused block).
@@ -138,9 +193,11 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
   // 256-wide Linears is short enough for three allocations to show (measured in vs-llama's MiniGPT rows).
   thread_local std::vector<A> a;
   thread_local std::vector<float> s, asum;
-  a.assign(static_cast<size_t>(n * cols), A{0});        // (n, cols)
-  s.assign(static_cast<size_t>(n), 0.0f);               // (n)
-  asum.assign(static_cast<size_t>(n * per_row), 0.0f);  // (n, cols / sub): exact, |sum| <= 32 * 32639 < 2^24
+  // The tile path reads whole passes of kTileTokens: its buffers hold n rounded up, zero past n.
+  const int64_t n_pad = (n + kTileTokens - 1) / kTileTokens * kTileTokens;
+  a.assign(static_cast<size_t>(n_pad * cols), A{0});        // (n_pad, cols)
+  s.assign(static_cast<size_t>(n), 0.0f);                   // (n)
+  asum.assign(static_cast<size_t>(n_pad * per_row), 0.0f);  // (n_pad, cols / sub): exact, |sum| <= 32 * 32639 < 2^24
   for (int64_t t = 0; t < n; ++t) {
     A* at = a.data() + t * cols;
     s[static_cast<size_t>(t)] = quantize_token(x + t * cols, cols, at);
@@ -155,7 +212,9 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
   // reach the fused blocks' int8 signature there).
   if constexpr (std::is_same_v<Isa, KDotVnni>) {
 #if MQ_KDOT_FUSED
-    run_fused<typename FusedOf<Dec>::type>(w, a.data(), s.data(), asum.data(), n, y, nt);
+    using Fused = typename FusedOf<Dec>::type;
+    if (n >= kTileMinTokens && w.rows >= 16) return run_tiled<Fused>(w, a.data(), s.data(), asum.data(), n, y, nt);
+    run_fused<Fused>(w, a.data(), s.data(), asum.data(), n, y, nt);
 #else
     static_assert(sizeof(Isa) == 0, "KDotVnni is chosen only where the fused blocks are compiled");
 #endif
@@ -196,8 +255,9 @@ void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, 
   if (empty_product(w.rows, w.cols, n, y, "kquant_dynamic_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
   const int nt = effective_threads(threads, w.rows * w.cols * n);
-  // `+a8` on VNNI stays on the fused blocks at every batch: at 16 and 64 tokens they took 0.32-0.86x the panels'
-  // time (4096 x 4096, 1 and 2 threads, every family; bench/HISTORY.md, 2026-11-29).
+  // `+a8` on VNNI stays on its fused blocks (from kTileMinTokens the tile) at every batch: at 16 and 64 tokens the
+  // fused rows alone took 0.32-0.86x the panels' time (4096 x 4096, 1 and 2 threads, every family; bench/HISTORY.md,
+  // 2026-11-29).
   if (Isa && n >= kEigenMinTokens && !(MQ_KDOT_FUSED && act == ActMode::dynamic_int8)) {
     if (act == ActMode::dynamic_int16) return quantized_panels<int16_t, Dec>(w, x, n, y, nt);
     return quantized_panels<int8_t, Dec>(w, x, n, y, nt);
@@ -213,8 +273,8 @@ std::vector<KernelRow> kernel_rows_kquant_dynamic() {
   const auto isa = [&](std::string_view fam, RowKernelFn fn) {
     return KernelRow{families_of({fam}), dyn, Layout::row_major, Acts::any, true, nullptr, fn, nullptr,
                      "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
-                     "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`), at every batch "
-                     "for `+a8` on VNNI; otherwise from 16 tokens Eigen on panels",
+                     "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); `+a8` on VNNI "
+                     "from 8 tokens the 16-row tile (`KTile`), otherwise from 16 tokens Eigen on panels",
                      "`gemm_dynamic_ref`", "`test_kernels`"};
   };
   const auto portable = [&](std::string_view fam, RowKernelFn fn) {
