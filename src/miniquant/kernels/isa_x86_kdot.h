@@ -79,17 +79,27 @@ struct Q45KVnni {
     __m256 dsub;   // (8) D_b of the eight sub-blocks (the tile path's; dead, and dropped, in the per-row loop)
   };
   // The eight 6-bit scales and mins of the 12 scale bytes (kbits::unpack_scales_mins6's positions) as two words of
-  // eight bytes, by 32-bit masks and shifts (the top two bits of bytes 0-7 are the high bits of sub-blocks 4-7),
-  // then D = d sc and M = dmin m: the same float products as kdecode::scales_mins6.
-  static void steps(const uint8_t* s12, float d, float dmin, __m256& D, __m256& M) {
-    uint32_t u[3];
-    std::memcpy(u, s12, 12);
-    const uint32_t sc_lo = u[0] & 0x3f3f3f3fu, m_lo = u[1] & 0x3f3f3f3fu;
-    const uint32_t sc_hi = (u[2] & 0x0f0f0f0fu) | ((u[0] >> 6) & 0x03030303u) << 4;
-    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0fu) | ((u[1] >> 6) & 0x03030303u) << 4;
-    const __m128i v = _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(m_lo), static_cast<int>(m_hi));
-    D = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v)));
-    M = _mm256_mul_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8))));
+  // eight bytes, by 32-bit masks and shifts in one vector (the top two bits of bytes 0-7 are the high bits of
+  // sub-blocks 4-7; with u0, u1, u2 the three words: sc 0-3 = u0 & 0x3f.., sc 4-7 = u2 & 0x0f.. | (u0 >> 6 & 3..) << 4,
+  // m 0-3 = u1 & 0x3f.., m 4-7 = u2 >> 4 & 0x0f.. | (u1 >> 6 & 3..) << 4), then D = d sc and M = dmin m in one
+  // multiply: the same float products as kdecode::scales_mins6. (The scalar unpack and two multiplies it replaced
+  // made q4_k's block the slowest to load: bench/HISTORY.md, 2026-11-30.)
+  static void steps(const uint8_t* blk, __m256& D, __m256& M) {
+    static_assert(offsetof(Blk, dmin) == offsetof(Blk, d) + 2 && offsetof(Blk, scales) + 16 <= sizeof(Blk),
+                  "d and dmin side by side; a 16-byte load at the scales stays in the block");
+    uint32_t dd;
+    std::memcpy(&dd, blk + offsetof(Blk, d), 4);
+    const __m128 df = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));  // d, dmin
+    const __m512 dm = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                            _mm512_castps128_ps512(df));
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales)));  // u0 u1 u2 (qs)
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(1, 1, 0, 0)), 6),
+                                                    _mm_setr_epi32(0, 0x03030303, 0, 0x03030303)), 4);
+    const __m512 DM = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_or_si128(lo, hi))));
+    D = _mm512_castps512_ps256(DM);
+    M = _mm512_extractf32x8_ps(DM, 1);
   }
   static void load(const uint8_t* blk, Block& b) {
     const __m512i nib = _mm512_set1_epi8(0x0F);
@@ -101,11 +111,8 @@ struct Q45KVnni {
       b.q[2 * h + 1] = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(3, 2, 3, 2));
     }
     if constexpr (kHigh) or_high_bits(blk + offsetof(Blk, qh), 4, b.q);
-    uint16_t d, dmin;
-    std::memcpy(&d, blk + offsetof(Blk, d), 2);
-    std::memcpy(&dmin, blk + offsetof(Blk, dmin), 2);
     __m256 D;
-    steps(blk + offsetof(Blk, scales), _cvtsh_ss(d), _cvtsh_ss(dmin), D, b.m);
+    steps(blk, D, b.m);
     b.dsub = D;
     const __m512 D16 = _mm512_castps256_ps512(D);
     for (int k = 0; k < 4; ++k)  // lanes 0-7: D[2 k], lanes 8-15: D[2 k + 1]
