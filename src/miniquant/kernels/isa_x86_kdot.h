@@ -202,15 +202,17 @@ struct Q23KVnni : Sub16Vnni {
     const float d = f16(blk + offsetof(Blk, d));
     if constexpr (kHigh) {
       or_high_bits(blk + offsetof(Blk, hmask), 2, b.q);
-      // The sixteen 6-bit scales (sc + 32) of the 12 bytes by 32-bit masks and shifts: low nibbles from bytes
-      // 0-7 (low halves for sub-blocks 0-7, high halves for 8-15), top two bits from bytes 8-11.
-      uint32_t u[3];
-      std::memcpy(u, blk + offsetof(Blk, scales), 12);
-      const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
-      const __m128i sc = _mm_setr_epi32(static_cast<int>((u[0] & m4) | (u[2] & m2) << 4),
-                                        static_cast<int>((u[1] & m4) | (u[2] >> 2 & m2) << 4),
-                                        static_cast<int>((u[0] >> 4 & m4) | (u[2] >> 4 & m2) << 4),
-                                        static_cast<int>((u[1] >> 4 & m4) | (u[2] >> 6 & m2) << 4));
+      // The sixteen 6-bit scales (sc + 32) of the 12 bytes by 32-bit masks and shifts in one vector, u0 u1 u2 the
+      // three words: low nibbles from u0, u1 (low halves for sub-blocks 0-7, high halves for 8-15), top two bits from
+      // u2: word w = (u_{w % 2} >> 4 (w / 2) & 0x0f..) | (u2 >> 2 w & 0x03..) << 4. The 16-byte load ends at the
+      // block's last byte (the scales are followed by d only): it starts two bytes early and drops them.
+      static_assert(offsetof(Blk, scales) + 12 + 2 == sizeof(Blk), "the scales end two bytes before the block");
+      const __m128i x = _mm_srli_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales) - 2)), 2);
+      const __m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 1, 0)), _mm_setr_epi32(0, 0, 4, 4)),
+                                       _mm_set1_epi32(0x0f0f0f0f));
+      const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 2, 2)), _mm_setr_epi32(0, 2, 4, 6)),
+                                                      _mm_set1_epi32(0x03030303)), 4);
+      const __m128i sc = _mm_or_si128(lo, hi);
       const __m512i sci = _mm512_sub_epi32(_mm512_cvtepu8_epi32(sc), _mm512_set1_epi32(32));
       set_steps(_mm512_mul_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sci)), _mm512_setzero_ps(), 4.0f, b);
     } else {
