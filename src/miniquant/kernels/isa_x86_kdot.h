@@ -288,7 +288,7 @@ template <class Fused>
 struct KTile {
   static constexpr int kNsub = Fused::kNsub;
   static constexpr int kSteps = kSuperBlock / kNsub / 4;  // four-column steps per sub-block
-  static constexpr int kT = 8;                                 // tokens per pass: 2 kT accumulators in registers
+  static constexpr int kT = 8;                             // tokens per pass: 2 kT accumulators in registers
   // row0: the first row's super-block; row_bytes apart. codes: (64, 16) step s, lane r: codes 4 s .. 4 s + 3 of row
   // r;  D, C: (kNsub, 16) the sub-blocks' steps and offsets, lane r for row r.
   static void decode(const uint8_t* row0, int64_t row_bytes, __m512i* codes, __m512* D, __m512* C) {
