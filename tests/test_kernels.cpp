@@ -401,17 +401,19 @@ TEST_CASE("K decoders: the family's generic unpack and kgrid, exactly, on random
   check(kdecode::Q6K{});
 }
 
-// From kEigenMinTokens tokens the K kernel dequantizes panels of rows and runs Eigen's GEMM: around the
-// threshold, with a row count that leaves a partial panel (panels are 256 rows at 256 and at 4096 columns), many
-// blocks per row, and one row. Small shapes: the fp64 check is the cost (the sanitizer and qemu runs have it too).
-TEST_CASE("K families from 16 tokens: dequantized panels, within the float-rounding bound of fp64") {
+// The K kernel's batch paths: its register tile over dequantized blocks on AVX-512 from 8 tokens (kquant_ftile.h:
+// 12 rows x 32 tokens), dequantized panels with Eigen's GEMM elsewhere from kEigenMinTokens: around both thresholds,
+// at 33 tokens (a full token group and a one-vector one) and 64 (two full groups), with row counts that leave a
+// partial tile (20: 12 + 8) and a partial panel (panels are 256 rows at 256 and at 4096 columns), many blocks per
+// row, and one row. Small shapes: the fp64 check is the cost (the sanitizer and qemu runs have it too).
+TEST_CASE("K families at batch: the register tile / dequantized panels, within the float-rounding bound of fp64") {
   for (const FormatTraits& t : format_table()) {
     if (!t.kquant) continue;
     const Scheme s = Scheme::kquant(t.kquant->bits);
     for (const auto& shape : {std::pair<int64_t, int64_t>{1, 256}, {300, 256}, {20, 4096}}) {
       const int64_t rows = shape.first, cols = shape.second;  // not a structured binding: CAPTURE's lambda (clang 14)
       const Case c = make_case(s, rows, cols, 5);
-      for (const int64_t n : {kdetail::kEigenMinTokens - 1, kdetail::kEigenMinTokens, int64_t{33}}) {
+      for (const int64_t n : {int64_t{7}, int64_t{8}, kdetail::kEigenMinTokens - 1, kdetail::kEigenMinTokens, int64_t{33}, int64_t{64}}) {
         const std::vector<float> x = gaussian_matrix(n, cols, 6 + static_cast<uint64_t>(n));
         for (int threads : {1, 2}) {
           CAPTURE(s.name());
@@ -439,7 +441,7 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
       const int64_t rows = s.is_kquant() ? 37 : 9;
       const Case c = make_case(s, rows, cols, 11 + static_cast<uint64_t>(cols));
       const int64_t gpr = s.groups_per_row(cols);
-      // K also from kEigenMinTokens tokens (the dequantized-panel path; `+a8` on VNNI: the tile path, two whole
+      // K also from kEigenMinTokens tokens (`+a16`: the weight-only batch kernel on s a; `+a8` on VNNI: the tile path, two whole
       // passes of eight tokens at 16, a pass of one more at 17).
       const std::vector<int64_t> ns = s.is_kquant() ? std::vector<int64_t>{1, 3, 9, kdetail::kEigenMinTokens, kdetail::kEigenMinTokens + 1}
                                                     : std::vector<int64_t>{1, 3, 8, 9};
@@ -472,7 +474,7 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
                 // half, and one more for adding the halves). K: every exact four-byte lane sum is scaled by
                 // D_b and chained (cols / 4), the C_b sum_b a terms (cols / 16 at most), the lane and final
                 // sums and the token scale (kquant_dynamic.cpp).
-                // From kEigenMinTokens tokens K runs the dequantized panels on s a: a float dot of cols terms.
+                // From kEigenMinTokens tokens K runs the weight-only batch kernel on s a: a float dot of cols terms.
                 const int64_t roundings = s.is_kquant() ? cols + cols / 16 + 16 : 2 * gpr + (wide ? 3 : 2);
                 fbound = gamma(roundings) * sx * fbound + 1e-30;
                 const double yk = y[t * rows + r];

@@ -11,8 +11,9 @@ namespace {
 
 constexpr std::string_view kKDecoder =
     "per super-block: the family's decoder (kernels/kquant_decode.h) reads its sub-block steps D, offsets M and 256 "
-    "codes in place; below 16 tokens D sum(q x) - (D zero + M) sum(x) per sub-block, from 16 tokens panels "
-    "dequantized to D (q - zero) - M and Eigen's GEMM (plain loops the compiler vectorises)";
+    "codes in place; for a few tokens D sum(q x) - (D zero + M) sum(x) per sub-block, from 8 (AVX-512) or 16 tokens "
+    "blocks dequantized to D (q - zero) - M and multiplied by a register tile (AVX-512) or Eigen's GEMM on panels "
+    "(plain loops the compiler vectorises)";
 
 // GGML_TYPE_Q8_0, Q4_0 and Q4_1 (ggml.h numbering, also the GGUF tensor type).
 constexpr uint32_t kGgmlQ4_0 = 2, kGgmlQ4_1 = 3, kGgmlQ8_0 = 8;

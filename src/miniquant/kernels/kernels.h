@@ -104,7 +104,8 @@ const char* kquant_dynamic_kernel_name();
 // with one weight read per step, as the quantized kernels do.
 void gemm_fp32(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int threads = 0);
 namespace kdetail {
-// From this many tokens on, fp32 runs Eigen's GEMM, and the K families Eigen's GEMM on dequantized panels
+// From this many tokens on, fp32 runs Eigen's GEMM, and the K families their batch kernel (kquant_ftile.h's
+// register tile on AVX-512, Eigen's GEMM on dequantized panels elsewhere)
 // (measured: at 8 tokens fp32's streaming kernel is still ahead, at 64 Eigen is 2x faster; bench/README.md).
 inline constexpr int64_t kEigenMinTokens = 16;
 // y[t * ldy + r] = sum_k w[r * cols + k] x[t * cols + k] for r < rows, t < n on the calling thread alone

@@ -6,8 +6,9 @@
 // reused by every token, or widened in place for a single token on AVX-512) and one multiply-add remain; a
 // sub-block's lane sums are scaled by D_b once. Four rows per pass: four independent chains, one activation load
 // for four rows. A q4_k decoder writing floats straight from the nibbles was measured 4-5% slower than unpack +
-// conversion (gcc's 256-bit code). From kEigenMinTokens tokens: dequantized panels and Eigen's GEMM
-// (run_kquant_panels). On AVX-512 with VNNI, one to 15 tokens run on the `+a8` kernel's fused blocks instead
+// conversion (gcc's 256-bit code). On AVX-512 from 8 tokens (ftile::kMinTokens) a register tile over each block's
+// dequantized weights (kquant_ftile.h); elsewhere from kEigenMinTokens tokens dequantized panels and Eigen's GEMM
+// (run_kquant_panels). On AVX-512 with VNNI, one to 7 tokens run on the `+a8` kernel's fused blocks instead
 // (run_fused_float, kquant_fused.h: the codes split in registers, one shift, table widening and FMA per 16
 // weights), 1.5-3.4x faster than the decoder path at one token on 4096-wide rows (bench/HISTORY.md, 2026-11-29);
 // the decoder path stays for AVX2, NEON and AVX-512 without VNNI. The `+a8` / `+a16` modes are kquant_dynamic.cpp's.
@@ -26,6 +27,7 @@
 #include "miniquant/kernels/registry.h"
 #include "miniquant/kernels/kquant_decode.h"
 #include "miniquant/kernels/kquant_fused.h"
+#include "miniquant/kernels/kquant_ftile.h"
 #include "miniquant/kernels/word_kernel.h"  // effective_threads
 #include "miniquant/kquant.h"
 
@@ -128,12 +130,11 @@ void run_kquant(const QTensor& w, const KFamily& f, Decode decode, const float* 
   }
 }
 
-// From kEigenMinTokens tokens on: each thread dequantizes a panel of its rows to fp32 (the values gemm_ref
-// multiplies, kvalue's float operations) and runs Eigen's packed GEMM on it, so a weight is decoded once per
-// call, not once per four tokens, and the products run on a register-blocked SGEMM. (An earlier version of this
-// comment gave 2.1-3.3x over the per-token kernel at 64 x 4096 x 4096; no committed table holds that figure:
-// bench_kernels has no K rows, and K at batch 64 is still to be measured.) Panels of about 4 MB stay in the
-// last-level cache between the decode and the GEMM's packing.
+// From kEigenMinTokens tokens on where the register tile is not compiled (AVX2, NEON): each thread dequantizes a
+// panel of its rows to fp32 (the values gemm_ref multiplies, kvalue's float operations) and runs Eigen's packed
+// GEMM on it, so a weight is decoded once per call, not once per four tokens. Panels of about 4 MB stay in the
+// last-level cache between the decode and the GEMM's packing. On AVX-512 the tile replaced it: 1.5-1.6x faster at
+// 64 tokens, 4096x4096, one thread (bench/HISTORY.md, 2026-12-01).
 template <class Dec>
 void run_kquant_panels(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock;
@@ -163,16 +164,21 @@ void run_kquant_panels(const QTensor& w, const KFamily& f, const float* x, int64
 }  // namespace
 
 namespace kdetail {
+// The batch path: the register tile on AVX-512 (kquant_ftile.h), the panels elsewhere.
 template <class Dec>
-void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+void gemm_kquant_batch(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+#if MQ_KQUANT_FTILE
+  ftile::run<Dec>(w, kfamily_of(w.scheme), x, n, y, threads);
+#else
   run_kquant_panels<Dec>(w, kfamily_of(w.scheme), x, n, y, threads);
+#endif
 }
-// The five families' panels, which the dynamic modes reuse from kquant_dynamic.cpp.
-template void gemm_kquant_panels<kdecode::Q2K>(const QTensor&, const float*, int64_t, float*, int);
-template void gemm_kquant_panels<kdecode::Q3K>(const QTensor&, const float*, int64_t, float*, int);
-template void gemm_kquant_panels<kdecode::Q4K>(const QTensor&, const float*, int64_t, float*, int);
-template void gemm_kquant_panels<kdecode::Q5K>(const QTensor&, const float*, int64_t, float*, int);
-template void gemm_kquant_panels<kdecode::Q6K>(const QTensor&, const float*, int64_t, float*, int);
+// The five families' batch path, which the dynamic modes reuse from kquant_dynamic.cpp.
+template void gemm_kquant_batch<kdecode::Q2K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_batch<kdecode::Q3K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_batch<kdecode::Q4K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_batch<kdecode::Q5K>(const QTensor&, const float*, int64_t, float*, int);
+template void gemm_kquant_batch<kdecode::Q6K>(const QTensor&, const float*, int64_t, float*, int);
 }  // namespace kdetail
 
 namespace {
@@ -232,14 +238,18 @@ void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t
 }
 #endif
 
-// The family's decoder (Dec, its row's template argument: no switch on the width): panels and Eigen from 16 tokens;
-// below that the fused blocks against float activations where the CPU has them (AVX-512 VNNI), else the per-token
-// kernel over blocks decoded in place.
+// The family's decoder (Dec, its row's template argument: no switch on the width): the batch path from 8 tokens on
+// AVX-512 (the register tile), from 16 elsewhere (panels and Eigen); below that the fused blocks against float
+// activations where the CPU has them (AVX-512 VNNI), else the per-token kernel over blocks decoded in place.
 template <class Dec>
 void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
   if (empty_product(w.rows, w.cols, n, y, "kquant_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
-  if (n >= kdetail::kEigenMinTokens) return run_kquant_panels<Dec>(w, f, x, n, y, threads);
+#if MQ_KQUANT_FTILE
+  if (n >= kdetail::ftile::kMinTokens) return kdetail::gemm_kquant_batch<Dec>(w, x, n, y, threads);
+#else
+  if (n >= kdetail::kEigenMinTokens) return kdetail::gemm_kquant_batch<Dec>(w, x, n, y, threads);
+#endif
 #if MQ_KDOT_FUSED
   return run_fused_float<Dec>(w, f, x, n, y, threads);
 #else
@@ -262,8 +272,9 @@ void kquant_portable_rows(const QTensor& w, const float* x, int64_t n, float* y,
 std::vector<KernelRow> kernel_rows_kquant() {
   const ActSet wo = act_bit(ActMode::weight_only);
   constexpr std::string_view kKernel =
-      "`kquant_rows<Dec>`: below 16 tokens the fused blocks against float activations on AVX-512 VNNI (`kquant_fused.h`), "
-      "elsewhere the family's decoder reads blocks in place; from 16 tokens Eigen on panels (`kquant.cpp`)";
+      "`kquant_rows<Dec>`: below 8 tokens the fused blocks against float activations on AVX-512 VNNI (`kquant_fused.h`), "
+      "elsewhere the family's decoder reads blocks in place; on AVX-512 from 8 tokens a 12-row x 32-token register tile over "
+      "dequantized blocks (`kquant_ftile.h`), elsewhere from 16 tokens Eigen on dequantized panels (`kquant.cpp`)";
   const auto row = [&](std::string_view fam, RowKernelFn fn) {
     return KernelRow{families_of({fam}), wo, Layout::row_major, Acts::any, true, nullptr, fn, nullptr, "any (xsimd)", kKernel,
                      "`gemm_ref`", "`test_kernels`, `test_kquant`"};

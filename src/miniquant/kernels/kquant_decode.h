@@ -143,9 +143,9 @@ void dequantize(const KGrid& g, const uint8_t* codes, float* w) {
 }  // namespace mq::kdecode
 
 namespace mq::kdetail {
-// A K tensor of the family Dec decodes times x through dequantized panels and Eigen's GEMM (kquant.cpp, instantiated
-// for the five decoders): the weight-only path from kEigenMinTokens tokens, which the dynamic modes reuse on their
-// quantized activations.
+// A K tensor of the family Dec decodes times x from kEigenMinTokens tokens: the register tile of kquant_ftile.h on
+// AVX-512, dequantized panels and Eigen's GEMM elsewhere (kquant.cpp, instantiated for the five decoders); the
+// dynamic modes reuse it on their quantized activations.
 template <class Dec>
-void gemm_kquant_panels(const QTensor& w, const float* x, int64_t n, float* y, int threads);
+void gemm_kquant_batch(const QTensor& w, const float* x, int64_t n, float* y, int threads);
 }  // namespace mq::kdetail

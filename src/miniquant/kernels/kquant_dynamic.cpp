@@ -10,7 +10,8 @@
 // per block and row: the family's decoder (kquant_decode.h), then the block dot of isa_x86_kdot.h (AVX2) or its
 // portable twin below; `+a16` (16-bit codes) runs the portable loops on every ISA (no ISA piece: its products do
 // not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI: the weight-only path's
-// dequantized panels on the quantized activations s a (quantized_panels). `+a8` on VNNI from kTileMinTokens tokens:
+// batch kernel (kquant_ftile.h's tile on AVX-512, else dequantized panels) on the quantized activations s a
+// (quantized_panels). `+a8` on VNNI from kTileMinTokens tokens:
 // the tile of isa_x86_kdot.h (KTile, run_tiled), 16 rows in the lanes, where the per-row fused blocks pay a
 // conversion and a scaling per four-byte lane, token and block (at 64 tokens they were 0.50x-0.80x of ggml's
 // repacked q2_K / q4_K kernels; the tile 2.0x-2.6x, bench/HISTORY.md 2026-11-30). The tile's error: two roundings
@@ -18,7 +19,7 @@
 // Twin: gemm_dynamic_ref (kernels/ref_dynamic.cpp): exact integer sub-block sums in int64, scaled in double.
 // Error against it, relative to s sum_j (|D_b| (q_j + zero) + |M_b|) |a_j|: the block dot's exact lane sums
 // each meet their D_b scaling and the chain over the row's blocks, the C_b terms and their sums, the final
-// sums and the token scale (at most cols / 4 + cols / 16 + 16 roundings); the panel path a float dot of cols
+// sums and the token scale (at most cols / 4 + cols / 16 + 16 roundings); the batch path a float dot of cols
 // terms on s a (cols + 2). tests/test_kernels.cpp holds both with gamma(cols + cols / 16 + 16).
 #include <algorithm>
 #include <type_traits>
@@ -224,8 +225,9 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
 }
 
 // From kEigenMinTokens tokens, where no fused block runs (`+a16`, and `+a8` without VNNI): the quantized activations
-// s a as floats (exact up to the one rounding of s a), through the weight-only path's dequantized panels and Eigen's
-// GEMM, which decodes each weight once per call where the decoder's block dot decodes it once per token pass.
+// s a as floats (exact up to the one rounding of s a), through the weight-only path's batch kernel (the register
+// tile on AVX-512, dequantized panels and Eigen's GEMM elsewhere), which decodes each weight once per call where the
+// decoder's block dot decodes it once per token pass.
 template <class A, class Dec>
 void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int nt) {
   const int64_t cols = w.cols;
@@ -237,7 +239,7 @@ void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int
     const float s = quantize_token(x + t * cols, cols, a.data());
     for (int64_t i = 0; i < cols; ++i) xq[static_cast<size_t>(t * cols + i)] = s * static_cast<float>(a[static_cast<size_t>(i)]);
   }
-  gemm_kquant_panels<Dec>(w, xq.data(), n, y, nt);
+  gemm_kquant_batch<Dec>(w, xq.data(), n, y, nt);
 }
 
 }  // namespace
@@ -247,7 +249,7 @@ const char* kquant_dynamic_kernel_name() { return kdetail::KDotFast8::kName; }
 
 namespace {
 // The family's +a8 / +a16 (Dec, its row's template argument): +a8 on VNNI the fused blocks at every batch; otherwise
-// from 16 tokens (Isa) the quantized activations through the weight-only panels, below that the block dot (+a8: AVX2,
+// from 16 tokens (Isa) the quantized activations through the weight-only batch kernel, below that the block dot (+a8: AVX2,
 // else portable; +a16 portable).
 template <class Dec, bool Isa>
 void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
@@ -274,7 +276,7 @@ std::vector<KernelRow> kernel_rows_kquant_dynamic() {
     return KernelRow{families_of({fam}), dyn, Layout::row_major, Acts::any, true, nullptr, fn, nullptr,
                      "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
                      "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); `+a8` on VNNI "
-                     "from 8 tokens the 16-row tile (`KTile`), otherwise from 16 tokens Eigen on panels",
+                     "from 8 tokens the 16-row tile (`KTile`), otherwise from 16 tokens the weight-only batch kernel on s a",
                      "`gemm_dynamic_ref`", "`test_kernels`"};
   };
   const auto portable = [&](std::string_view fam, RowKernelFn fn) {

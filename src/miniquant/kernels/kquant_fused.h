@@ -1,5 +1,5 @@
 // Each K family's fused block (isa_x86_kdot.h's Q2KVnni .. Q6KVnni), by its decoder, and the fp32-activation step on
-// those blocks: the weight-only K kernel from one to 15 tokens (kquant.cpp) on AVX-512 with VNNI, the `+a8` one
+// those blocks: the weight-only K kernel from one to 7 tokens (kquant.cpp) on AVX-512 with VNNI, the `+a8` one
 // (kquant_dynamic.cpp) on the same loads.
 //
 // Why the weight-only path reuses the `+a8` blocks: its per-token kernel first stored the block's 256 codes
