@@ -65,8 +65,12 @@ inline void pack_tokens(const float* x, int64_t n, int64_t cols, int64_t n_pad, 
       float* out = xt + c0 * n_pad + g0 * kCols;
       for (int64_t t = 0; t < width; ++t) {
         const int64_t tok = g0 + t;
-        const float* src = x + tok * cols + c0;
-        for (int c = 0; c < kCols; ++c) out[c * width + t] = tok < n ? src[c] : 0.0f;
+        if (tok < n) {
+          const float* src = x + tok * cols + c0;
+          for (int c = 0; c < kCols; ++c) out[c * width + t] = src[c];
+        } else {
+          for (int c = 0; c < kCols; ++c) out[c * width + t] = 0.0f;
+        }
       }
     }
 }
