@@ -164,7 +164,13 @@ void run_kquant_panels(const QTensor& w, const KFamily& f, const float* x, int64
 }  // namespace
 
 namespace kdetail {
-// The batch path: the register tile on AVX-512 (kquant_ftile.h), the panels elsewhere.
+// The batch path: the register tile on AVX-512 (kquant_ftile.h) from its kMinTokens, the panels elsewhere from
+// kEigenMinTokens. One choice of ISA for both the path and the batch it takes over from.
+#if MQ_KQUANT_FTILE
+constexpr int64_t kBatchMinTokens = ftile::kMinTokens;
+#else
+constexpr int64_t kBatchMinTokens = kEigenMinTokens;
+#endif
 template <class Dec>
 void gemm_kquant_batch(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
 #if MQ_KQUANT_FTILE
@@ -245,11 +251,7 @@ template <class Dec>
 void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
   if (empty_product(w.rows, w.cols, n, y, "kquant_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
-#if MQ_KQUANT_FTILE
-  if (n >= kdetail::ftile::kMinTokens) return kdetail::gemm_kquant_batch<Dec>(w, x, n, y, threads);
-#else
-  if (n >= kdetail::kEigenMinTokens) return kdetail::gemm_kquant_batch<Dec>(w, x, n, y, threads);
-#endif
+  if (n >= kdetail::kBatchMinTokens) return kdetail::gemm_kquant_batch<Dec>(w, x, n, y, threads);
 #if MQ_KDOT_FUSED
   return run_fused_float<Dec>(w, f, x, n, y, threads);
 #else
