@@ -428,6 +428,45 @@ TEST_CASE("K families at batch: the register tile / dequantized panels, within t
   }
 }
 
+// The K kernels below the batch paths, at every token count: on AVX-512 VNNI each of 1 .. 7 tokens is its own
+// instantiation (kquant.cpp's fused_float_rows<Dec, kN>, kquant_dynamic.cpp's fused_rows_n<Fused, kN> for 1 .. 4 and
+// the any-count one above), so each count is run, weight-only against fp64 and `+a8` against its reference
+// (gemm_dynamic_ref: the same int8 codes). 21 rows: one whole 16-row tile block and five rows of tail.
+TEST_CASE("K families from one to 8 tokens: every token count's fused kernel within its bound") {
+  for (const FormatTraits& t : format_table()) {
+    if (!t.kquant) continue;
+    const Scheme s = Scheme::kquant(t.kquant->bits);
+    const int64_t rows = 21, cols = 512;
+    const Case c = make_case(s, rows, cols, 17);
+    for (int64_t n = 1; n <= 8; ++n) {
+      const std::vector<float> x = gaussian_matrix(n, cols, 40 + static_cast<uint64_t>(n));
+      std::vector<float> yref(static_cast<size_t>(n * rows));
+      gemm_dynamic_ref(c.q, x.data(), n, yref.data(), ActMode::dynamic_int8);
+      for (int threads : {1, 2}) {
+        CAPTURE(s.name());
+        CAPTURE(n);
+        CAPTURE(threads);
+        const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads});
+        CHECK(worst_over_bound(c, x, n, y, cols / 16 + 16) <= 1.0);
+        const std::vector<float> ya = run_misaligned(c.q, x, n, {.threads = threads, .act = ActMode::dynamic_int8});
+        // Against the reference on the same codes, the dynamic test's float-rounding bound for K (below).
+        double worst = 0.0;
+        std::vector<double> am;
+        for (int64_t tk = 0; tk < n; ++tk) {
+          const double sx = actcodes::quantize_magnitudes(x.data() + tk * cols, cols, ActMode::dynamic_int8, am);
+          for (int64_t r = 0; r < rows; ++r) {
+            double fbound = 0.0;
+            for (int64_t k = 0; k < cols; ++k) fbound += c.mag[r * cols + k] * am[k];
+            fbound = gamma(cols + cols / 16 + 16) * sx * fbound + 1e-30;
+            worst = std::max(worst, std::fabs(double(ya[tk * rows + r]) - double(yref[tk * rows + r])) / fbound);
+          }
+        }
+        CHECK(worst <= 1.0);
+      }
+    }
+  }
+}
+
 TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNNI / AVX2 and portable") {
   MESSAGE("VNNI path compiled in: " << std::string(has_vnni_path() ? "yes" : "no"));
   double overall_ref[2] = {0.0, 0.0}, overall_exact[2] = {0.0, 0.0};

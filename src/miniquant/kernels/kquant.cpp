@@ -20,8 +20,10 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/core.h>
 #include <xsimd/xsimd.hpp>
 
+#include "miniquant/error.h"
 #include "miniquant/kernels/isa_x86.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/registry.h"
@@ -200,32 +202,27 @@ namespace {
 // column chunks (x in L1) and 4-row groups were tried too and lost more from DRAM than they saved (bench/README.md).
 constexpr int64_t kAheadBytes = 4096;
 constexpr int64_t kAheadFromBytes = 24 * 1024;
-// One to 15 tokens on AVX-512 with VNNI: the family's fused block loaded once per block and row, then each token's
-// float step (kquant_fused.h). xp: (n, cols) the tokens' activations in the blocks' field order; xsum: (n, cols /
-// sub) their sums per sub-block; y: (n, rows).
-template <class Dec>
-void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
+// One to 7 tokens on AVX-512 with VNNI (the tile takes 8 and more): the family's fused block loaded once per block
+// and row, then each token's float step (kquant_fused.h). The token count is a template argument (kN, one
+// instantiation per count, chosen by a switch): with a run-time count the row's sums lived in a stack array and
+// every block's add went through a store and a reload on the row's loop-carried path; in registers, one token
+// 4096x4096 hot, 1 thread: q2_k and q4_k 1.13-1.17x faster, q6_k 1.06x, q3_k and q5_k level (bench/HISTORY.md,
+// 2026-12-01). Two rows per pass and four-row groups for several tokens were measured too: faster in cache, slower
+// (q3_k, q6_k down to 0.4x) from DRAM, as the earlier row-group experiments here were. xp: (kN, cols) the tokens' activations in the
+// blocks' field order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
+template <class Dec, int kN>
+void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const float* xsum, float* y, int nt, bool prefetch) {
   using Fused = typename kdetail::FusedOf<Dec>::type;
   constexpr int kCodes = 1 << Dec::kBits;  // the family's code count: the widening's table size
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
   const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
-  // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a
-  // thread_local named inside the parallel region would be each worker's own, empty one).
-  thread_local std::vector<float> xp_buf, xsum_buf;
-  xp_buf.resize(static_cast<size_t>(n * cols));
-  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes(x + t * cols, cols, xp_buf.data() + t * cols);
-  subblock_sums(x, n, cols, f.sub, xsum_buf);
-  const float* xp = xp_buf.data();
-  const float* xsum = xsum_buf.data();
-  const int nt = kdetail::effective_threads(threads, rows * cols * n);
-  const bool prefetch = n * cols * static_cast<int64_t>(sizeof(float)) > kAheadFromBytes;
 #pragma omp parallel num_threads(nt)
   {
-    typename Fused::Acc acc[kdetail::kEigenMinTokens];  // (n) the row's sums per token
     typename Fused::Block blk;
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t t = 0; t < n; ++t) acc[t] = Fused::zero();
+      typename Fused::Acc acc[kN];  // (kN) the row's sums per token
+      for (int t = 0; t < kN; ++t) acc[t] = Fused::zero();
       const uint8_t* row = w.codes.data() + r * row_bytes;
       for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* bp = row + b * f.block_bytes;
@@ -235,11 +232,37 @@ void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t
           for (int64_t o = 0; o < f.block_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<uintptr_t>(o)), _MM_HINT_T0);
         }
         Fused::load(bp, blk);
-        for (int64_t t = 0; t < n; ++t)
+        for (int t = 0; t < kN; ++t)
           kdetail::float_token<Fused, kCodes>(blk, xp + t * cols + b * kSuperBlock, xsum + t * per_row + b * Fused::kNsub, acc[t]);
       }
-      for (int64_t t = 0; t < n; ++t) y[t * rows + r] = Fused::sum(acc[t]);
+      for (int t = 0; t < kN; ++t) y[t * rows + r] = Fused::sum(acc[t]);
     }
+  }
+}
+
+template <class Dec>
+void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
+  static_assert(kdetail::kBatchMinTokens == 8, "the switch below covers 1 .. 7 tokens, the batch path the rest");
+  const int64_t cols = w.cols;
+  // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a
+  // thread_local named inside the parallel region would be each worker's own, empty one).
+  thread_local std::vector<float> xp_buf, xsum_buf;
+  xp_buf.resize(static_cast<size_t>(n * cols));
+  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes(x + t * cols, cols, xp_buf.data() + t * cols);
+  subblock_sums(x, n, cols, f.sub, xsum_buf);
+  const float* xp = xp_buf.data();
+  const float* xsum = xsum_buf.data();
+  const int nt = kdetail::effective_threads(threads, w.rows * cols * n);
+  const bool prefetch = n * cols * static_cast<int64_t>(sizeof(float)) > kAheadFromBytes;
+  switch (n) {
+    case 1: return fused_float_rows<Dec, 1>(w, f, xp, xsum, y, nt, prefetch);
+    case 2: return fused_float_rows<Dec, 2>(w, f, xp, xsum, y, nt, prefetch);
+    case 3: return fused_float_rows<Dec, 3>(w, f, xp, xsum, y, nt, prefetch);
+    case 4: return fused_float_rows<Dec, 4>(w, f, xp, xsum, y, nt, prefetch);
+    case 5: return fused_float_rows<Dec, 5>(w, f, xp, xsum, y, nt, prefetch);
+    case 6: return fused_float_rows<Dec, 6>(w, f, xp, xsum, y, nt, prefetch);
+    case 7: return fused_float_rows<Dec, 7>(w, f, xp, xsum, y, nt, prefetch);
+    default: throw Error(fmt::format("run_fused_float: {} tokens (1 .. 7 expected: the batch path takes the rest)", n));
   }
 }
 #endif

@@ -122,25 +122,43 @@ void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_
 
 #if MQ_KDOT_FUSED
 // A fused block of isa_x86_kdot.h (Q2KVnni .. Q6KVnni) in place of the decoder and the block dot, rows
-// [r0, r1) inside the caller's parallel region; the same arguments as run.
-template <class Fused>
-void fused_rows(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
-                int64_t r1) {
+// [r0, r1) inside the caller's parallel region; the same arguments as run. kN > 0: the token count as a template
+// argument, so that the row's sums stay in registers (with a run-time count they live in memory and every block's
+// add goes through a store and a reload on the row's loop-carried path: kquant.cpp's fused_float_rows measured
+// it); kN = 0: any count, sums in a vector.
+template <class Fused, int kN>
+void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
+                  int64_t r1) {
   const KFamily& f = kfamily_of(w.scheme);
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
   const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
-  std::vector<typename Fused::Acc> acc(static_cast<size_t>(n));  // (n) the row's sums per token
+  using Acc = typename Fused::Acc;
+  std::vector<Acc> acc_buf(kN > 0 ? 0 : static_cast<size_t>(n));
   typename Fused::Block blk;
 #pragma omp for schedule(static)
   for (int64_t r = r0; r < r1; ++r) {
-    std::fill(acc.begin(), acc.end(), Fused::zero());
+    Acc fixed[kN > 0 ? kN : 1];
+    Acc* acc = kN > 0 ? fixed : acc_buf.data();  // (n) the row's sums per token
+    const int64_t nn = kN > 0 ? kN : n;
+    for (int64_t t = 0; t < nn; ++t) acc[t] = Fused::zero();
     const uint8_t* row = w.codes.data() + r * row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
       Fused::load(row + b * f.block_bytes, blk);
-      for (int64_t t = 0; t < n; ++t)
-        Fused::token(blk, a + t * cols + b * kSuperBlock, asum + t * per_row + b * Fused::kNsub, acc[static_cast<size_t>(t)]);
+      for (int64_t t = 0; t < nn; ++t)
+        Fused::token(blk, a + t * cols + b * kSuperBlock, asum + t * per_row + b * Fused::kNsub, acc[t]);
     }
-    for (int64_t t = 0; t < n; ++t) y[t * rows + r] = s[t] * Fused::sum(acc[static_cast<size_t>(t)]);
+    for (int64_t t = 0; t < nn; ++t) y[t * rows + r] = s[t] * Fused::sum(acc[t]);
+  }
+}
+template <class Fused>
+void fused_rows(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
+                int64_t r1) {
+  switch (n) {
+    case 1: return fused_rows_n<Fused, 1>(w, a, s, asum, n, y, r0, r1);
+    case 2: return fused_rows_n<Fused, 2>(w, a, s, asum, n, y, r0, r1);
+    case 3: return fused_rows_n<Fused, 3>(w, a, s, asum, n, y, r0, r1);
+    case 4: return fused_rows_n<Fused, 4>(w, a, s, asum, n, y, r0, r1);
+    default: return fused_rows_n<Fused, 0>(w, a, s, asum, n, y, r0, r1);
   }
 }
 
