@@ -208,8 +208,8 @@ constexpr int64_t kAheadFromBytes = 24 * 1024;
 // every block's add went through a store and a reload on the row's loop-carried path; in registers, one token
 // 4096x4096 hot, 1 thread: q2_k and q4_k 1.13-1.17x faster, q6_k 1.06x, q3_k and q5_k level (bench/HISTORY.md,
 // 2026-12-01). Two rows per pass and four-row groups for several tokens were measured too: faster in cache, slower
-// (q3_k, q6_k down to 0.4x) from DRAM, as the earlier row-group experiments here were. xp: (kN, cols) the tokens' activations in the
-// blocks' field order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
+// (q3_k, q6_k down to 0.4x) from DRAM, as the earlier row-group experiments here were. xp: (kN, cols) the tokens'
+// activations in the blocks' field order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
 template <class Dec, int kN>
 void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const float* xsum, float* y, int nt, bool prefetch) {
   using Fused = typename kdetail::FusedOf<Dec>::type;
