@@ -83,6 +83,16 @@ double worst_over_bound(const Case& c, const std::vector<float>& x, int64_t n, c
   return worst;
 }
 
+// The float-rounding bound of a dynamic kernel's output (`+a8` / `+a16`, act) for row r against gemm_dynamic_ref on
+// the same activation codes: `roundings` roundings of sum_k mag_k |a_k| s_x, with am the codes' magnitudes and sx
+// their scale (actcodes::quantize_magnitudes of the token).
+double dynamic_fbound(const Case& c, int64_t r, const std::vector<double>& am, double sx, int64_t roundings) {
+  const int64_t cols = c.q.cols;
+  double fbound = 0.0;
+  for (int64_t k = 0; k < cols; ++k) fbound += c.mag[r * cols + k] * am[k];
+  return gamma(roundings) * sx * fbound + 1e-30;
+}
+
 // True when gemm runs this scheme on the bf16 path (AVX-512 BF16 builds, use_isa): its activations are
 // x' = hi + lo (split_bf16), so it is held to W x' (gemm_bf16_ref) with the float-rounding bound, and x' to x
 // with split_bf16's 2^-16.
@@ -455,9 +465,7 @@ TEST_CASE("K families from one to 8 tokens: every token count's fused kernel wit
         for (int64_t tk = 0; tk < n; ++tk) {
           const double sx = actcodes::quantize_magnitudes(x.data() + tk * cols, cols, ActMode::dynamic_int8, am);
           for (int64_t r = 0; r < rows; ++r) {
-            double fbound = 0.0;
-            for (int64_t k = 0; k < cols; ++k) fbound += c.mag[r * cols + k] * am[k];
-            fbound = gamma(cols + cols / 16 + 16) * sx * fbound + 1e-30;
+            const double fbound = dynamic_fbound(c, r, am, sx, cols + cols / 16 + 16);
             worst = std::max(worst, std::fabs(double(ya[tk * rows + r]) - double(yref[tk * rows + r])) / fbound);
           }
         }
@@ -502,10 +510,9 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
             for (int64_t t = 0; t < n; ++t) {
               const double sx = actcodes::quantize_magnitudes(x.data() + t * cols, cols, act, am);
               for (int64_t r = 0; r < rows; ++r) {
-                double exact = 0.0, fbound = 0.0, abound = 0.0;
+                double exact = 0.0, abound = 0.0;
                 for (int64_t k = 0; k < cols; ++k) {
                   exact += c.wq[r * cols + k] * x[t * cols + k];
-                  fbound += c.mag[r * cols + k] * am[k];
                   abound += std::fabs(c.wq[r * cols + k]) * sx / 2;  // each a_i is off by at most half a step
                 }
                 // Group dots (zero-point term included) are exact int32; float roundings per output:
@@ -515,7 +522,7 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
                 // sums and the token scale (kquant_dynamic.cpp).
                 // From kEigenMinTokens tokens K runs the weight-only batch kernel on s a: a float dot of cols terms.
                 const int64_t roundings = s.is_kquant() ? cols + cols / 16 + 16 : 2 * gpr + (wide ? 3 : 2);
-                fbound = gamma(roundings) * sx * fbound + 1e-30;
+                const double fbound = dynamic_fbound(c, r, am, sx, roundings);
                 const double yk = y[t * rows + r];
                 worst_ref = std::max(worst_ref, std::fabs(yk - yref[t * rows + r]) / fbound);
                 worst_exact = std::max(worst_exact, std::fabs(yk - exact) / (abound + fbound));

@@ -202,14 +202,14 @@ namespace {
 // column chunks (x in L1) and 4-row groups were tried too and lost more from DRAM than they saved (bench/README.md).
 constexpr int64_t kAheadBytes = 4096;
 constexpr int64_t kAheadFromBytes = 24 * 1024;
-// One to 7 tokens on AVX-512 with VNNI (the tile takes 8 and more): the family's fused block loaded once per block
-// and row, then each token's float step (kquant_fused.h). The token count is a template argument (kN, one
-// instantiation per count, chosen by a switch): with a run-time count the row's sums lived in a stack array and
-// every block's add went through a store and a reload on the row's loop-carried path; in registers, one token
-// 4096x4096 hot, 1 thread: q2_k and q4_k 1.13-1.17x faster, q6_k 1.06x, q3_k and q5_k level (bench/HISTORY.md,
-// 2026-12-01). Two rows per pass and four-row groups for several tokens were measured too: faster in cache, slower
-// (q3_k, q6_k down to 0.4x) from DRAM, as the earlier row-group experiments here were. xp: (kN, cols) the tokens'
-// activations in the blocks' field order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
+// One to 7 tokens on AVX-512 with VNNI (the tile takes 8 and more): the family's fused block loaded once per block and
+// row, then each token's float step (kquant_fused.h). The token count is a template argument (kN, one instantiation per
+// count, chosen by with_token_count): with a run-time count the row's sums lived in a stack array and every block's add
+// went through a store and a reload on the row's loop-carried path; in registers, one token 4096x4096 hot, 1 thread:
+// q2_k and q4_k 1.13-1.17x faster, q6_k 1.06x, q3_k and q5_k level (bench/HISTORY.md, 2026-12-01). Two rows per pass
+// and four-row groups for several tokens were measured too: faster in cache, slower (q3_k, q6_k down to 0.4x) from
+// DRAM, as the earlier row-group experiments here were. xp: (kN, cols) the tokens' activations in the blocks' field
+// order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
 template <class Dec, int kN>
 void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const float* xsum, float* y, int nt, bool prefetch) {
   using Fused = typename kdetail::FusedOf<Dec>::type;
@@ -242,7 +242,6 @@ void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const
 
 template <class Dec>
 void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
-  static_assert(kdetail::kBatchMinTokens == 8, "the switch below covers 1 .. 7 tokens, the batch path the rest");
   const int64_t cols = w.cols;
   // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a
   // thread_local named inside the parallel region would be each worker's own, empty one).
@@ -254,16 +253,11 @@ void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t
   const float* xsum = xsum_buf.data();
   const int nt = kdetail::effective_threads(threads, w.rows * cols * n);
   const bool prefetch = n * cols * static_cast<int64_t>(sizeof(float)) > kAheadFromBytes;
-  switch (n) {
-    case 1: return fused_float_rows<Dec, 1>(w, f, xp, xsum, y, nt, prefetch);
-    case 2: return fused_float_rows<Dec, 2>(w, f, xp, xsum, y, nt, prefetch);
-    case 3: return fused_float_rows<Dec, 3>(w, f, xp, xsum, y, nt, prefetch);
-    case 4: return fused_float_rows<Dec, 4>(w, f, xp, xsum, y, nt, prefetch);
-    case 5: return fused_float_rows<Dec, 5>(w, f, xp, xsum, y, nt, prefetch);
-    case 6: return fused_float_rows<Dec, 6>(w, f, xp, xsum, y, nt, prefetch);
-    case 7: return fused_float_rows<Dec, 7>(w, f, xp, xsum, y, nt, prefetch);
-    default: throw Error(fmt::format("run_fused_float: {} tokens (1 .. 7 expected: the batch path takes the rest)", n));
-  }
+  const bool done = kdetail::with_token_count<kdetail::kBatchMinTokens - 1>(
+      n, [&](auto k) { fused_float_rows<Dec, decltype(k)::value>(w, f, xp, xsum, y, nt, prefetch); });
+  if (!done)
+    throw Error(fmt::format("run_fused_float: {} tokens (1 .. {} expected: the batch path takes the rest)", n,
+                            kdetail::kBatchMinTokens - 1));
 }
 #endif
 

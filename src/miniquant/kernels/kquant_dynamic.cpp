@@ -137,7 +137,7 @@ void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float
   typename Fused::Block blk;
 #pragma omp for schedule(static)
   for (int64_t r = r0; r < r1; ++r) {
-    Acc fixed[kN > 0 ? kN : 1];
+    [[maybe_unused]] Acc fixed[kN > 0 ? kN : 1];  // kN = 0: unused, the sums live in acc_buf
     Acc* acc = kN > 0 ? fixed : acc_buf.data();  // (n) the row's sums per token
     const int64_t nn = kN > 0 ? kN : n;
     for (int64_t t = 0; t < nn; ++t) acc[t] = Fused::zero();
@@ -153,13 +153,9 @@ void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float
 template <class Fused>
 void fused_rows(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
                 int64_t r1) {
-  switch (n) {
-    case 1: return fused_rows_n<Fused, 1>(w, a, s, asum, n, y, r0, r1);
-    case 2: return fused_rows_n<Fused, 2>(w, a, s, asum, n, y, r0, r1);
-    case 3: return fused_rows_n<Fused, 3>(w, a, s, asum, n, y, r0, r1);
-    case 4: return fused_rows_n<Fused, 4>(w, a, s, asum, n, y, r0, r1);
-    default: return fused_rows_n<Fused, 0>(w, a, s, asum, n, y, r0, r1);
-  }
+  const bool fixed = kdetail::with_token_count<4>(
+      n, [&](auto k) { fused_rows_n<Fused, decltype(k)::value>(w, a, s, asum, n, y, r0, r1); });
+  if (!fixed) fused_rows_n<Fused, 0>(w, a, s, asum, n, y, r0, r1);
 }
 
 template <class Fused>

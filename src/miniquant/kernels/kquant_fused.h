@@ -20,6 +20,8 @@
 // than the gamma(cols + 17) that tests/test_kernels.cpp holds every weight-only K kernel to.
 #pragma once
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "miniquant/kernels/isa_x86_kdot.h"
 #include "miniquant/kernels/kquant_decode.h"
@@ -33,6 +35,17 @@ template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; };
 template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; };
 template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; };
 template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; };
+
+// The token count as a template argument: calls f(std::integral_constant<int, k>{}) for the k in 1 .. kMax equal
+// to n and returns true, or returns false (f not called) when n is outside. One instantiation of f per count, so a
+// row's per-token sums can be an array of fixed size, which the compiler keeps in registers (the fused rows of
+// both contracts: with a run-time count the sums lived in memory, bench/HISTORY.md 2026-12-01).
+template <int kMax, class F>
+bool with_token_count(int64_t n, F&& f) {
+  return [&]<int... k>(std::integer_sequence<int, k...>) {
+    return ((n == k + 1 ? (f(std::integral_constant<int, k + 1>{}), true) : false) || ...);
+  }(std::make_integer_sequence<int, kMax>{});
+}
 
 // x in the fused blocks' field order, 64 values at a time: xp[64 k + 16 i + l] = x[64 k + 4 l + i].
 // x, xp: (cols), cols a multiple of 64 (every K row is whole super-blocks).
