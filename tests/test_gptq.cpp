@@ -12,6 +12,7 @@
 
 #include "miniquant/error.h"
 #include "miniquant/gptq.h"
+#include "miniquant/grid_search.h"
 #include "miniquant/hessian.h"
 #include "miniquant/quantize_detail.h"
 #include "miniquant/random.h"
@@ -86,6 +87,29 @@ TEST_CASE("with H = I GPTQ is round-to-nearest, byte for byte") {
       check_same_codes(gptq_quantize(w.data(), rows, cols, I, s, o).q, quantize_ref(w.data(), rows, cols, s));
     }
   }
+}
+
+TEST_CASE("GPTQ runs a grid chooser on its groups: search_grid given as one is the -search grid, byte for byte") {
+  const int64_t rows = 16, cols = 128, n = 512;
+  const std::vector<float> w = gaussian_matrix(rows, cols, 7);
+  const std::vector<float> x = correlated_inputs(n, cols, 8);
+  const Eigen::MatrixXd h = hessian_of(x, n, cols);
+  for (const std::string name : {"int4-g32", "int3-g64-asym", "int4-per-channel"}) {
+    CAPTURE(name);
+    const Scheme s = Scheme::parse(name);
+    for (bool act_order : {false, true}) {
+      GptqOptions searched;
+      searched.act_order = act_order;
+      searched.search = Search::plain;
+      GptqOptions chosen = searched;
+      chosen.search = Search::none;
+      chosen.grid = &search_grid;
+      check_same_codes(gptq_quantize(w.data(), rows, cols, h, s, chosen).q, gptq_quantize(w.data(), rows, cols, h, s, searched).q);
+    }
+  }
+  GptqOptions k;
+  k.grid = &search_grid;
+  CHECK_THROWS_AS(gptq_quantize(w.data(), rows, cols, h, Scheme::parse("q4_k"), k), UsageError);
 }
 
 TEST_CASE("GPTQ matches an independent sequential optimal-brain-quantizer update") {

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "miniquant/error.h"
+#include "miniquant/grid_search.h"
 #include "miniquant/half.h"
 #include "miniquant/quantize.h"
+#include "miniquant/quantize_detail.h"
 #include "miniquant/random.h"
 
 using namespace mq;
@@ -171,6 +173,48 @@ TEST_CASE("optimized quantizer produces the reference's bytes on awkward shapes"
     CAPTURE(s.name());
     check_identical(quantize(w.data(), 64, 512, s), quantize_ref(w.data(), 64, 512, s));
   }
+}
+
+namespace {
+// A chooser of its own for the test below: the plain grid of the group's range halved (so its codes differ from
+// every grid the library picks by itself), counting its calls.
+int g_half_range_calls = 0;
+Grid half_range(const float* v, int64_t n, const float*, int64_t, const Scheme& s, std::string_view name, int64_t index) {
+#pragma omp atomic
+  ++g_half_range_calls;
+  float lo = 0.0f, hi = 0.0f, absmax = 0.0f;
+  for (int64_t i = 0; i < n; ++i) lo = std::min(lo, v[i]), hi = std::max(hi, v[i]), absmax = std::max(absmax, std::fabs(v[i]));
+  return detail::grid_from(lo / 2, hi / 2, absmax / 2, s, name, index);
+}
+}  // namespace
+
+TEST_CASE("a grid chooser decides every group's grid in both quantizers; search_grid as the chooser is -search") {
+  const std::vector<float> w = uneven_rows(12, 256, 9);
+  for (const std::string name : {"int4-g64", "int3-g32-asym", "int4-per-channel", "int8-per-tensor", "int2-g128"}) {
+    CAPTURE(name);
+    const Scheme s = Scheme::parse(name);
+    const QTensor searched = quantize_ref(w.data(), 12, 256, s, {.search = true});
+    // search_grid given as the chooser is the search, in both quantizers, whatever `search` says.
+    check_identical(quantize_ref(w.data(), 12, 256, s, {.grid = &search_grid}), searched);
+    check_identical(quantize(w.data(), 12, 256, s, {.search = false, .grid = &search_grid}), searched);
+    // A chooser of its own: called once per scale, its grids stored, the same in both quantizers.
+    g_half_range_calls = 0;
+    const QTensor ref = quantize_ref(w.data(), 12, 256, s, {.grid = &half_range});
+    CHECK(g_half_range_calls == s.scale_count(12, 256));
+    check_identical(quantize(w.data(), 12, 256, s, {.grid = &half_range}), ref);
+    CHECK(ref.scales != quantize_ref(w.data(), 12, 256, s).scales);
+    if (s.group == kPerTensor) {
+      CHECK(ref.scales.at(0) == half_range(w.data(), 12 * 256, nullptr, 256, s, "w", 0).scale_bits);
+    } else {
+      const int64_t gw = s.group_width(256), gpr = s.groups_per_row(256);
+      for (int64_t i = 0; i < 12 * gpr; ++i)
+        CHECK(ref.scales.at(static_cast<size_t>(i)) == half_range(w.data() + (i / gpr) * 256 + (i % gpr) * gw, gw, nullptr, gw, s, "w", i).scale_bits);
+    }
+  }
+  // K families have no Grid: refused in one line by both quantizers.
+  const Scheme k = Scheme::parse("q4_k");
+  CHECK_THROWS_AS(quantize_ref(w.data(), 12, 256, k, {.search = true, .grid = &half_range}), UsageError);
+  CHECK_THROWS_AS(quantize(w.data(), 12, 256, k, {.search = true, .grid = &half_range}), UsageError);
 }
 
 TEST_CASE("all-zero groups and rows get scale 0 and code 0") {

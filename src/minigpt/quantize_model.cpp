@@ -37,6 +37,7 @@ mq::QTensor quantize_linear(const LinearRecipe& r, const mq::GptqOptions& option
   if (r.gptq) {
     mq::GptqOptions go = options;
     go.search = r.search;
+    go.grid = method.grid;
     mq::GptqResult g = mq::gptq_quantize(w, out, in, *h, r.scheme, go, name);
     if (notes) notes->insert(notes->end(), g.notes.begin(), g.notes.end());
     return std::move(g.q);

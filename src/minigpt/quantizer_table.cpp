@@ -1,8 +1,6 @@
-// The table of quantizers (quantizer_table.h): a new one is a new row here and its own file. The four rows below
-// are thin: their grids live in the library (grid_search.h, kquant_search.h), which they only configure.
+// The table of quantizers (quantizer_table.h): a new one is a new row here and its own file. Rows whose grids live in
+// the library (grid_search.h, kquant_search.h) are thin: they only configure it.
 #include "minigpt/quantizer_table.h"
-
-#include <array>
 
 #include <fmt/core.h>
 
@@ -34,16 +32,16 @@ mq::QTensor fisher_search(const QuantizerInput& q) {
   return mq::quantize(q.weight, q.out, q.in, q.scheme, {.search = true, .importance = q.fisher, .importance_per_weight = true}, q.name);
 }
 
-constexpr std::array<QuantizerMethod, 4> kQuantizers = {{
+constexpr QuantizerMethod kQuantizers[] = {
     {mq::Search::none, "", "round-to-nearest on the absmax / min-max grid (the K families: their plain search)", false, false, true,
-     true, any_stored, round_to_nearest},
+     true, any_stored, round_to_nearest, nullptr},
     {mq::Search::plain, "search", "each group's scale from a shrink grid by its own squared error", false, false, true, true,
-     integer_or_k, plain_search},
+     integer_or_k, plain_search, nullptr},
     {mq::Search::importance, "imatrix", "the scale search weighted per input column by diag(H) of calibration (llama.cpp's imatrix)",
-     true, false, true, false, integer_or_k, importance_search},
+     true, false, true, false, integer_or_k, importance_search, nullptr},
     {mq::Search::fisher, "fisher", "the K search weighted per weight by the loss's empirical Fisher diagonal on calibration windows",
-     false, true, false, false, k_only, fisher_search},
-}};
+     false, true, false, false, k_only, fisher_search, nullptr},
+};
 }  // namespace
 
 std::span<const QuantizerMethod> quantizer_table() { return kQuantizers; }

@@ -39,6 +39,9 @@ struct QuantizerMethod {
   // Empty when the row can quantize `scheme`; else why not (a usage error).
   std::string (*refuses)(const mq::Scheme& scheme);
   mq::QTensor (*quantize)(const QuantizerInput& in);
+  // Integer schemes: the row's own chooser of a group's grid, which GPTQ's group step runs under "-<suffix>-gptq"
+  // (mq::GptqOptions::grid); null where the row's grid is the library's (its mq::Search value decides).
+  mq::GridChooser grid;
 };
 
 // Every quantizer, in table order (round-to-nearest first).

@@ -24,13 +24,13 @@ namespace {
 using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // Grid of rows x n weights starting at column c0 of m (one group / one row / the whole tensor): the plain
-// grid, or search_grid's (imp: null, or the importances of those nc columns).
-Grid grid_of(const Eigen::MatrixXd& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Scheme& s, bool search,
+// grid, or the chooser's (search_grid or a quantizer's own; imp: null, or the importances of those nc columns).
+Grid grid_of(const Eigen::MatrixXd& m, int64_t r0, int64_t nr, int64_t c0, int64_t nc, const Scheme& s, GridChooser chooser,
              const float* imp, std::string_view name, int64_t index) {
   std::vector<float> v(static_cast<size_t>(nr * nc));  // (nr, nc)
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t c = 0; c < nc; ++c) v[static_cast<size_t>(r * nc + c)] = static_cast<float>(m(r0 + r, c0 + c));
-  if (search) return search_grid(v.data(), nr * nc, imp, nc, s, name, index);
+  if (chooser) return chooser(v.data(), nr * nc, imp, nc, s, name, index);
   return detail::grid_for(v.data(), nr * nc, s, name, index);
 }
 
@@ -92,6 +92,9 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
     for (int64_t j = 0; j < cols; ++j) importance.push_back(static_cast<float>(h(j, j)));
   const float* imp = importance.empty() ? nullptr : importance.data();
   const bool search = o.search != Search::none;
+  if (o.grid && !s.is_integer())
+    throw UsageError(fmt::format("tensor '{}': a grid chooser picks an integer group's grid; {} has none", name, s.name()));
+  const GridChooser chooser = o.grid ? o.grid : search ? &search_grid : nullptr;
 
   // Grids known before the loop: per-tensor, per-channel, act-order's static groups, and every K block.
   const bool kq = s.is_kquant();
@@ -99,11 +102,11 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
   const int64_t g = kq ? 0 : s.group_width(cols), gpr = kq ? 0 : s.groups_per_row(cols);
   std::vector<Grid> grids(static_cast<size_t>(s.scale_count(rows, cols)));
   if (s.group == kPerTensor) {
-    grids[0] = grid_of(W, 0, rows, 0, cols, s, search, imp, name, 0);
+    grids[0] = grid_of(W, 0, rows, 0, cols, s, chooser, imp, name, 0);
   } else if (!kq && (!grouped || o.act_order)) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < gpr; ++k)
-        grids[r * gpr + k] = grid_of(W, r, 1, k * g, g, s, search, imp ? imp + k * g : nullptr, name, r * gpr + k);
+        grids[r * gpr + k] = grid_of(W, r, 1, k * g, g, s, chooser, imp ? imp + k * g : nullptr, name, r * gpr + k);
   }
   const KFamily* kf = kq ? &kfamily_of(s) : nullptr;
   const int64_t nb = kq ? cols / kSuperBlock : 0;
@@ -163,7 +166,7 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
       const int64_t col = perm[static_cast<size_t>(i1 + i)];
       if (grouped && !o.act_order && col % g == 0)
         for (int64_t r = 0; r < rows; ++r)
-          grids[r * gpr + col / g] = grid_of(W1, r, 1, i, g, s, search, imp ? imp + col : nullptr, name, r * gpr + col / g);
+          grids[r * gpr + col / g] = grid_of(W1, r, 1, i, g, s, chooser, imp ? imp + col : nullptr, name, r * gpr + col / g);
       const double d = U(i1 + i, i1 + i);
       for (int64_t r = 0; r < rows; ++r) {
         double deq = 0.0;

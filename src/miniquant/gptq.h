@@ -23,6 +23,9 @@ struct GptqOptions {
   // grid_search.h (intN: every weight alike) or kquant_search.h (K: its plain error weights); importance = the same
   // search with each weight's error weighted by its column's diag(H), the importance GPTQ already has.
   Search search = Search::none;
+  // Integer schemes: each group's grid from this chooser instead of `search`'s (a quantizer row's own, as in
+  // QuantizeOptions::grid); `search` still decides the importance it is given. mq::UsageError for other schemes.
+  GridChooser grid = nullptr;
 };
 
 struct GptqResult {

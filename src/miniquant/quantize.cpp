@@ -106,6 +106,13 @@ void check_options_not_k(const QuantizeOptions& o, const Scheme& s, std::string_
     throw UsageError(fmt::format("tensor '{}': an importance per weight weights the K families' search; {} is not one", name, s.name()));
 }
 
+void check_grid_not_k(const QuantizeOptions& o, const Scheme& s, std::string_view name) {
+  if (o.grid && s.is_kquant())
+    throw UsageError(fmt::format("tensor '{}': a grid chooser picks an integer group's grid; {}'s super-blocks have none", name, s.name()));
+}
+
+GridChooser chooser_of(const QuantizeOptions& o) { return o.grid ? o.grid : o.search ? &search_grid : nullptr; }
+
 QTensor make_tensor(int64_t rows, int64_t cols, const Scheme& s, std::string_view name) {
   try {
     s.check_shape(rows, cols);
@@ -162,6 +169,7 @@ void store_float_row(const float* w, int64_t cols, int64_t r, const Scheme& s, s
 
 QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
                      std::string_view name) {
+  detail::check_grid_not_k(o, s, name);
   if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, o.importance_per_weight, name, /*parallel*/ false);
   detail::check_options_not_k(o, s, name);
   QTensor q = detail::make_tensor(rows, cols, s, name);
@@ -172,16 +180,16 @@ QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s
     return q;
   }
   std::vector<Grid> grids;
+  const GridChooser chooser = detail::chooser_of(o);
   if (s.group == kPerTensor) {
-    grids.push_back(o.search ? search_grid(w, rows * cols, o.importance, cols, s, name, 0)
-                             : detail::grid_for(w, rows * cols, s, name, 0));
+    grids.push_back(chooser ? chooser(w, rows * cols, o.importance, cols, s, name, 0) : detail::grid_for(w, rows * cols, s, name, 0));
   } else {
     const int64_t g = s.group_width(cols);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c0 = 0; c0 < cols; c0 += g) {
         const int64_t index = static_cast<int64_t>(grids.size());
-        grids.push_back(o.search ? search_grid(w + r * cols + c0, g, o.importance ? o.importance + c0 : nullptr, g, s, name, index)
-                                 : detail::grid_for(w + r * cols + c0, g, s, name, index));
+        grids.push_back(chooser ? chooser(w + r * cols + c0, g, o.importance ? o.importance + c0 : nullptr, g, s, name, index)
+                                : detail::grid_for(w + r * cols + c0, g, s, name, index));
       }
   }
   std::vector<uint8_t> zero_fields;

@@ -63,6 +63,13 @@ Grid asymmetric_grid(float lo, float hi, const Scheme& s);
 // The field of one weight on a grid (see the code convention above).
 uint8_t encode(float w, const Grid& g, const Scheme& s);
 
+// A chooser of one group's grid (integer schemes): v (n) the group's weights (one group, one row or the whole
+// tensor), importance null or the weight of v[i] at importance[i % period]; errors name `name` and the scale's
+// index. search_grid (grid_search.h) is one; a quantizer with a grid of its own (minigpt's quantizer table) is
+// another, and quantize() and GPTQ's group step (gptq.h) run whichever they are given.
+using GridChooser = Grid (*)(const float* v, int64_t n, const float* importance, int64_t period, const Scheme& s,
+                             std::string_view name, int64_t scale_index);
+
 // Where a scale search takes its error weights from: no search, the plain weights, an importance per input
 // column (a recipe's -search / -imatrix; GPTQ's importance is its Hessian's diagonal), or one per weight (a K
 // recipe's -fisher: the diagonal of the loss's empirical Fisher, minigpt/fisher.h).
@@ -74,6 +81,9 @@ struct QuantizeOptions {
   // families: the weighted search of kquant_search.h instead of plain round-to-nearest (they search by
   // default: default_quantize_options). Float schemes ignore it.
   bool search = false;
+  // Integer schemes: each group's grid from this chooser instead (it then decides alone; `search` is not read).
+  // mq::UsageError for a K family, whose blocks have no Grid.
+  GridChooser grid = nullptr;
   // (cols) one importance per input column (e.g. the diagonal of the layer's Hessian, llama.cpp's importance
   // matrix) weighting the search's error, or null: the plain weights (intN: every weight alike; K families:
   // kerror_weights in kquant_search.h).

@@ -111,6 +111,7 @@ void for_rows(int64_t rows, Body&& body) {
 
 QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, const QuantizeOptions& o,
                  std::string_view name) {
+  detail::check_grid_not_k(o, s, name);
   if (s.is_kquant()) return kquantize(w, rows, cols, s, o.search, o.importance, o.importance_per_weight, name, /*parallel*/ true);
   detail::check_options_not_k(o, s, name);
   QTensor q = detail::make_tensor(rows, cols, s, name);
@@ -134,6 +135,7 @@ QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, co
   // Grids: per-tensor reduces over everything; otherwise one range per (row, group).
   const int64_t gw = s.group_width(cols), gpr = s.groups_per_row(cols);
   std::vector<Grid> grids;
+  const GridChooser chooser = detail::chooser_of(o);
   if (s.group == kPerTensor) {
     float lo = 0.0f, hi = 0.0f;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
@@ -142,15 +144,15 @@ QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, co
       lo = std::min(lo, rr.lo);
       hi = std::max(hi, rr.hi);
     }
-    grids.push_back(o.search ? search_grid(w, rows * cols, o.importance, cols, s, name, 0)
-                             : detail::grid_from(lo, hi, std::max(-lo, hi), s, name, 0));
-  } else if (o.search) {
-    // The same scalar search as quantize_ref, rows in parallel; a failing group is reported by for_rows in order.
+    grids.push_back(chooser ? chooser(w, rows * cols, o.importance, cols, s, name, 0)
+                            : detail::grid_from(lo, hi, std::max(-lo, hi), s, name, 0));
+  } else if (chooser) {
+    // The same scalar chooser as quantize_ref, rows in parallel; a failing group is reported by for_rows in order.
     grids.resize(static_cast<size_t>(rows * gpr));
     for_rows(rows, [&](int64_t r) {
       for (int64_t g = 0; g < gpr; ++g)
-        grids[r * gpr + g] = search_grid(w + r * cols + g * gw, gw, o.importance ? o.importance + g * gw : nullptr, gw, s,
-                                         name, r * gpr + g);
+        grids[r * gpr + g] = chooser(w + r * cols + g * gw, gw, o.importance ? o.importance + g * gw : nullptr, gw, s,
+                                     name, r * gpr + g);
     });
   } else {
     std::vector<Range> ranges(static_cast<size_t>(rows * gpr));
