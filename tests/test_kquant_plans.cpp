@@ -55,7 +55,7 @@ TEST_CASE("recipe names: -search and -imatrix, the K families' default search, a
 TEST_CASE("the quantizer table: every row is a recipe suffix, its flags decide what the parser takes, and its codes are the library's") {
   // Every mq::Search value has its row, and the rows are distinct.
   std::set<std::string_view> suffixes;
-  for (const mq::Search s : {mq::Search::none, mq::Search::plain, mq::Search::importance, mq::Search::fisher})
+  for (const mq::Search s : {mq::Search::none, mq::Search::plain, mq::Search::importance, mq::Search::fisher, mq::Search::hqq})
     CHECK(quantizer_for(s).search == s);
   for (const QuantizerMethod& q : quantizer_table()) {
     CAPTURE(std::string(q.suffix));

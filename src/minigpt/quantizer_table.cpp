@@ -41,6 +41,8 @@ constexpr QuantizerMethod kQuantizers[] = {
      true, false, true, false, integer_or_k, importance_search, nullptr},
     {mq::Search::fisher, "fisher", "the K search weighted per weight by the loss's empirical Fisher diagonal on calibration windows",
      false, true, false, false, k_only, fisher_search, nullptr},
+    {mq::Search::hqq, "hqq", "each group's grid fitted to an l_0.7 weight error by half-quadratic splitting (HQQ), no calibration",
+     false, false, true, true, hqq_refuses, hqq_quantize, hqq_grid},
 };
 }  // namespace
 

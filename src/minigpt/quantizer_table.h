@@ -44,6 +44,11 @@ struct QuantizerMethod {
   mq::GridChooser grid;
 };
 
+// -hqq (quantizer_hqq.cpp): Half-Quadratic Quantization's grid fit, calibration-free.
+mq::Grid hqq_grid(const float* v, int64_t n, const float* importance, int64_t period, const mq::Scheme& s, std::string_view name, int64_t index);
+std::string hqq_refuses(const mq::Scheme& s);
+mq::QTensor hqq_quantize(const QuantizerInput& q);
+
 // Every quantizer, in table order (round-to-nearest first).
 std::span<const QuantizerMethod> quantizer_table();
 // The row of `search`; every mq::Search value has one (mq::Error otherwise: a value added without its row).

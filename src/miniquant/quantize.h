@@ -73,7 +73,7 @@ using GridChooser = Grid (*)(const float* v, int64_t n, const float* importance,
 // Where a scale search takes its error weights from: no search, the plain weights, an importance per input
 // column (a recipe's -search / -imatrix; GPTQ's importance is its Hessian's diagonal), or one per weight (a K
 // recipe's -fisher: the diagonal of the loss's empirical Fisher, minigpt/fisher.h).
-enum class Search : uint8_t { none, plain, importance, fisher };
+enum class Search : uint8_t { none, plain, importance, fisher, hqq };
 
 // How a quantizer chooses each group's (K families: each block's) scales.
 struct QuantizeOptions {
