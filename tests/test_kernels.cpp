@@ -93,6 +93,12 @@ double dynamic_fbound(const Case& c, int64_t r, const std::vector<double>& am, d
   return gamma(roundings) * sx * fbound + 1e-30;
 }
 
+// The float roundings of one K `+a8` output (kquant_dynamic.cpp): every exact four-byte lane sum is scaled by D_b and
+// chained (cols / 4), the C_b sum_b a terms (cols / 16 at most), the lane and final sums and the token scale; from
+// kEigenMinTokens tokens K runs the weight-only batch kernel on s a, a float dot of cols terms. cols + cols / 16 + 16
+// covers both.
+int64_t kdynamic_roundings(int64_t cols) { return cols + cols / 16 + 16; }
+
 // True when gemm runs this scheme on the bf16 path (AVX-512 BF16 builds, use_isa): its activations are
 // x' = hi + lo (split_bf16), so it is held to W x' (gemm_bf16_ref) with the float-rounding bound, and x' to x
 // with split_bf16's 2^-16.
@@ -465,7 +471,7 @@ TEST_CASE("K families from one to 8 tokens: every token count's fused kernel wit
         for (int64_t tk = 0; tk < n; ++tk) {
           const double sx = actcodes::quantize_magnitudes(x.data() + tk * cols, cols, ActMode::dynamic_int8, am);
           for (int64_t r = 0; r < rows; ++r) {
-            const double fbound = dynamic_fbound(c, r, am, sx, cols + cols / 16 + 16);
+            const double fbound = dynamic_fbound(c, r, am, sx, kdynamic_roundings(cols));
             worst = std::max(worst, std::fabs(double(ya[tk * rows + r]) - double(yref[tk * rows + r])) / fbound);
           }
         }
@@ -517,11 +523,8 @@ TEST_CASE("dynamic int8 and 16-bit activations: kernel vs reference vs fp64, VNN
                 }
                 // Group dots (zero-point term included) are exact int32; float roundings per output:
                 // the int -> float conversion and one fma per group, then the token scale (16-bit: per
-                // half, and one more for adding the halves). K: every exact four-byte lane sum is scaled by
-                // D_b and chained (cols / 4), the C_b sum_b a terms (cols / 16 at most), the lane and final
-                // sums and the token scale (kquant_dynamic.cpp).
-                // From kEigenMinTokens tokens K runs the weight-only batch kernel on s a: a float dot of cols terms.
-                const int64_t roundings = s.is_kquant() ? cols + cols / 16 + 16 : 2 * gpr + (wide ? 3 : 2);
+                // half, and one more for adding the halves). K: kdynamic_roundings.
+                const int64_t roundings = s.is_kquant() ? kdynamic_roundings(cols) : 2 * gpr + (wide ? 3 : 2);
                 const double fbound = dynamic_fbound(c, r, am, sx, roundings);
                 const double yk = y[t * rows + r];
                 worst_ref = std::max(worst_ref, std::fabs(yk - yref[t * rows + r]) / fbound);
