@@ -1,5 +1,5 @@
 // "-hqq": Half-Quadratic Quantization (Badri & Shaji, 2023), a calibration-free quantizer and the worked example of
-// docs/ARCHITECTURE.md's "How to add a method": this file, its two declarations in quantizer_table.h, its row in
+// docs/ARCHITECTURE.md's "How to add a method": this file, its three declarations in quantizer_table.h, its row in
 // quantizer_table.cpp and its mq::Search value are all of it.
 //
 // HQQ fits a group's grid to the weights under a sparsity-promoting l_p error (p = 0.7 < 1: a few large errors cost
