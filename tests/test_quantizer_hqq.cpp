@@ -39,7 +39,10 @@ TEST_CASE("-hqq: never worse than round-to-nearest on its own error, better on m
   // two-sided band around it, so a change to the solver shows.
   const std::pair<std::string, double> cases[] = {
       {"int4-g64", 0.946}, {"int3-g64", 0.827}, {"int2-g64", 0.614}, {"int4-g128-asym", 0.942}, {"int3-g32-asym", 0.930}};
-  for (const auto& [name, measured] : cases) {
+  for (const auto& c : cases) {
+    // Named copies, not structured bindings: CAPTURE's lambda cannot capture a binding under clang 14.
+    const std::string& name = c.first;
+    const double measured = c.second;
     CAPTURE(name);
     const mq::Scheme s = mq::Scheme::parse(name);
     const int64_t gw = s.group_width(cols);
