@@ -12,7 +12,6 @@
 #include <fmt/core.h>
 
 #include "miniquant/error.h"
-#include "miniquant/grid_search.h"
 #include "miniquant/kquant.h"
 #include "miniquant/kquant_search.h"
 #include "miniquant/pack.h"
@@ -91,10 +90,9 @@ GptqResult gptq_quantize(const float* w, int64_t rows, int64_t cols, const Eigen
   if (o.search == Search::importance)
     for (int64_t j = 0; j < cols; ++j) importance.push_back(static_cast<float>(h(j, j)));
   const float* imp = importance.empty() ? nullptr : importance.data();
-  const bool search = o.search != Search::none;
   if (o.grid && !s.is_integer())
     throw UsageError(fmt::format("tensor '{}': a grid chooser picks an integer group's grid; {} has none", name, s.name()));
-  const GridChooser chooser = o.grid ? o.grid : search ? &search_grid : nullptr;
+  const GridChooser chooser = detail::chooser_of(o.grid, o.search != Search::none);
 
   // Grids known before the loop: per-tensor, per-channel, act-order's static groups, and every K block.
   const bool kq = s.is_kquant();

@@ -111,7 +111,7 @@ void check_grid_not_k(const QuantizeOptions& o, const Scheme& s, std::string_vie
     throw UsageError(fmt::format("tensor '{}': a grid chooser picks an integer group's grid; {}'s super-blocks have none", name, s.name()));
 }
 
-GridChooser chooser_of(const QuantizeOptions& o) { return o.grid ? o.grid : o.search ? &search_grid : nullptr; }
+GridChooser chooser_of(GridChooser grid, bool search) { return grid ? grid : search ? &search_grid : nullptr; }
 
 QTensor make_tensor(int64_t rows, int64_t cols, const Scheme& s, std::string_view name) {
   try {
@@ -180,7 +180,7 @@ QTensor quantize_ref(const float* w, int64_t rows, int64_t cols, const Scheme& s
     return q;
   }
   std::vector<Grid> grids;
-  const GridChooser chooser = detail::chooser_of(o);
+  const GridChooser chooser = detail::chooser_of(o.grid, o.search);
   if (s.group == kPerTensor) {
     grids.push_back(chooser ? chooser(w, rows * cols, o.importance, cols, s, name, 0) : detail::grid_for(w, rows * cols, s, name, 0));
   } else {

@@ -12,9 +12,9 @@ void check_finite_ref(const float* w, int64_t rows, int64_t cols, std::string_vi
 void check_options_not_k(const QuantizeOptions& o, const Scheme& s, std::string_view name);
 // A grid chooser given for a K family (no Grid in its blocks): UsageError naming the tensor.
 void check_grid_not_k(const QuantizeOptions& o, const Scheme& s, std::string_view name);
-// The chooser of an integer scheme's group grids: the options' own, else search_grid when searching, else null (the
-// absmax / min-max grid).
-GridChooser chooser_of(const QuantizeOptions& o);
+// The chooser of an integer scheme's group grids: the given one, else search_grid when searching, else null (the
+// absmax / min-max grid). quantize() and GPTQ both pick theirs here.
+GridChooser chooser_of(GridChooser grid, bool search);
 // Validates the shape (UsageError naming the tensor) and allocates codes, scales and zero-points.
 QTensor make_tensor(int64_t rows, int64_t cols, const Scheme& s, std::string_view name);
 // Grid from a group's min, max and absmax, errors naming the tensor and the scale's index.

@@ -135,7 +135,7 @@ QTensor quantize(const float* w, int64_t rows, int64_t cols, const Scheme& s, co
   // Grids: per-tensor reduces over everything; otherwise one range per (row, group).
   const int64_t gw = s.group_width(cols), gpr = s.groups_per_row(cols);
   std::vector<Grid> grids;
-  const GridChooser chooser = detail::chooser_of(o);
+  const GridChooser chooser = detail::chooser_of(o.grid, o.search);
   if (s.group == kPerTensor) {
     float lo = 0.0f, hi = 0.0f;
 #pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
