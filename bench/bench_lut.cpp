@@ -102,24 +102,19 @@ const LutActs& make_tables(const BlockedCodes& w, const float* x, int64_t n) {
 // The portable twin: the same entries looked up field by field from the block layout, the same sums in the same order.
 void lut_twin(const BlockedCodes& w, const LutActs& a, float* y, int threads) {
   const int64_t steps = w.group_k / Int2Family::kColumns;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
+  for_each_block_output(w, a.n, y, threads, [&](int64_t b, int64_t t, int l) {
     const uint8_t* codes = w.block_codes(b);
-    for (int64_t t = 0; t < a.n; ++t)
-      for (int l = 0; l < valid; ++l) {
-        float out = 0.0f;
-        for (int64_t g = 0; g < w.groups; ++g) {
-          float p = w.scheme.symmetric ? 0.0f : static_cast<float>(w.block_zeros(b, g)[l]) * -a.sum[t * w.groups + g];
-          for (int64_t q = g * steps * kPairs; q < (g + 1) * steps * kPairs; ++q) {
-            const int u0 = block_field(codes, Int2Family::slot(l, 2 * q), 2), u1 = block_field(codes, Int2Family::slot(l, 2 * q + 1), 2);
-            p += a.tab[static_cast<size_t>((t * a.pairs + q) * 16 + u0 + 4 * u1)];
-          }
-          out = std::fma(p, f16_to_f32(w.block_scales(b, g)[l]), out);
-        }
-        y[t * w.rows + 16 * b + l] = out;
+    float out = 0.0f;
+    for (int64_t g = 0; g < w.groups; ++g) {
+      float p = w.scheme.symmetric ? 0.0f : static_cast<float>(w.block_zeros(b, g)[l]) * -a.sum[t * w.groups + g];
+      for (int64_t q = g * steps * kPairs; q < (g + 1) * steps * kPairs; ++q) {
+        const int u0 = block_field(codes, Int2Family::slot(l, 2 * q), 2), u1 = block_field(codes, Int2Family::slot(l, 2 * q + 1), 2);
+        p += a.tab[static_cast<size_t>((t * a.pairs + q) * 16 + u0 + 4 * u1)];
       }
-  }
+      out = std::fma(p, f16_to_f32(w.block_scales(b, g)[l]), out);
+    }
+    return out;
+  });
 }
 
 #if defined(__AVX512F__)

@@ -22,6 +22,7 @@
 // It is a permutation of the QTensor's bytes (plus padding), not a dequantized copy.
 // Every integer family has a dynamic kernel on these blocks (dynamic.cpp; int3 decodes with VBMI, else plain loops).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -104,6 +105,18 @@ bool blockable(const QTensor& w);
 BlockedCodes pack_blocked(const QTensor& w);
 // The inverse (tests): the QTensor pack_blocked() was made from, byte for byte.
 QTensor unpack_blocked(const BlockedCodes& b);
+
+// The walk of the block layout's portable twins: y[t * rows + 16 b + l] = out(b, t, l) for every block b, token t < n
+// and lane l that holds a row (the last block's padded lanes are not stored), the blocks split over the threads.
+template <class Out>
+void for_each_block_output(const BlockedCodes& w, int64_t n, float* y, int threads, Out&& out) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t b = 0; b < w.blocks; ++b) {
+    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
+    for (int64_t t = 0; t < n; ++t)
+      for (int l = 0; l < valid; ++l) y[t * w.rows + 16 * b + l] = out(b, t, l);
+  }
+}
 
 // Y = X W^T with dynamically quantized activations (act: dynamic_int8, quantize_activations per token;
 // dynamic_int16, quantize_activations16), the same arithmetic as gemm_dynamic_ref: exact int32 group

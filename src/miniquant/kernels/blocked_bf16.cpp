@@ -141,28 +141,23 @@ const PairActs& make_acts(const BlockedCodes& w, const float* x, int64_t n, bool
 // path for activations that cannot be split (raw PairActs).
 template <class Fam>
 void twin(const BlockedCodes& w, const PairActs& a, float* y, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
+  for_each_block_output(w, a.n, y, threads, [&](int64_t b, int64_t t, int l) {
     const uint8_t* codes = w.block_codes(b);
-    for (int64_t t = 0; t < a.n; ++t)
-      for (int l = 0; l < valid; ++l) {
-        float out = 0.0f;
-        for (int64_t g = 0; g < w.groups; ++g) {
-          const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
-          float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
-          for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) {
-            const int u = block_field(codes, Fam::slot(l, c), Fam::kBits);
-            const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
-            const int64_t at = t * w.cols_pad + c;
-            p0 = std::fma(v, a.fh[at], p0);
-            if (a.split) p1 = std::fma(v, a.fl[at], p1);
-          }
-          out = std::fma(p0 + p1, f16_to_f32(w.block_scales(b, g)[l]), out);
-        }
-        y[t * w.rows + 16 * b + l] = out;
+    float out = 0.0f;
+    for (int64_t g = 0; g < w.groups; ++g) {
+      const float z = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : static_cast<float>(w.block_zeros(b, g)[l]);
+      float p0 = w.scheme.symmetric ? 0.0f : -z * a.sum[t * w.groups + g], p1 = 0.0f;
+      for (int64_t c = g * w.group_k; c < (g + 1) * w.group_k; ++c) {
+        const int u = block_field(codes, Fam::slot(l, c), Fam::kBits);
+        const float v = w.scheme.symmetric ? static_cast<float>(u - w.zero_sym) : static_cast<float>(u);
+        const int64_t at = t * w.cols_pad + c;
+        p0 = std::fma(v, a.fh[at], p0);
+        if (a.split) p1 = std::fma(v, a.fl[at], p1);
       }
-  }
+      out = std::fma(p0 + p1, f16_to_f32(w.block_scales(b, g)[l]), out);
+    }
+    return out;
+  });
 }
 
 #if defined(__AVX512BF16__) && defined(__AVX512BW__)
