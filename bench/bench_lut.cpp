@@ -27,7 +27,11 @@
 // per-round ratio with its sign-test 95% interval (mq::energy::robust_paired_ratio) and the table kernel's GB/s of
 // packed weights. Hot only: the tensor is called again and again (its codes sit in L3 at 4096 columns).
 //
-//   ./build/bench/bench/bench_lut [--rounds 11] [--quick]
+// --portable times the table kernel against the row-major portable int2 kernel instead (gemm() with use_isa false,
+// `run_any<DecInt<2>>`): the kernel a CPU with AVX-512 but without its BF16 dots runs for int2 weight-only, measured
+// here as a stand-in for such a CPU (the same core, so only the instruction mix differs, not the machine).
+//
+//   ./build/bench/bench/bench_lut [--rounds 11] [--quick] [--portable]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -210,11 +214,12 @@ double time_us(F&& f) {
   }
 }
 
-bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x, int64_t n) {
+bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x, int64_t n, bool portable) {
   std::vector<float> lut(static_cast<size_t>(n * b.rows)), twin(lut.size()), dots(lut.size()), ref(lut.size());
   gemm_lut(b, x.data(), n, lut.data(), 1, true);
   gemm_lut(b, x.data(), n, twin.data(), 1, false);
-  gemm_blocked_bf16(b, x.data(), n, dots.data(), 1, true, ActMode::weight_only);
+  if (portable) gemm(q, x.data(), n, dots.data(), {.threads = 1, .use_isa = false});
+  else gemm_blocked_bf16(b, x.data(), n, dots.data(), 1, true, ActMode::weight_only);
   gemm_ref(q, x.data(), n, ref.data());
   double top = 0.0, e_lut = 0.0, e_dots = 0.0;
   for (size_t i = 0; i < ref.size(); ++i) {
@@ -229,7 +234,7 @@ bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x
 
 int main(int argc, char** argv) {
   int rounds = 11;
-  bool quick = false;
+  bool quick = false, portable = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc) {
@@ -242,15 +247,18 @@ int main(int argc, char** argv) {
       rounds = static_cast<int>(v);
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--portable") {
+      portable = true;
     } else {
-      std::fprintf(stderr, "bench_lut: unknown argument '%s' (usage: bench_lut [--rounds N] [--quick])\n", a.c_str());
+      std::fprintf(stderr, "bench_lut: unknown argument '%s' (usage: bench_lut [--rounds N] [--quick] [--portable])\n", a.c_str());
       return 2;
     }
   }
   struct Shape { int64_t rows, cols; };
   const std::vector<Shape> shapes = quick ? std::vector<Shape>{{4096, 4096}} : std::vector<Shape>{{4096, 4096}, {11008, 4096}, {4096, 11008}};
   const std::vector<Scheme> schemes = {Scheme::integer(2, 64), Scheme::integer(2, 64, false)};
-  std::printf("| shape (rows x cols) | scheme | tokens | threads | table us | bf16-dot us | bf16-dot / table [95%%] | table GB/s |\n");
+  const char* other = portable ? "row-major portable" : "bf16-dot";
+  std::printf("| shape (rows x cols) | scheme | tokens | threads | table us | %s us | %s / table [95%%] | table GB/s |\n", other, other);
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
   int failed = 0;
   for (const Shape& sh : shapes)
@@ -263,7 +271,7 @@ int main(int argc, char** argv) {
       for (int64_t n = 1; n <= 4; ++n) {
         std::vector<float> x(static_cast<size_t>(n * sh.cols)), y(static_cast<size_t>(n * sh.rows));
         for (float& v : x) v = static_cast<float>(rng.normal());
-        if (!verify(b, q, x, n)) {
+        if (!verify(b, q, x, n, portable)) {
           std::fprintf(stderr, "bench_lut: %s %lldx%lld n=%lld failed verification\n", s.name().c_str(), static_cast<long long>(sh.rows),
                        static_cast<long long>(sh.cols), static_cast<long long>(n));
           ++failed;
@@ -271,7 +279,10 @@ int main(int argc, char** argv) {
         }
         for (int threads : {1, 2}) {
           const auto table = [&] { gemm_lut(b, x.data(), n, y.data(), threads, true); };
-          const auto dots = [&] { gemm_blocked_bf16(b, x.data(), n, y.data(), threads, true, ActMode::weight_only); };
+          const auto dots = [&] {
+            if (portable) gemm(q, x.data(), n, y.data(), {.threads = threads, .use_isa = false});
+            else gemm_blocked_bf16(b, x.data(), n, y.data(), threads, true, ActMode::weight_only);
+          };
           time_us(table);  // warm-up: caches, the thread pool, the tables' buffer
           time_us(dots);
           std::vector<double> tt, td;
