@@ -2,8 +2,8 @@
 // Table Lookup for Low-Bit LLM Deployment on Edge"), with fp32 tables, on the 16-row block layout (kernels/blocked.h),
 // against the bf16-dot tile QuantizedLinear runs for int2 weight-only on AVX-512 BF16 (kernels/blocked_bf16.cpp),
 // on the same packed tensor in interleaved rounds. A study, not a library kernel: on the CPU it was built on it did
-// not beat the tile (bench/README.md, "Lookup tables for int2 weight-only"), so no registry row selects it; this
-// program re-measures it on another CPU.
+// not beat the tile (bench/HISTORY.md, "Weight-only remainder tokens on the bf16 tile, and a lookup-table kernel for
+// int2 measured"), so no registry row selects it; this program re-measures it on another CPU.
 //
 // The kernel. Two adjacent columns' 2-bit fields make a 4-bit index, so one 16-entry table per column pair holds
 // every value the pair can add to a row's dot: T[u0 + 4 u1] = (u1 - z0) x1 + (u0 - z0) x0 (z0 the symmetric
