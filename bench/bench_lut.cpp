@@ -33,7 +33,6 @@
 //
 //   ./build/bench/bench/bench_lut [--rounds 11] [--quick] [--portable]
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +52,7 @@
 #include "miniquant/kernels/ref.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
+#include "miniquant/util/timer.h"
 
 namespace {
 
@@ -200,18 +200,12 @@ void gemm_lut(const BlockedCodes& w, const float* x, int64_t n, float* y, int th
   lut_twin(w, a, y, nt);
 }
 
-// Mean microseconds per call over enough calls to fill about 20 ms.
+// Microseconds per call of `calls` calls of f (the count mq::time_call settled on in the warm-up).
 template <class F>
-double time_us(F&& f) {
-  using clock = std::chrono::steady_clock;
-  int reps = 1;
-  for (;;) {
-    const auto t0 = clock::now();
-    for (int i = 0; i < reps; ++i) f();
-    const double us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-    if (us >= 20000.0 || reps >= (1 << 20)) return us / reps;
-    reps *= 2;
-  }
+double per_call_us(F&& f, int64_t calls) {
+  const Stopwatch sw;
+  for (int64_t i = 0; i < calls; ++i) f();
+  return sw.seconds() * 1e6 / static_cast<double>(calls);
 }
 
 bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x, int64_t n, bool portable) {
@@ -283,23 +277,20 @@ int main(int argc, char** argv) {
             if (portable) gemm(q, x.data(), n, y.data(), {.threads = threads, .use_isa = false});
             else gemm_blocked_bf16(b, x.data(), n, y.data(), threads, true, ActMode::weight_only);
           };
-          time_us(table);  // warm-up: caches, the thread pool, the tables' buffer
-          time_us(dots);
+          // Warm-up (caches, the thread pool, the tables' buffer) and each kernel's calls per round: about 20 ms.
+          const int64_t kt = time_call(table, 1).calls_per_rep, kd = time_call(dots, 1).calls_per_rep;
           std::vector<double> tt, td;
           for (int r = 0; r < rounds; ++r) {
             if (r % 2 == 0) {
-              tt.push_back(time_us(table));
-              td.push_back(time_us(dots));
+              tt.push_back(per_call_us(table, kt));
+              td.push_back(per_call_us(dots, kd));
             } else {
-              td.push_back(time_us(dots));
-              tt.push_back(time_us(table));
+              td.push_back(per_call_us(dots, kd));
+              tt.push_back(per_call_us(table, kt));
             }
           }
           const energy::Ratio ratio = energy::robust_paired_ratio(td, tt);
-          std::vector<double> st = tt, sd = td;
-          std::sort(st.begin(), st.end());
-          std::sort(sd.begin(), sd.end());
-          const double mt = st[st.size() / 2], md = sd[sd.size() / 2];
+          const double mt = summarize(tt, kt).median, md = summarize(td, kd).median;
           std::printf("| %lldx%lld | %s | %lld | %d | %.1f | %.1f | %.2fx [%.2f, %.2f] | %.1f |\n", static_cast<long long>(sh.rows),
                       static_cast<long long>(sh.cols), s.name().c_str(), static_cast<long long>(n), threads, mt, md, ratio.ratio,
                       ratio.low, ratio.high, double(b.bytes()) / mt / 1e3);
