@@ -13,6 +13,7 @@
 #include "miniquant/format_table.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/kquant_decode.h"
+#include "miniquant/kernels/kquant_ftile.h"
 #include "miniquant/kernels/ref.h"
 #include "miniquant/kernels/word_kernel.h"
 #include "miniquant/kquant.h"
@@ -407,6 +408,11 @@ TEST_CASE("K decoders: the family's generic unpack and kgrid, exactly, on random
         kdecode::dequantize<Dec>(g, got, w);
         kdequantize_block(f, block.data(), w0);
         for (int i = 0; i < kSuperBlock; ++i) REQUIRE(w[i] == w0[i]);
+#if MQ_KQUANT_FTILE
+        alignas(64) float wt[kSuperBlock];
+        kdetail::ftile::dequantize<Dec>(block.data(), wt);  // the 64-token tile's (q4_k's own: no code buffer)
+        for (int i = 0; i < kSuperBlock; ++i) REQUIRE(std::memcmp(&wt[i], &w0[i], sizeof(float)) == 0);
+#endif
       }
     }
   };

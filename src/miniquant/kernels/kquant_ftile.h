@@ -5,8 +5,8 @@
 // Why: the panels wrote every row's 4096 weights to memory as floats and then Eigen packed both operands again for
 // each 256-row panel (the activations once per panel); at 64 tokens q4_k ran at 44% of the machine's fp32 FMA probe
 // and 0.56x-0.64x of ggml's repacked q4_K (bench/README.md's table of 2026-12-01, before this tile). Here a block's
-// weights are decoded once per call, by the family's decoder and kdecode::dequantize (the values gemm_ref
-// multiplies), into a 12 x 256 buffer in L1, and multiplied there; the activations are transposed once per call so
+// weights are decoded once per call (the family's decoder and kdecode::dequantize, or q4_k's own conversion below;
+// the values gemm_ref multiplies, bit for bit), into a 12 x 256 buffer in L1, and multiplied there; the activations are transposed once per call so
 // that a column's 32 tokens are two vectors, and every weight is one broadcast operand of two FMAs.
 //
 // Loop order: super-block b outermost, so one block's activations (256 columns x the batch, 64 KiB at 64 tokens) stay
@@ -20,7 +20,9 @@
 // weight-only K kernel to. The order does not depend on the thread count.
 #pragma once
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -37,6 +39,8 @@
 #endif
 
 #if MQ_KQUANT_FTILE
+#include <immintrin.h>
+
 namespace mq::kdetail::ftile {
 
 using B = xsimd::batch<float>;
@@ -103,6 +107,52 @@ template <int TB>
     for (int j = 0; j < TB; ++j) acc[r][j].store_aligned(out + r * ld_out + j * kW);
 }
 
+// One block's 256 weights into the tile's buffer: the family's decoder into a code buffer, then kdecode::dequantize.
+// blk: the block's bytes;  w: (kCols).
+template <class Dec>
+[[gnu::always_inline]] inline void dequantize(const uint8_t* blk, float* w) {
+  KGrid g;
+  alignas(64) uint8_t codes[kSuperBlock];
+  Dec::decode(blk, g, codes);
+  kdecode::dequantize<Dec>(g, codes, w);
+}
+// q4_k straight from its bytes. The generic pair stored the codes as 32-byte halves (unpack_halves) and read them
+// back with 64-byte loads, which the store buffer cannot forward, so each conversion waited for the stores to retire,
+// and gcc moved the 6-bit scales through stack bytes: the 64-token tile's q4_k took 8% longer than its q2_k, and
+// outside the FMAs it spent 27% of its samples against q2_k's 21% (perf annotate, 4096x4096, one thread,
+// 2026-12-01). Here the twelve scale bytes are three 32-bit words, the eight scales and eight mins become one vector
+// of floats, and the codes go from the nibbles to floats in registers. Each weight is kvalue's D (q - 0) - M with
+// D = d sc and M = dmin m, contracted as the compiler contracts it there (tests/test_kernels.cpp: bit for bit).
+template <>
+[[gnu::always_inline]] inline void dequantize<kdecode::Q4K>(const uint8_t* blk, float* w) {
+  using Blk = kblocks::BlockQ4K;
+  uint32_t a, b, c;  // scale bytes 0-3, 4-7, 8-11 (kbits::pack_scales_mins6's layout)
+  std::memcpy(&a, blk + offsetof(Blk, scales), 4);
+  std::memcpy(&b, blk + offsetof(Blk, scales) + 4, 4);
+  std::memcpy(&c, blk + offsetof(Blk, scales) + 8, 4);
+  const uint32_t sc_lo = a & 0x3F3F3F3Fu, m_lo = b & 0x3F3F3F3Fu;  // sub-blocks 0-3: six bits in place
+  const uint32_t sc_hi = (c & 0x0F0F0F0Fu) | ((a >> 6) & 0x03030303u) << 4;  // 4-7: low nibble, top two bits
+  const uint32_t m_hi = ((c >> 4) & 0x0F0F0F0Fu) | ((b >> 6) & 0x03030303u) << 4;
+  const __m512 factor = _mm512_castsi512_ps(_mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_castps_si256(_mm256_set1_ps(kdecode::load_f16(blk + offsetof(Blk, d))))),
+      _mm256_castps_si256(_mm256_set1_ps(kdecode::load_f16(blk + offsetof(Blk, dmin)))), 1));
+  alignas(64) float dm[16];  // D_0 .. D_7, M_0 .. M_7
+  _mm512_store_ps(dm, _mm512_mul_ps(factor, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                                                _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo),
+                                                              static_cast<int>(sc_hi), static_cast<int>(sc_lo))))));
+  const __m512i nib = _mm512_set1_epi32(15);
+  for (int j = 0; j < 4; ++j) {  // bytes 32 j .. 32 j + 31: weights 64 j + l (low nibble) and 64 j + 32 + l (high)
+    const uint8_t* q = blk + offsetof(Blk, qs) + 32 * j;
+    const __m512 d0 = _mm512_set1_ps(dm[2 * j]), m0 = _mm512_set1_ps(dm[8 + 2 * j]);
+    const __m512 d1 = _mm512_set1_ps(dm[2 * j + 1]), m1 = _mm512_set1_ps(dm[8 + 2 * j + 1]);
+    for (int h = 0; h < 2; ++h) {
+      const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * h)));
+      _mm512_store_ps(w + 64 * j + 16 * h, _mm512_fmsub_ps(d0, _mm512_cvtepi32_ps(_mm512_and_si512(v, nib)), m0));
+      _mm512_store_ps(w + 64 * j + 32 + 16 * h, _mm512_fmsub_ps(d1, _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), m1));
+    }
+  }
+}
+
 // y = x W^T for a K tensor of the family Dec.  x: (n, cols);  y: (n, rows).
 template <class Dec>
 void run(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
@@ -122,8 +172,6 @@ void run(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y
   {
     alignas(64) float wf[kRows * kCols];     // (kRows, kCols) the row group's block, dequantized
     alignas(64) float tile[kRows * kGroup];  // (kRows, kGroup) the last block's sums, before the scatter to y
-    alignas(64) uint8_t codes[kSuperBlock];
-    KGrid g;
     for (int64_t b = 0; b < nb; ++b) {
       const bool first = b == 0, last = b + 1 == nb;
       // static: the same groups to the same thread for every b, so no thread reads sums another one writes.
@@ -131,10 +179,8 @@ void run(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y
       for (int64_t gi = 0; gi < groups; ++gi) {
         const int64_t r0 = gi * kRows;
         const int nr = static_cast<int>(std::min<int64_t>(kRows, rows - r0));
-        for (int k = 0; k < kRows; ++k) {  // a short group repeats its last row in the spare slots
-          Dec::decode(w.codes.data() + (r0 + std::min(k, nr - 1)) * row_bytes + b * f.block_bytes, g, codes);
-          kdecode::dequantize<Dec>(g, codes, wf + k * kCols);
-        }
+        for (int k = 0; k < kRows; ++k)  // a short group repeats its last row in the spare slots
+          dequantize<Dec>(w.codes.data() + (r0 + std::min(k, nr - 1)) * row_bytes + b * f.block_bytes, wf + k * kCols);
         float* pg = part + r0 * n_pad;
         for (int64_t t0 = 0; t0 < n_pad; t0 += kGroup) {
           const float* xg = xt + b * kCols * n_pad + t0 * kCols;
