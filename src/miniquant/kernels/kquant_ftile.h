@@ -6,8 +6,9 @@
 // each 256-row panel (the activations once per panel); at 64 tokens q4_k ran at 44% of the machine's fp32 FMA probe
 // and 0.56x-0.64x of ggml's repacked q4_K (bench/README.md's table of 2026-12-01, before this tile). Here a block's
 // weights are decoded once per call (the family's decoder and kdecode::dequantize, or q4_k's own conversion below;
-// the values gemm_ref multiplies, bit for bit), into a 12 x 256 buffer in L1, and multiplied there; the activations are transposed once per call so
-// that a column's 32 tokens are two vectors, and every weight is one broadcast operand of two FMAs.
+// the values gemm_ref multiplies, bit for bit) into a 12 x 256 buffer in L1, and multiplied there; the activations
+// are transposed once per call so that a column's 32 tokens are two vectors, and every weight is one broadcast
+// operand of two FMAs.
 //
 // Loop order: super-block b outermost, so one block's activations (256 columns x the batch, 64 KiB at 64 tokens) stay
 // in L2 while every row meets them; each row group's partial sums (12 x the batch) go to memory between blocks and
@@ -123,6 +124,8 @@ template <class Dec>
 // 2026-12-01). Here the twelve scale bytes are three 32-bit words, the eight scales and eight mins become one vector
 // of floats, and the codes go from the nibbles to floats in registers. Each weight is kvalue's D (q - 0) - M with
 // D = d sc and M = dmin m, contracted as the compiler contracts it there (tests/test_kernels.cpp: bit for bit).
+// The scales are unpacked in general registers, not by the `+a8` block's vector unpack (Q4KVnni::steps, the same
+// masks): in this FMA-bound loop that one ran 1.5-2.4% slower (two builds alternated in 4 rounds, 64 tokens).
 template <>
 [[gnu::always_inline]] inline void dequantize<kdecode::Q4K>(const uint8_t* blk, float* w) {
   using Blk = kblocks::BlockQ4K;
