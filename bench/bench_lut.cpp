@@ -200,14 +200,6 @@ void gemm_lut(const BlockedCodes& w, const float* x, int64_t n, float* y, int th
   lut_twin(w, a, y, nt);
 }
 
-// Microseconds per call of `calls` calls of f (the count mq::time_call settled on in the warm-up).
-template <class F>
-double per_call_us(F&& f, int64_t calls) {
-  const Stopwatch sw;
-  for (int64_t i = 0; i < calls; ++i) f();
-  return sw.seconds() * 1e6 / static_cast<double>(calls);
-}
-
 bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x, int64_t n, bool portable) {
   std::vector<float> lut(static_cast<size_t>(n * b.rows)), twin(lut.size()), dots(lut.size()), ref(lut.size());
   gemm_lut(b, x.data(), n, lut.data(), 1, true);
@@ -282,15 +274,16 @@ int main(int argc, char** argv) {
           std::vector<double> tt, td;
           for (int r = 0; r < rounds; ++r) {
             if (r % 2 == 0) {
-              tt.push_back(per_call_us(table, kt));
-              td.push_back(per_call_us(dots, kd));
+              tt.push_back(seconds_per_call(table, kt));
+              td.push_back(seconds_per_call(dots, kd));
             } else {
-              td.push_back(per_call_us(dots, kd));
-              tt.push_back(per_call_us(table, kt));
+              td.push_back(seconds_per_call(dots, kd));
+              tt.push_back(seconds_per_call(table, kt));
             }
           }
           const energy::Ratio ratio = energy::robust_paired_ratio(td, tt);
-          const double mt = summarize(tt, kt).median, md = summarize(td, kd).median;
+          // Seconds per call, printed in microseconds.
+          const double mt = summarize(tt, kt).median * 1e6, md = summarize(td, kd).median * 1e6;
           std::printf("| %lldx%lld | %s | %lld | %d | %.1f | %.1f | %.2fx [%.2f, %.2f] | %.1f |\n", static_cast<long long>(sh.rows),
                       static_cast<long long>(sh.cols), s.name().c_str(), static_cast<long long>(n), threads, mt, md, ratio.ratio,
                       ratio.low, ratio.high, double(b.bytes()) / mt / 1e3);

@@ -19,7 +19,7 @@ namespace {
 using MatR = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // Seconds per call: the median of 3 timed batches of calls lasting >= 2 ms each (after one untimed call).
-double seconds_per_call(const std::function<void()>& f) { return mq::time_call(f, 3, 0.002).median; }
+double median_seconds_per_call(const std::function<void()>& f) { return mq::time_call(f, 3, 0.002).median; }
 
 }  // namespace
 
@@ -50,8 +50,8 @@ nlohmann::json fp32_kernel_check(const std::vector<const minigpt::ModelConfig*>&
           throw mq::Error(fmt::format("fp32 kernel check: {}x{} at batch {}: ours and Eigen differ by {} (bound {})", out, in, B, err, tol));
         std::vector<double> t_ours, t_eig;
         for (int round = 0; round < 5; ++round) {  // interleaved, the first of each pair alternating
-          const auto a = [&] { t_ours.push_back(seconds_per_call([&] { mq::gemm_fp32(w.data(), out, in, x.data(), B, ours.data(), threads); })); };
-          const auto b = [&] { t_eig.push_back(seconds_per_call([&] { eig.noalias() = x * w.transpose(); })); };
+          const auto a = [&] { t_ours.push_back(median_seconds_per_call([&] { mq::gemm_fp32(w.data(), out, in, x.data(), B, ours.data(), threads); })); };
+          const auto b = [&] { t_eig.push_back(median_seconds_per_call([&] { eig.noalias() = x * w.transpose(); })); };
           if (round % 2) b(), a();
           else a(), b();
         }

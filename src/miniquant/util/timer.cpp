@@ -15,12 +15,14 @@ Timing time_call(const std::function<void()>& f, int reps, double min_seconds) {
     calls *= 2;
   }
   std::vector<double> t;
-  for (int k = 0; k < reps; ++k) {
-    const Stopwatch sw;
-    for (int64_t i = 0; i < calls; ++i) f();
-    t.push_back(sw.seconds() / static_cast<double>(calls));
-  }
+  for (int k = 0; k < reps; ++k) t.push_back(seconds_per_call(f, calls));
   return summarize(std::move(t), calls);
+}
+
+double seconds_per_call(const std::function<void()>& f, int64_t calls) {
+  const Stopwatch sw;
+  for (int64_t i = 0; i < calls; ++i) f();
+  return sw.seconds() / static_cast<double>(calls);
 }
 
 Timing summarize(std::vector<double> t, int64_t calls_per_rep) {

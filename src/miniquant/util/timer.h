@@ -34,6 +34,9 @@ struct Timing {
   double spread() const { return median > 0 ? (max - min) / median : 0.0; }
 };
 Timing time_call(const std::function<void()>& f, int reps = 7, double min_seconds = 0.02);
+// Seconds per call of `calls` back-to-back calls of f, no warm-up: one repetition of time_call's loop, for
+// callers that interleave two functions' repetitions themselves (calls >= 1).
+double seconds_per_call(const std::function<void()>& f, int64_t calls);
 // Median, fastest and slowest of per-call seconds measured by a caller's own loop (non-empty).
 Timing summarize(std::vector<double> seconds_per_call, int64_t calls_per_rep);
 
