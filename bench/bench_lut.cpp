@@ -1,7 +1,8 @@
 // A lookup-table kernel for int2 weight-only decode (T-MAC's idea: Wei et al., 2024, "T-MAC: CPU Renaissance via
 // Table Lookup for Low-Bit LLM Deployment on Edge"), with fp32 tables, on the 16-row block layout (kernels/blocked.h),
 // against the bf16-dot tile QuantizedLinear runs for int2 weight-only on AVX-512 BF16 (kernels/blocked_bf16.cpp),
-// on the same packed tensor in interleaved rounds. A study, not a library kernel: on the CPU it was built on it did
+// on the same packed tensor in interleaved rounds (the kernel itself is lut_kernel.h; vs_ggml times it against ggml's
+// q2_K as the pair q2_K / int2-g64-table). A study, not a library kernel: on the CPU it was built on it did
 // not beat the tile (bench/HISTORY.md, "Weight-only remainder tokens on the bf16 tile, and a lookup-table kernel for
 // int2 measured"), so no registry row selects it; this program re-measures it on another CPU.
 //
@@ -40,13 +41,7 @@
 #include <utility>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-#include "miniquant/aligned.h"
 #include "miniquant/energy/trial_stats.h"
-#include "miniquant/half.h"
 #include "miniquant/kernels/blocked.h"
 #include "miniquant/kernels/kernels.h"
 #include "miniquant/kernels/ref.h"
@@ -54,151 +49,13 @@
 #include "miniquant/random.h"
 #include "miniquant/util/timer.h"
 
+#include "lut_kernel.h"  // the kernel (gemm_lut), shared with vs_ggml
+
 namespace {
 
 using namespace mq;
 
-constexpr int64_t kPairs = Int2Family::kColumns / 2;  // column pairs (tables) per step
-
-// One call's tables. tab: (n, cols_pad / 2, 16) floats, pair p of token t = columns 2p, 2p + 1 (zero past cols);
-// sum: (n, groups) each group's activation sum, asymmetric schemes only.
-struct LutActs {
-  int64_t n = 0, pairs = 0;
-  mq::AlignedVector<float> tab;
-  std::vector<float> sum;
-};
-
-// The calling thread's tables for x (n, cols): assign keeps the capacity, so a warm decode call allocates nothing.
-const LutActs& make_tables(const BlockedCodes& w, const float* x, int64_t n) {
-  thread_local LutActs a;
-  a.n = n;
-  a.pairs = w.cols_pad / 2;
-  a.tab.assign(static_cast<size_t>(n * a.pairs * 16), 0.0f);
-  a.sum.assign(w.scheme.symmetric ? 0 : static_cast<size_t>(n * w.groups), 0.0f);
-  const float z0 = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : 0.0f;
-  alignas(64) float c0[16], c1[16];  // entry i's two field values minus z0
-  for (int i = 0; i < 16; ++i) {
-    c0[i] = static_cast<float>(i & 3) - z0;
-    c1[i] = static_cast<float>(i >> 2) - z0;
-  }
-  for (int64_t t = 0; t < n; ++t) {
-    const float* xt = x + t * w.cols;
-    float* tt = a.tab.data() + t * a.pairs * 16;
-    int64_t p = 0;
-#if defined(__AVX512F__)
-    const __m512 v0 = _mm512_load_ps(c0), v1 = _mm512_load_ps(c1);
-    for (; p < w.cols / 2; ++p)  // pairs with both columns inside the row
-      _mm512_store_ps(tt + 16 * p, _mm512_fmadd_ps(v1, _mm512_set1_ps(xt[2 * p + 1]), _mm512_mul_ps(v0, _mm512_set1_ps(xt[2 * p]))));
-#endif
-    for (; p < a.pairs; ++p) {
-      const float x0 = 2 * p < w.cols ? xt[2 * p] : 0.0f, x1 = 2 * p + 1 < w.cols ? xt[2 * p + 1] : 0.0f;
-      for (int i = 0; i < 16; ++i) tt[16 * p + i] = std::fma(c1[i], x1, c0[i] * x0);
-    }
-    for (int64_t g = 0; g < (a.sum.empty() ? 0 : w.groups); ++g) {
-      double s = 0.0;  // exact enough that the z * sum(x) term adds no error of its own order
-      for (int64_t c = g * w.group_k; c < std::min(w.cols, (g + 1) * w.group_k); ++c) s += xt[c];
-      a.sum[t * w.groups + g] = static_cast<float>(s);
-    }
-  }
-  return a;
-}
-
-// The portable twin: the same entries looked up field by field from the block layout, the same sums in the same order.
-void lut_twin(const BlockedCodes& w, const LutActs& a, float* y, int threads) {
-  const int64_t steps = w.group_k / Int2Family::kColumns;
-  for_each_block_output(w, a.n, y, threads, [&](int64_t b, int64_t t, int l) {
-    const uint8_t* codes = w.block_codes(b);
-    float out = 0.0f;
-    for (int64_t g = 0; g < w.groups; ++g) {
-      float p = w.scheme.symmetric ? 0.0f : static_cast<float>(w.block_zeros(b, g)[l]) * -a.sum[t * w.groups + g];
-      for (int64_t q = g * steps * kPairs; q < (g + 1) * steps * kPairs; ++q) {
-        const int u0 = block_field(codes, Int2Family::slot(l, 2 * q), 2), u1 = block_field(codes, Int2Family::slot(l, 2 * q + 1), 2);
-        p += a.tab[static_cast<size_t>((t * a.pairs + q) * 16 + u0 + 4 * u1)];
-      }
-      out = std::fma(p, f16_to_f32(w.block_scales(b, g)[l]), out);
-    }
-    return out;
-  });
-}
-
-#if defined(__AVX512F__)
-// R blocks (16 R rows) for token t: per group, per step, per column pair k: one table register, and for each block
-// its lane words shifted by 4k into the table (vpermps), added onto the block's group sum.
-template <int R, bool Sym>
-void tile(const BlockedCodes& w, int64_t b0, const LutActs& a, int64_t t, float* y) {
-  constexpr int64_t kStep = sizeof(Int2Family::Step);  // 64 bytes: 16 lanes x 16 columns
-  const int64_t steps = w.group_k / Int2Family::kColumns;
-  const float* tab = a.tab.data() + t * a.pairs * 16;
-  const uint8_t* wp[R];
-  for (int r = 0; r < R; ++r) wp[r] = w.block_codes(b0 + r);
-  __m512 out[R];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) out[r] = _mm512_setzero_ps();
-  for (int64_t g = 0; g < w.groups; ++g) {
-    __m512 acc[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      if constexpr (Sym) acc[r] = _mm512_setzero_ps();
-      else
-        acc[r] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.block_zeros(b0 + r, g))))),
-                               _mm512_set1_ps(-a.sum[t * w.groups + g]));
-    }
-    for (int64_t s = 0; s < steps; ++s) {
-      // The step's 8 tables in registers, then block by block its lane words through them: each block's sum is one
-      // chain in column order (the twin's), and the 8 blocks' chains overlap.
-      const float* ts = tab + (g * steps + s) * kPairs * 16;
-      __m512 table[kPairs];
-#pragma GCC unroll 8
-      for (int k = 0; k < kPairs; ++k) table[k] = _mm512_load_ps(ts + 16 * k);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        __builtin_prefetch(wp[r] + kBlockPrefetchBytes);  // past the end is harmless
-        const __m512i code = _mm512_loadu_si512(wp[r]);
-        wp[r] += kStep;
-        __m512 sum = acc[r];
-#pragma GCC unroll 8
-        for (int k = 0; k < kPairs; ++k) sum = _mm512_add_ps(sum, _mm512_permutexvar_ps(_mm512_srli_epi32(code, 4 * k), table[k]));
-        acc[r] = sum;
-      }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-      out[r] = _mm512_fmadd_ps(acc[r], _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.block_scales(b0 + r, g)))), out[r]);
-  }
-  for (int r = 0; r < R; ++r) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
-    _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
-  }
-}
-
-// Work items of 8 blocks (128 rows), split over the threads; the item's tokens inside, so its codes (128 KB at
-// 4096 columns) stay in L2 while the tokens pass over them.
-template <bool Sym>
-void lut_isa(const BlockedCodes& w, const LutActs& a, float* y, int threads) {
-  constexpr int64_t kItem = 8;
-  const int64_t items = (w.blocks + kItem - 1) / kItem;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t it = 0; it < items; ++it) {
-    const int64_t b0 = it * kItem, b1 = std::min(w.blocks, b0 + kItem);
-    for (int64_t t = 0; t < a.n; ++t) {
-      if (b1 - b0 == kItem) tile<kItem, Sym>(w, b0, a, t, y);
-      else
-        for (int64_t b = b0; b < b1; ++b) tile<1, Sym>(w, b, a, t, y);
-    }
-  }
-}
-#endif
-
-// y = W x for n tokens by table lookup (use_isa: the AVX-512 tile where built, else the twin).
-void gemm_lut(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  const int nt = std::max(1, threads);
-  const LutActs& a = make_tables(w, x, n);
-#if defined(__AVX512F__)
-  if (use_isa) return w.scheme.symmetric ? lut_isa<true>(w, a, y, nt) : lut_isa<false>(w, a, y, nt);
-#endif
-  (void)use_isa;
-  lut_twin(w, a, y, nt);
-}
+using mqbench::lut::gemm_lut;
 
 bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x, int64_t n, bool portable) {
   std::vector<float> lut(static_cast<size_t>(n * b.rows)), twin(lut.size()), dots(lut.size()), ref(lut.size());

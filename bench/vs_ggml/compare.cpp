@@ -13,6 +13,8 @@
 #include "miniquant/layers/linear.h"
 #include "miniquant/random.h"
 #include "miniquant/util/timer.h"
+
+#include "lut_kernel.h"  // the table rows (pairs.h)
 #include "roofline_probes.h"
 #include "verify.h"
 
@@ -65,12 +67,24 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   const mq::Scheme scheme = mq::Scheme::parse(pair.scheme);
   const mq::QuantizedLinear ql(w.data(), s.out, s.in, scheme, pair.mode);
   const std::vector<float> ours_deq = mq::dequantize(ql.weight());  // (out, in)
-  const int64_t ours_copies = s.dram ? mqbench::cold_copies(static_cast<double>(ql.resident_bytes())) : 1;
-  const std::vector<mq::QuantizedLinear> ours(static_cast<size_t>(ours_copies), ql);
+  // The table rows: the same codes in the 16-row block layout, for the lookup-table kernel.
+  const mq::BlockedCodes packed = pair.table ? mq::pack_blocked(ql.weight()) : mq::BlockedCodes{};
+  const double ours_bytes = static_cast<double>(pair.table ? packed.bytes() : ql.resident_bytes());
+  const int64_t ours_copies = s.dram ? mqbench::cold_copies(ours_bytes) : 1;
+  const std::vector<mq::QuantizedLinear> ours(pair.table ? 0 : static_cast<size_t>(ours_copies), ql);
+  const std::vector<mq::BlockedCodes> ours_packed(pair.table ? static_cast<size_t>(ours_copies) : 0, packed);
   std::vector<float> ours_y(static_cast<size_t>(*std::max_element(o.batches.begin(), o.batches.end()) * s.out));  // (n, out)
   const std::vector<float>* ours_x = nullptr;
-  Side our{[&](int64_t c, int64_t n) { ours[static_cast<size_t>(c)].forward(ours_x->data(), n, ours_y.data()); },
-           [](int t) { mq::set_default_threads(t); }, [] {}, ours_copies, static_cast<double>(ql.resident_bytes())};
+  int table_threads = 1;
+  Side our{[&](int64_t c, int64_t n) {
+             if (pair.table) mqbench::lut::gemm_lut(ours_packed[static_cast<size_t>(c)], ours_x->data(), n, ours_y.data(), table_threads, true);
+             else ours[static_cast<size_t>(c)].forward(ours_x->data(), n, ours_y.data());
+           },
+           [&](int t) {
+             mq::set_default_threads(t);
+             table_threads = t;
+           },
+           [] {}, ours_copies, ours_bytes};
 
   // ggml: the same fp32 weights quantized by ggml, in the buffer type llama.cpp would choose.
   const double ggml_bytes_one = static_cast<double>(be.api.ggml_type_size(pair.type)) * static_cast<double>(s.out) *
@@ -177,7 +191,7 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
                         {"ggml", side_json(gg, c.ggml, c.k_ggml, bw_g)},
                         {"ours", side_json(our, c.ours, c.k_ours, bw_o)}};
     j["ggml"]["buffer_type"] = gm.buft_name();
-    j["ours"]["layout"] = mq::runs_blocked(ql.weight(), pair.mode) ? "16-row blocks" : "row-major";
+    j["ours"]["layout"] = pair.table ? "16-row blocks, table lookup" : mq::runs_blocked(ql.weight(), pair.mode) ? "16-row blocks" : "row-major";
     // ggml's time over ours, paired per round (at least 2: the CLI's check): above 1, ours is faster.
     const mq::energy::Ratio rt = mq::energy::paired_ratio(c.ggml, c.ours);
     j["ratio"] = {{"ggml_over_ours", rt.ratio}, {"low", rt.low}, {"high", rt.high}};

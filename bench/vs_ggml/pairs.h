@@ -35,6 +35,10 @@ struct Pair {
   ActQuant act;             // the activation type its dot product quantizes to (ggml-cpu type_traits vec_dot_type)
   std::string_view scheme;  // ours: a scheme of mq::scheme_table()
   mq::ActMode mode;         // weight-only or +a8 (dynamic_int8)
+  // Our side runs the lookup-table kernel (bench/lut_kernel.h, int2 weight-only, bench-only) on the scheme's
+  // 16-row blocks instead of QuantizedLinear.
+  bool table = false;
+  std::string ours() const;   // our side's name, as --pairs takes it: "int4-g64+a8", "int2-g64-table"
   std::string label() const;  // "q4_0 / int4-g64+a8"
 };
 
@@ -65,12 +69,17 @@ inline const std::vector<Pair>& pair_table() {
       // plain 2- or 3-bit type), int8 activations on both.
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::dynamic_int8},
       {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::dynamic_int8},
+      // The lookup-table kernel (T-MAC's idea, issue 56) on int2-g64 against q2_K: fp32 activations on our side,
+      // int8 on ggml's, the same contrast as the weight-only rows above.
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, true},
   };
   return t;
 }
 
-inline std::string Pair::label() const {
-  return std::string(ggml_name) + " / " + std::string(scheme) + (mode == mq::ActMode::dynamic_int8 ? "+a8" : "");
+inline std::string Pair::ours() const {
+  return std::string(scheme) + (mode == mq::ActMode::dynamic_int8 ? "+a8" : "") + (table ? "-table" : "");
 }
+
+inline std::string Pair::label() const { return std::string(ggml_name) + " / " + ours(); }
 
 }  // namespace vsggml

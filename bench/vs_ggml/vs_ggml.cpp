@@ -115,11 +115,11 @@ int run(int argc, char** argv) {
   // Our side's names (the scheme, +a8 for the dynamic mode): each one asked for must name a pair of the table.
   std::vector<const vsggml::Pair*> chosen;
   const std::vector<std::string> wanted = split(pairs);
-  const auto ours = [](const vsggml::Pair& p) { return std::string(p.scheme) + (p.mode == mq::ActMode::dynamic_int8 ? "+a8" : ""); };
+  const auto ours = [](const vsggml::Pair& p) { return p.ours(); };
   for (const std::string& want : wanted) {
     if (want == "all") continue;
     if (std::none_of(vsggml::pair_table().begin(), vsggml::pair_table().end(), [&](const vsggml::Pair& p) { return ours(p) == want; }))
-      throw mq::UsageError("vs_ggml: --pairs: no pair has '" + want + "' on our side (q4_k, q4_k+a8, int4-g64, int8-per-channel+a8, ...)");
+      throw mq::UsageError("vs_ggml: --pairs: no pair has '" + want + "' on our side (q4_k, q4_k+a8, int4-g64, int8-per-channel+a8, int2-g64-table, ...)");
   }
   for (const vsggml::Pair& p : vsggml::pair_table())
     if (std::find(wanted.begin(), wanted.end(), "all") != wanted.end() || std::find(wanted.begin(), wanted.end(), ours(p)) != wanted.end())
