@@ -49,7 +49,8 @@
 #include "miniquant/random.h"
 #include "miniquant/util/timer.h"
 
-#include "lut_kernel.h"  // the kernel (gemm_lut), shared with vs_ggml
+#include "lut_kernel.h"    // the kernel (gemm_lut), shared with vs_ggml
+#include "lut_kernel16.h"  // its 16-bit tables, verified here, timed by vs_ggml
 
 namespace {
 
@@ -70,7 +71,14 @@ bool verify(const BlockedCodes& b, const QTensor& q, const std::vector<float>& x
     e_lut = std::max(e_lut, std::fabs(double(lut[i]) - ref[i]));
     e_dots = std::max(e_dots, std::fabs(double(dots[i]) - ref[i]));
   }
-  return lut == twin && e_lut <= 1e-4 * top && e_dots <= 1e-4 * top;
+  // The 16-bit tables (lut_kernel16.h): the tile equal to its twin, and within 1e-3 of the largest |y| (their entries'
+  // rounding, about 1e-4 measured; vs_ggml holds them to the derived bound).
+  std::vector<float> l16(lut.size()), t16(lut.size());
+  mqbench::lut::gemm_lut16(b, x.data(), n, l16.data(), 1, true);
+  mqbench::lut::gemm_lut16(b, x.data(), n, t16.data(), 1, false);
+  double e16 = 0.0;
+  for (size_t i = 0; i < ref.size(); ++i) e16 = std::max(e16, std::fabs(double(l16[i]) - ref[i]));
+  return lut == twin && e_lut <= 1e-4 * top && e_dots <= 1e-4 * top && l16 == t16 && e16 <= 1e-3 * top;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Table Lookup for Low-Bit LLM Deployment on Edge") on the 16-row block layout (kernels/blocked.h): bench-only code,
 // shared by the two programs that time it, bench_lut.cpp (against our bf16-dot tile, where its design is written
 // down) and vs_ggml (against ggml's q2_K, pairs.h). No registry row selects it (bench/HISTORY.md says why).
+// lut_kernel16.h is the same kernel with 16-bit tables.
 //
 //   gemm_lut(w, x, n, y, threads, use_isa)   y (n, rows) = W x, x (n, cols); use_isa: the AVX-512 tile, else its
 //                                            portable twin (the same sums in the same order: bit for bit equal)

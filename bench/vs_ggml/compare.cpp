@@ -14,7 +14,8 @@
 #include "miniquant/random.h"
 #include "miniquant/util/timer.h"
 
-#include "lut_kernel.h"  // the table rows (pairs.h)
+#include "lut_kernel.h"    // the table rows (pairs.h)
+#include "lut_kernel16.h"
 #include "roofline_probes.h"
 #include "verify.h"
 
@@ -67,18 +68,24 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   const mq::Scheme scheme = mq::Scheme::parse(pair.scheme);
   const mq::QuantizedLinear ql(w.data(), s.out, s.in, scheme, pair.mode);
   const std::vector<float> ours_deq = mq::dequantize(ql.weight());  // (out, in)
-  // The table rows: the same codes in the 16-row block layout, for the lookup-table kernel.
-  const mq::BlockedCodes packed = pair.table ? mq::pack_blocked(ql.weight()) : mq::BlockedCodes{};
-  const double ours_bytes = static_cast<double>(pair.table ? packed.bytes() : ql.resident_bytes());
+  // The table rows: the same codes in the 16-row block layout, for a lookup-table kernel.
+  const bool table = pair.table != Pair::Table::none;
+  if (pair.table == Pair::Table::int16 && !scheme.symmetric)
+    throw mq::Error("vs_ggml: " + where + ": the 16-bit table rows' check bound holds for symmetric schemes only");
+  const mq::BlockedCodes packed = table ? mq::pack_blocked(ql.weight()) : mq::BlockedCodes{};
+  const double ours_bytes = static_cast<double>(table ? packed.bytes() : ql.resident_bytes());
   const int64_t ours_copies = s.dram ? mqbench::cold_copies(ours_bytes) : 1;
-  const std::vector<mq::QuantizedLinear> ours(pair.table ? 0 : static_cast<size_t>(ours_copies), ql);
-  const std::vector<mq::BlockedCodes> ours_packed(pair.table ? static_cast<size_t>(ours_copies) : 0, packed);
+  const std::vector<mq::QuantizedLinear> ours(table ? 0 : static_cast<size_t>(ours_copies), ql);
+  const std::vector<mq::BlockedCodes> ours_packed(table ? static_cast<size_t>(ours_copies) : 0, packed);
   std::vector<float> ours_y(static_cast<size_t>(*std::max_element(o.batches.begin(), o.batches.end()) * s.out));  // (n, out)
   const std::vector<float>* ours_x = nullptr;
   int table_threads = 1;
   Side our{[&](int64_t c, int64_t n) {
-             if (pair.table) mqbench::lut::gemm_lut(ours_packed[static_cast<size_t>(c)], ours_x->data(), n, ours_y.data(), table_threads, true);
-             else ours[static_cast<size_t>(c)].forward(ours_x->data(), n, ours_y.data());
+             const float* x = ours_x->data();
+             if (pair.table == Pair::Table::fp32) mqbench::lut::gemm_lut(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
+             else if (pair.table == Pair::Table::int16)
+               mqbench::lut::gemm_lut16(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
+             else ours[static_cast<size_t>(c)].forward(x, n, ours_y.data());
            },
            [&](int t) {
              mq::set_default_threads(t);
@@ -106,7 +113,9 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   const ggml_type_traits& act_traits = *be.api.ggml_get_type_traits(pair.act.type);
   for (int64_t n : o.batches) {
     ggml_acts_n[n] = ggml_acts(xs[n], n, s.in, act_traits, be.api.act_rows(pair.act.type), pair.act);
-    ours_acts_n[n] = pair.mode == mq::ActMode::dynamic_int8 ? int8_token_acts(xs[n], n, s.in) : weight_only_acts(xs[n], n, s.in);
+    ours_acts_n[n] = pair.mode == mq::ActMode::dynamic_int8 ? int8_token_acts(xs[n], n, s.in)
+                     : pair.table == Pair::Table::int16       ? table16_acts(xs[n], n, s.in, packed)
+                                                              : weight_only_acts(xs[n], n, s.in);
   }
 
   // Correctness first, on the first and last copy, every cell: a miss stops the run before any timing.
@@ -191,7 +200,9 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
                         {"ggml", side_json(gg, c.ggml, c.k_ggml, bw_g)},
                         {"ours", side_json(our, c.ours, c.k_ours, bw_o)}};
     j["ggml"]["buffer_type"] = gm.buft_name();
-    j["ours"]["layout"] = pair.table ? "16-row blocks, table lookup" : mq::runs_blocked(ql.weight(), pair.mode) ? "16-row blocks" : "row-major";
+    j["ours"]["layout"] = pair.table == Pair::Table::fp32    ? "16-row blocks, fp32 table lookup"
+                          : pair.table == Pair::Table::int16 ? "16-row blocks, int16 table lookup"
+                                                             : mq::runs_blocked(ql.weight(), pair.mode) ? "16-row blocks" : "row-major";
     // ggml's time over ours, paired per round (at least 2: the CLI's check): above 1, ours is faster.
     const mq::energy::Ratio rt = mq::energy::paired_ratio(c.ggml, c.ours);
     j["ratio"] = {{"ggml_over_ours", rt.ratio}, {"low", rt.low}, {"high", rt.high}};

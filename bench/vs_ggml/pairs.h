@@ -35,10 +35,10 @@ struct Pair {
   ActQuant act;             // the activation type its dot product quantizes to (ggml-cpu type_traits vec_dot_type)
   std::string_view scheme;  // ours: a scheme of mq::scheme_table()
   mq::ActMode mode;         // weight-only or +a8 (dynamic_int8)
-  // Our side runs the lookup-table kernel (bench/lut_kernel.h, int2 weight-only, bench-only) on the scheme's
-  // 16-row blocks instead of QuantizedLinear.
-  bool table = false;
-  std::string ours() const;   // our side's name, as --pairs takes it: "int4-g64+a8", "int2-g64-table"
+  // Our side runs a lookup-table kernel (int2, bench-only) on the scheme's 16-row blocks instead of
+  // QuantizedLinear: fp32 tables (bench/lut_kernel.h) or 16-bit ones (bench/lut_kernel16.h).
+  enum class Table { none, fp32, int16 } table = Table::none;
+  std::string ours() const;   // our side's name, as --pairs takes it: "int4-g64+a8", "int2-g64-table", "int2-g64-table16"
   std::string label() const;  // "q4_0 / int4-g64+a8"
 };
 
@@ -69,15 +69,17 @@ inline const std::vector<Pair>& pair_table() {
       // plain 2- or 3-bit type), int8 activations on both.
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::dynamic_int8},
       {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::dynamic_int8},
-      // The lookup-table kernel (T-MAC's idea, issue 56) on int2-g64 against q2_K: fp32 activations on our side,
-      // int8 on ggml's, the same contrast as the weight-only rows above.
-      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, true},
+      // The lookup-table kernels (T-MAC's idea, issue 56) on int2-g64 against q2_K: fp32 tables (fp32-accurate,
+      // as the weight-only rows) and 16-bit ones (each entry within half a step of 1/32767 of its group's largest).
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, Pair::Table::fp32},
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, Pair::Table::int16},
   };
   return t;
 }
 
 inline std::string Pair::ours() const {
-  return std::string(scheme) + (mode == mq::ActMode::dynamic_int8 ? "+a8" : "") + (table ? "-table" : "");
+  return std::string(scheme) + (mode == mq::ActMode::dynamic_int8 ? "+a8" : "") +
+         (table == Table::fp32 ? "-table" : table == Table::int16 ? "-table16" : "");
 }
 
 inline std::string Pair::label() const { return std::string(ggml_name) + " / " + ours(); }

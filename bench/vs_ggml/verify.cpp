@@ -6,11 +6,22 @@
 
 #include "miniquant/kernels/kernels.h"
 
+#include "lut_kernel16.h"
+
 namespace vsggml {
 
 RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in) {
   RefActs a{x, std::vector<double>(static_cast<size_t>(n * in))};
   for (size_t j = 0; j < x.size(); ++j) a.slack[j] = 0x1p-16 * std::fabs(x[j]);
+  return a;
+}
+
+RefActs table16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mq::BlockedCodes& w) {
+  const mqbench::lut::Lut16Acts& t = mqbench::lut::make_tables16(w, x.data(), n);
+  RefActs a{x, std::vector<double>(x.size())};
+  for (int64_t tok = 0; tok < n; ++tok)
+    for (int64_t j = 0; j < in; ++j)
+      a.slack[static_cast<size_t>(tok * in + j)] = 0.5 * t.scale[static_cast<size_t>(tok * w.groups + j / w.group_k)] * (1 + 0x1p-20);
   return a;
 }
 

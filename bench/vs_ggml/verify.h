@@ -17,6 +17,7 @@
 
 #include "ggml.h"
 #include "ggml_api.h"
+#include "miniquant/kernels/blocked.h"
 #include "pairs.h"
 
 namespace vsggml {
@@ -28,6 +29,12 @@ struct RefActs {
 
 // Weight-only: x itself; the bf16 kernels multiply hi + lo of split_bf16 (within 2^-16 |x|).
 RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in);
+// The 16-bit table rows (bench/lut_kernel16.h, symmetric schemes): x itself, each activation of weight group g with
+// slack 0.5 s_g (1 + 2^-20), s_g the group's table step as the kernel computes it. Why that bounds the kernel: a
+// column pair looks up one entry within 0.5 s_g of (u1 - z) x1 + (u0 - z) x0; a pair whose two weights are zero
+// looks up entry 0, exact; any other pair has a weight |w| >= the group's scale, so its error times that scale is
+// at most (|w0| + |w1|) 0.5 s_g, the pair's share of sum_j |w_j| e_j.
+RefActs table16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mq::BlockedCodes& w);
 // Our +a8: per token s * a with a = mq::quantize_activations(x), the codes the kernels use.
 RefActs int8_token_acts(const std::vector<float>& x, int64_t n, int64_t in);
 // ggml's: each token through the activation type's reference quantizer, then its to_float (rows: Api::act_rows;
