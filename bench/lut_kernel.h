@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX512F__)
@@ -34,6 +35,14 @@ struct LutActs {
   mq::AlignedVector<float> tab;
   std::vector<float> sum;
 };
+
+// Group g's activation sum of one token xt (asymmetric schemes' -z sum(x) term), taken in double: exact enough that
+// the term adds no error of its own order.
+inline float group_sum(const BlockedCodes& w, const float* xt, int64_t g) {
+  double s = 0.0;
+  for (int64_t c = g * w.group_k; c < std::min(w.cols, (g + 1) * w.group_k); ++c) s += xt[c];
+  return static_cast<float>(s);
+}
 
 // The calling thread's tables for x (n, cols): assign keeps the capacity, so a warm decode call allocates nothing.
 inline const LutActs& make_tables(const BlockedCodes& w, const float* x, int64_t n) {
@@ -61,11 +70,7 @@ inline const LutActs& make_tables(const BlockedCodes& w, const float* x, int64_t
       const float x0 = 2 * p < w.cols ? xt[2 * p] : 0.0f, x1 = 2 * p + 1 < w.cols ? xt[2 * p + 1] : 0.0f;
       for (int i = 0; i < 16; ++i) tt[16 * p + i] = std::fma(c1[i], x1, c0[i] * x0);
     }
-    for (int64_t g = 0; g < (a.sum.empty() ? 0 : w.groups); ++g) {
-      double s = 0.0;  // exact enough that the z * sum(x) term adds no error of its own order
-      for (int64_t c = g * w.group_k; c < std::min(w.cols, (g + 1) * w.group_k); ++c) s += xt[c];
-      a.sum[t * w.groups + g] = static_cast<float>(s);
-    }
+    for (int64_t g = 0; g < (a.sum.empty() ? 0 : w.groups); ++g) a.sum[t * w.groups + g] = group_sum(w, xt, g);
   }
   return a;
 }
@@ -89,6 +94,41 @@ inline void lut_twin(const BlockedCodes& w, const LutActs& a, float* y, int thre
 }
 
 #if defined(__AVX512F__)
+// Token t's outputs of R blocks from b0 (out: R vectors of 16 rows), the rows past w.rows masked off.
+template <int R>
+void store_blocks(const BlockedCodes& w, int64_t b0, int64_t t, const __m512* out, float* y) {
+  for (int r = 0; r < R; ++r) {
+    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
+    _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
+  }
+}
+
+// Work items of 8 blocks (128 rows), split over the threads; the item's tokens inside, so its codes (128 KB at
+// 4096 columns) stay in L2 while the tokens pass over them. tile(R, b0, t) runs R blocks from b0 for token t (R an
+// std::integral_constant: 8, or 1 for the last item's blocks).
+template <class Tile>
+void for_each_item(const BlockedCodes& w, int64_t n, int threads, Tile&& tile) {
+  constexpr int64_t kItem = 8;
+  const int64_t items = (w.blocks + kItem - 1) / kItem;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t it = 0; it < items; ++it) {
+    const int64_t b0 = it * kItem, b1 = std::min(w.blocks, b0 + kItem);
+    for (int64_t t = 0; t < n; ++t) {
+      if (b1 - b0 == kItem) tile(std::integral_constant<int, kItem>{}, b0, t);
+      else
+        for (int64_t b = b0; b < b1; ++b) tile(std::integral_constant<int, 1>{}, b, t);
+    }
+  }
+}
+
+// for_each_item with the scheme's symmetry as a second compile-time argument: tile(R, Sym, b0, t), Sym a
+// std::bool_constant (symmetric schemes skip the zero-point term).
+template <class Tile>
+void run_tiles(const BlockedCodes& w, int64_t n, int threads, Tile&& tile) {
+  if (w.scheme.symmetric) for_each_item(w, n, threads, [&](auto r, int64_t b0, int64_t t) { tile(r, std::true_type{}, b0, t); });
+  else for_each_item(w, n, threads, [&](auto r, int64_t b0, int64_t t) { tile(r, std::false_type{}, b0, t); });
+}
+
 // R blocks (16 R rows) for token t: per group, per step, per column pair k: one table register, and for each block
 // its lane words shifted by 4k into the table (vpermps), added onto the block's group sum.
 template <int R, bool Sym>
@@ -132,39 +172,20 @@ void tile(const BlockedCodes& w, int64_t b0, const LutActs& a, int64_t t, float*
     for (int r = 0; r < R; ++r)
       out[r] = _mm512_fmadd_ps(acc[r], _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.block_scales(b0 + r, g)))), out[r]);
   }
-  for (int r = 0; r < R; ++r) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
-    _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
-  }
+  store_blocks<R>(w, b0, t, out, y);
 }
 
-// Work items of 8 blocks (128 rows), split over the threads; the item's tokens inside, so its codes (128 KB at
-// 4096 columns) stay in L2 while the tokens pass over them.
-template <bool Sym>
-void lut_isa(const BlockedCodes& w, const LutActs& a, float* y, int threads) {
-  constexpr int64_t kItem = 8;
-  const int64_t items = (w.blocks + kItem - 1) / kItem;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t it = 0; it < items; ++it) {
-    const int64_t b0 = it * kItem, b1 = std::min(w.blocks, b0 + kItem);
-    for (int64_t t = 0; t < a.n; ++t) {
-      if (b1 - b0 == kItem) tile<kItem, Sym>(w, b0, a, t, y);
-      else
-        for (int64_t b = b0; b < b1; ++b) tile<1, Sym>(w, b, a, t, y);
-    }
-  }
-}
 #endif
 
 // y = W x for n tokens by table lookup (use_isa: the AVX-512 tile where built, else the twin).
 inline void gemm_lut(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  const int nt = std::max(1, threads);
   const LutActs& a = make_tables(w, x, n);
 #if defined(__AVX512F__)
-  if (use_isa) return w.scheme.symmetric ? lut_isa<true>(w, a, y, nt) : lut_isa<false>(w, a, y, nt);
+  if (use_isa)
+    return run_tiles(w, n, std::max(1, threads), [&](auto r, auto sym, int64_t b0, int64_t t) { tile<decltype(r)::value, decltype(sym)::value>(w, b0, a, t, y); });
 #endif
   (void)use_isa;
-  lut_twin(w, a, y, nt);
+  lut_twin(w, a, y, std::max(1, threads));
 }
 
 }  // namespace mqbench::lut

@@ -92,11 +92,7 @@ inline const Lut16Acts& make_tables16(const BlockedCodes& w, const float* x, int
 #endif
           }
       }
-      if (!a.sum.empty()) {
-        double sm = 0.0;
-        for (int64_t c = g * w.group_k; c < std::min(w.cols, (g + 1) * w.group_k); ++c) sm += xt[c];
-        a.sum[static_cast<size_t>(t * w.groups + g)] = static_cast<float>(sm);
-      }
+      if (!a.sum.empty()) a.sum[static_cast<size_t>(t * w.groups + g)] = group_sum(w, xt, g);
     }
   }
   return a;
@@ -170,38 +166,20 @@ void tile16(const BlockedCodes& w, int64_t b0, const Lut16Acts& a, int64_t t, fl
                                _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.block_scales(b0 + r, g)))), out[r]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
-    _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
-  }
+  store_blocks<R>(w, b0, t, out, y);
 }
 
-// Work items of 8 blocks, as lut_kernel.h's lut_isa.
-template <bool Sym>
-void lut16_isa(const BlockedCodes& w, const Lut16Acts& a, float* y, int threads) {
-  constexpr int64_t kItem = 8;
-  const int64_t items = (w.blocks + kItem - 1) / kItem;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t it = 0; it < items; ++it) {
-    const int64_t b0 = it * kItem, b1 = std::min(w.blocks, b0 + kItem);
-    for (int64_t t = 0; t < a.n; ++t) {
-      if (b1 - b0 == kItem) tile16<kItem, Sym>(w, b0, a, t, y);
-      else
-        for (int64_t b = b0; b < b1; ++b) tile16<1, Sym>(w, b, a, t, y);
-    }
-  }
-}
 #endif
 
 // y = W x for n tokens through 16-bit tables (use_isa: the AVX-512 tile where built, else the twin).
 inline void gemm_lut16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
-  const int nt = std::max(1, threads);
   const Lut16Acts& a = make_tables16(w, x, n);
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
-  if (use_isa) return w.scheme.symmetric ? lut16_isa<true>(w, a, y, nt) : lut16_isa<false>(w, a, y, nt);
+  if (use_isa)
+    return run_tiles(w, n, std::max(1, threads), [&](auto r, auto sym, int64_t b0, int64_t t) { tile16<decltype(r)::value, decltype(sym)::value>(w, b0, a, t, y); });
 #endif
   (void)use_isa;
-  lut16_twin(w, a, y, nt);
+  lut16_twin(w, a, y, std::max(1, threads));
 }
 
 }  // namespace mqbench::lut
