@@ -58,7 +58,15 @@ constexpr double kMaxGemmOverGemv = 6.5;      // block F: 8 tokens, cold, in at 
 // GEMVs: about 0.15, estimated from 8 of its 1-token times against the library's 8-token time, 2026-11-29).
 constexpr double kLibraryCeiling = 5.4;
 constexpr double kMinUnrolledSpeedup = 1.2;   // block C over your block A, one thread, cache-resident
-constexpr double kMinThreadSpeedup = 1.3;     // block D over your block C on 2+ threads, cache-resident
+// Block D over your block C on 2+ threads, cache-resident; held where the library's own GEMV gets at least this much
+// from the same threads in the same rounds. Two vCPUs that are one core's two hyperthreads, or a neighbour's load on
+// one of them, leave no such room: the bar is then reported, not held (the library's own speed-up says why).
+constexpr double kMinThreadSpeedup = 1.3;
+// Block E's share of the read bandwidth is held where the library's own cold GEMV reaches at least this share in the
+// same rounds: there the memory is what a GEMV runs into. Where it does not (fast memory against two threads' decode:
+// this project's Zen 5 VM read 49 GB/s and the library 34% of it, 2026-12-02), a share of the bandwidth measures the
+// machine more than your kernel; the bar is reported, not held, and the next bar, the library's time over yours, decides.
+constexpr double kLibraryMemoryBound = 0.40;
 
 constexpr double kU = 0x1p-24;  // fp32's unit roundoff
 // gamma_n = n u / (1 - n u): the bound on n rounded fp32 operations in a sum or product chain, any order.
@@ -232,16 +240,16 @@ const QTensor& hot() {
 
 using Gemv = std::function<void(const QTensor&, const float*, float*)>;
 
-// Seconds per call of two GEMVs on the cache-resident matrix in interleaved rounds (a warm-up call each first): each
-// round's median of `reps` calls.
-std::vector<std::vector<double>> time_hot(const Gemv& a, const Gemv& b, int reps_a, int reps_b) {
+// Seconds per call of GEMVs on the cache-resident matrix in interleaved rounds (a warm-up call each first): t[i][k]
+// is GEMV i's median of reps[i] calls in round k.
+std::vector<std::vector<double>> time_hot(const std::vector<Gemv>& gemvs, const std::vector<int>& reps) {
   const Bench& bn = bench();  // its x has 4096 columns, enough for the hot matrix's
   std::vector<float> y(kHot);
-  auto timed = [&](const Gemv& f, int reps) {
-    return [&, reps] {
+  auto timed = [&](const Gemv& f, int n) {
+    return [&, n] {
       f(hot(), bn.x.data(), y.data());
       std::vector<double> v;
-      for (int i = 0; i < reps; ++i) {
+      for (int i = 0; i < n; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         f(hot(), bn.x.data(), y.data());
         v.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -249,7 +257,9 @@ std::vector<std::vector<double>> time_hot(const Gemv& a, const Gemv& b, int reps
       return median(std::move(v));
     };
   };
-  return rounds({timed(a, reps_a), timed(b, reps_b)}, 5);
+  std::vector<std::function<double()>> fs;
+  for (size_t i = 0; i < gemvs.size(); ++i) fs.push_back(timed(gemvs[i], reps[i]));
+  return rounds(fs, 5);
 }
 
 // A machine shared with others (a VM's neighbours) can halve a timing for seconds at a time: a block's speed bars
@@ -329,8 +339,9 @@ void block_b(Checks& c) {
 void block_c(Checks& c) {
   correctness(c, "weight-only GEMV, unrolled", [](const QTensor& w, const float* x, int64_t, float* y) { lab::gemv_unrolled(w, x, y); }, {1});
   timed(c, [](Checks& b) {
-    const auto t = time_hot([](const QTensor& w, const float* x, float* y) { lab::gemv_ref(w, x, y); },
-                            [](const QTensor& w, const float* x, float* y) { lab::gemv_unrolled(w, x, y); }, 3, 11);
+    const auto t = time_hot({[](const QTensor& w, const float* x, float* y) { lab::gemv_ref(w, x, y); },
+                             [](const QTensor& w, const float* x, float* y) { lab::gemv_unrolled(w, x, y); }},
+                            {3, 11});
     const double speedup = median_ratio(t[0], t[1]);
     b.bar(speedup >= kMinUnrolledSpeedup, "2048x2048 int4-g64 in cache, 1 thread: block C over your block A",
           fmt::format(">= {:.2f}x", kMinUnrolledSpeedup),
@@ -348,12 +359,19 @@ void block_d(Checks& c) {
     return;
   }
   timed(c, [T](Checks& b) {
-    const auto t = time_hot([](const QTensor& w, const float* x, float* y) { lab::gemv_unrolled(w, x, y); },
-                            [T](const QTensor& w, const float* x, float* y) { lab::gemv_threads(w, x, y, T); }, 11, 11);
-    const double speedup = median_ratio(t[0], t[1]);
-    b.bar(speedup >= kMinThreadSpeedup, fmt::format("2048x2048 int4-g64 in cache: block D on {} threads over block C", T),
-          fmt::format(">= {:.2f}x", kMinThreadSpeedup),
-          fmt::format("{:.2f}x ({:.1f} us against {:.1f} us)", speedup, median(t[1]) * 1e6, median(t[0]) * 1e6));
+    const auto t = time_hot({[](const QTensor& w, const float* x, float* y) { lab::gemv_unrolled(w, x, y); },
+                             [T](const QTensor& w, const float* x, float* y) { lab::gemv_threads(w, x, y, T); },
+                             [](const QTensor& w, const float* x, float* y) { mq::gemm(w, x, 1, y, {.threads = 1}); },
+                             [T](const QTensor& w, const float* x, float* y) { mq::gemm(w, x, 1, y, {.threads = T}); }},
+                            {11, 11, 11, 11});
+    const double speedup = median_ratio(t[0], t[1]), lib = median_ratio(t[2], t[3]);
+    const bool held = lib >= kMinThreadSpeedup;
+    b.bar(!held || speedup >= kMinThreadSpeedup, fmt::format("2048x2048 int4-g64 in cache: block D on {} threads over block C", T),
+          fmt::format(">= {:.2f}x, where the library's own GEMV gets at least as much from the same threads", kMinThreadSpeedup),
+          fmt::format("{:.2f}x ({:.1f} us against {:.1f} us; the library's own {:.2f}x){}", speedup, median(t[1]) * 1e6,
+                      median(t[0]) * 1e6, lib,
+                      held ? "" : "; not held here: this machine's threads do not give the library that speed-up either "
+                                  "(hyperthreads of one core, or another process's load)"));
   });
 }
 
@@ -374,14 +392,18 @@ void block_e(Checks& c) {
     });
     // t[0]: seconds per byte of the probe; the fraction of the bandwidth is (bytes / mine) / (1 / t[0]) per round.
     const double frac = median_ratio(t[0], t[2]) * b.bytes, vs_lib = median_ratio(t[1], t[2]);
+    const double lib_frac = median_ratio(t[0], t[1]) * b.bytes;
+    const bool held = lib_frac >= kLibraryMemoryBound;
     const double bw = 1.0 / median(t[0]), lib = median(t[1]), mine = median(t[2]);
     lab06::Table& tb = table();
     tb.threads = T, tb.rows = b.copies[0].rows, tb.cols = b.copies[0].cols, tb.bytes = b.bytes, tb.read_bps = bw;
     tb.gemv_s = mine, tb.library_gemv_s = lib, tb.bandwidth_fraction = frac, tb.library_over_yours_gemv = vs_lib;
-    bc.bar(frac >= kMinDramFraction,
+    bc.bar(!held || frac >= kMinDramFraction,
           fmt::format("4096x4096 int4-g64 from DRAM ({} copies), {} threads: your GEMV's bytes/s over the read bandwidth", b.copies.size(), T),
-          fmt::format(">= {:.0f}%", 100 * kMinDramFraction),
-          fmt::format("{:.0f}% ({} against {}; {:.0f} us per call)", 100 * frac, gbs(b.bytes, mine), gbs(bw, 1.0), mine * 1e6));
+          fmt::format(">= {:.0f}%, held where the library's own reaches at least {:.0f}%", 100 * kMinDramFraction, 100 * kLibraryMemoryBound),
+          fmt::format("{:.0f}% ({} against {}; {:.0f} us per call){}", 100 * frac, gbs(b.bytes, mine), gbs(bw, 1.0), mine * 1e6,
+                      held ? "" : fmt::format("; not held here: the library's own reaches {:.0f}% (the memory is not what a "
+                                              "GEMV on these threads runs into here), so the next bar decides", 100 * lib_frac)));
     bc.bar(vs_lib >= kMinLibraryGemv, "the same GEMV: the library's time over yours", fmt::format(">= {:.2f}", kMinLibraryGemv),
           fmt::format("{:.2f} (library {:.0f} us, {})", vs_lib, lib * 1e6, gbs(b.bytes, lib)));
   });
