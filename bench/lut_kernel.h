@@ -44,6 +44,49 @@ inline float group_sum(const BlockedCodes& w, const float* xt, int64_t g) {
   return static_cast<float>(s);
 }
 
+// Entry i of a column pair's table is c0[i] x0 + c1[i] x1: the pair's two fields (i & 3, i >> 2) minus z0, the
+// symmetric schemes' zero (asymmetric ones add theirs through the group sums).
+struct EntryFields {
+  alignas(64) float c0[16], c1[16];
+};
+inline EntryFields entry_fields(const BlockedCodes& w) {
+  EntryFields f;
+  const float z0 = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : 0.0f;
+  for (int i = 0; i < 16; ++i) {
+    f.c0[i] = static_cast<float>(i & 3) - z0;
+    f.c1[i] = static_cast<float>(i >> 2) - z0;
+  }
+  return f;
+}
+
+// The fp32 entries of column pairs [p0, p1) of one token xt (cols columns; pair p = columns 2p, 2p + 1, zero past
+// cols) into out, 16 per pair from pair p0 on; returns their largest |entry| (the 16-bit tables' group scale) when
+// kMax, else 0 (the fp32 tables need no maximum, and a decode call builds them per token: no work it does not use).
+template <bool kMax>
+float fill_entries(const EntryFields& f, const float* xt, int64_t cols, int64_t p0, int64_t p1, float* out) {
+  float mx = 0.0f;
+  int64_t p = p0;
+#if defined(__AVX512F__)
+  const __m512 v0 = _mm512_load_ps(f.c0), v1 = _mm512_load_ps(f.c1);
+  __m512 vm = _mm512_setzero_ps();
+  for (; p < p1 && 2 * p + 1 < cols; ++p) {  // pairs with both columns inside the row
+    const __m512 e = _mm512_fmadd_ps(v1, _mm512_set1_ps(xt[2 * p + 1]), _mm512_mul_ps(v0, _mm512_set1_ps(xt[2 * p])));
+    _mm512_storeu_ps(out + 16 * (p - p0), e);
+    if constexpr (kMax) vm = _mm512_max_ps(vm, _mm512_abs_ps(e));
+  }
+  if constexpr (kMax) mx = _mm512_reduce_max_ps(vm);
+#endif
+  for (; p < p1; ++p) {
+    const float x0 = 2 * p < cols ? xt[2 * p] : 0.0f, x1 = 2 * p + 1 < cols ? xt[2 * p + 1] : 0.0f;
+    for (int i = 0; i < 16; ++i) {
+      const float e = std::fma(f.c1[i], x1, f.c0[i] * x0);
+      out[16 * (p - p0) + i] = e;
+      if constexpr (kMax) mx = std::max(mx, std::fabs(e));
+    }
+  }
+  return mx;
+}
+
 // The calling thread's tables for x (n, cols): assign keeps the capacity, so a warm decode call allocates nothing.
 inline const LutActs& make_tables(const BlockedCodes& w, const float* x, int64_t n) {
   thread_local LutActs a;
@@ -51,25 +94,10 @@ inline const LutActs& make_tables(const BlockedCodes& w, const float* x, int64_t
   a.pairs = w.cols_pad / 2;
   a.tab.assign(static_cast<size_t>(n * a.pairs * 16), 0.0f);
   a.sum.assign(w.scheme.symmetric ? 0 : static_cast<size_t>(n * w.groups), 0.0f);
-  const float z0 = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : 0.0f;
-  alignas(64) float c0[16], c1[16];  // entry i's two field values minus z0
-  for (int i = 0; i < 16; ++i) {
-    c0[i] = static_cast<float>(i & 3) - z0;
-    c1[i] = static_cast<float>(i >> 2) - z0;
-  }
+  const EntryFields f = entry_fields(w);
   for (int64_t t = 0; t < n; ++t) {
     const float* xt = x + t * w.cols;
-    float* tt = a.tab.data() + t * a.pairs * 16;
-    int64_t p = 0;
-#if defined(__AVX512F__)
-    const __m512 v0 = _mm512_load_ps(c0), v1 = _mm512_load_ps(c1);
-    for (; p < w.cols / 2; ++p)  // pairs with both columns inside the row
-      _mm512_store_ps(tt + 16 * p, _mm512_fmadd_ps(v1, _mm512_set1_ps(xt[2 * p + 1]), _mm512_mul_ps(v0, _mm512_set1_ps(xt[2 * p]))));
-#endif
-    for (; p < a.pairs; ++p) {
-      const float x0 = 2 * p < w.cols ? xt[2 * p] : 0.0f, x1 = 2 * p + 1 < w.cols ? xt[2 * p + 1] : 0.0f;
-      for (int i = 0; i < 16; ++i) tt[16 * p + i] = std::fma(c1[i], x1, c0[i] * x0);
-    }
+    fill_entries<false>(f, xt, w.cols, 0, a.pairs, a.tab.data() + t * a.pairs * 16);
     for (int64_t g = 0; g < (a.sum.empty() ? 0 : w.groups); ++g) a.sum[t * w.groups + g] = group_sum(w, xt, g);
   }
   return a;

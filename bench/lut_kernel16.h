@@ -42,40 +42,12 @@ inline const Lut16Acts& make_tables16(const BlockedCodes& w, const float* x, int
   a.tab.assign(static_cast<size_t>(n * a.steps * 128), 0);
   a.scale.assign(static_cast<size_t>(n * w.groups), 0.0f);
   a.sum.assign(w.scheme.symmetric ? 0 : static_cast<size_t>(n * w.groups), 0.0f);
-  const float z0 = w.scheme.symmetric ? static_cast<float>(w.zero_sym) : 0.0f;
-  float c0[16], c1[16];
-  for (int i = 0; i < 16; ++i) {
-    c0[i] = static_cast<float>(i & 3) - z0;
-    c1[i] = static_cast<float>(i >> 2) - z0;
-  }
+  const EntryFields f = entry_fields(w);
   tf.resize(static_cast<size_t>(w.group_k / 2 * 16));
   for (int64_t t = 0; t < n; ++t) {
     const float* xt = x + t * w.cols;
     for (int64_t g = 0; g < w.groups; ++g) {
-      float mx = 0.0f;
-      int64_t p0 = 0;
-#if defined(__AVX512F__)
-      {
-        const __m512 v0 = _mm512_loadu_ps(c0), v1 = _mm512_loadu_ps(c1);
-        __m512 vm = _mm512_setzero_ps();
-        for (; p0 < w.group_k / 2 && g * w.group_k + 2 * p0 + 1 < w.cols; ++p0) {
-          const int64_t c = g * w.group_k + 2 * p0;
-          const __m512 e = _mm512_fmadd_ps(v1, _mm512_set1_ps(xt[c + 1]), _mm512_mul_ps(v0, _mm512_set1_ps(xt[c])));
-          _mm512_storeu_ps(tf.data() + 16 * p0, e);
-          vm = _mm512_max_ps(vm, _mm512_abs_ps(e));
-        }
-        mx = _mm512_reduce_max_ps(vm);
-      }
-#endif
-      for (int64_t p = p0; p < w.group_k / 2; ++p) {
-        const int64_t c = g * w.group_k + 2 * p;
-        const float x0 = c < w.cols ? xt[c] : 0.0f, x1 = c + 1 < w.cols ? xt[c + 1] : 0.0f;
-        for (int i = 0; i < 16; ++i) {
-          const float e = std::fma(c1[i], x1, c0[i] * x0);
-          tf[static_cast<size_t>(16 * p + i)] = e;
-          mx = std::max(mx, std::fabs(e));
-        }
-      }
+      const float mx = fill_entries<true>(f, xt, w.cols, g * w.group_k / 2, (g + 1) * w.group_k / 2, tf.data());
       const float s = mx / 32767.0f, inv = mx > 0.0f ? 32767.0f / mx : 0.0f;
       a.scale[static_cast<size_t>(t * w.groups + g)] = s;
       for (int64_t sl = 0; sl < spg; ++sl) {
