@@ -27,6 +27,7 @@
 #include "minigpt/scale_fold.h"
 #include "minigpt/tokenizer.h"
 #include "minigpt/transform_table.h"
+#include "miniquant/kernels/kernels.h"
 
 using namespace minigpt;
 
@@ -123,12 +124,27 @@ TEST_CASE("AWQ against RTN and GPTQ, SmoothQuant against plain +a8: paired KLD r
   // AWQ then GPTQ not above GPTQ beyond the interval: its scales searched layer by layer on the partly quantized
   // model, as sequential GPTQ calibrates (quantize_model.cpp). Searched on the fp32 model first, it was 1.26x here.
   CHECK(awq_gptq.low <= 1.0);
-  // Measured with this code (gcc 12, AMD EPYC Zen 4; the quality numbers repeat across CPUs), bands +-4%. Scored by
+  // Measured with this code (gcc 12, AMD EPYC Zen 4; these four repeat across CPUs), bands +-4%. Scored by
   // mlp_up's own output error instead of its block's, and without the clip search, AWQ was 1.24x RTN at int4-g128
   // here.
   CHECK(awq2.mean == doctest::Approx(0.5827).epsilon(0.04));
   CHECK(awq4.mean == doctest::Approx(0.8856).epsilon(0.04));
-  CHECK(awq_gptq.mean == doctest::Approx(1.0180).epsilon(0.04));
+  // AWQ then GPTQ is not the same number on every build: its sequential calibration runs the partly quantized model,
+  // whose int3 weight-only kernel differs per instruction set in its last bits (bf16 dot products within 2^-16, or
+  // fp32 FMAs in 16- or 8-wide order), and each layer's grid search turns such a difference into other scales. The
+  // three paths, each measured on this code (2026-12-02, the same Zen 5 running each build): 1.0180 on AVX-512 BF16
+  // (Zen 4 and 5), 1.1309 on AVX-512 without BF16 (-march=skylake-avx512 and icelake-server alike), 1.1517 on AVX2
+  // (-march=znver3); every one inside the others' intervals (about +-0.2), so the goal above reads the same on each.
+  // A band is held per path; on another one (no AVX2) only the goal is.
+  const double awq_gptq_pin = mq::has_bf16_weight_path(mq::Scheme::integer(3, 64)) ? 1.0180
+#if defined(__AVX512F__)
+                                                                                  : 1.1309;
+#elif defined(__AVX2__)
+                                                                                  : 1.1517;
+#else
+                                                                                  : std::nan("");
+#endif
+  if (!std::isnan(awq_gptq_pin)) CHECK(awq_gptq.mean == doctest::Approx(awq_gptq_pin).epsilon(0.04));
   CHECK(smooth.mean == doctest::Approx(0.8327).epsilon(0.04));
   CHECK(smooth4.mean == doctest::Approx(0.8732).epsilon(0.04));
 }
