@@ -450,7 +450,7 @@ TEST_CASE("K families at batch: the register tile / dequantized panels, within t
   }
 }
 
-// The K kernels below the batch paths, at every token count: on AVX-512 VNNI each of 1 .. 7 tokens is its own
+// The K kernels below the batch paths, at every token count: on AVX-512 VNNI (and on AVX2) each of 1 .. 7 tokens is its own
 // instantiation (kquant.cpp's fused_float_rows<Dec, kN>, kquant_dynamic.cpp's fused_rows_n<Fused, kN> for 1 .. 4 and
 // the any-count one above), so each count is run, weight-only against fp64 and `+a8` against its reference
 // (gemm_dynamic_ref: the same int8 codes). 21 rows: one whole 16-row tile block and five rows of tail.
@@ -470,18 +470,31 @@ TEST_CASE("K families from one to 8 tokens: every token count's fused kernel wit
         CAPTURE(threads);
         const std::vector<float> y = run_misaligned(c.q, x, n, {.threads = threads});
         CHECK(worst_over_bound(c, x, n, y, cols / 16 + 16) <= 1.0);
-        const std::vector<float> ya = run_misaligned(c.q, x, n, {.threads = threads, .act = ActMode::dynamic_int8});
         // Against the reference on the same codes, the dynamic test's float-rounding bound for K (below).
-        double worst = 0.0;
-        std::vector<double> am;
-        for (int64_t tk = 0; tk < n; ++tk) {
-          const double sx = actcodes::quantize_magnitudes(x.data() + tk * cols, cols, ActMode::dynamic_int8, am);
-          for (int64_t r = 0; r < rows; ++r) {
-            const double fbound = dynamic_fbound(c, r, am, sx, kdynamic_roundings(cols));
-            worst = std::max(worst, std::fabs(double(ya[tk * rows + r]) - double(yref[tk * rows + r])) / fbound);
+        const auto worst_a8 = [&](const std::vector<float>& ya) {
+          double worst = 0.0;
+          std::vector<double> am;
+          for (int64_t tk = 0; tk < n; ++tk) {
+            const double sx = actcodes::quantize_magnitudes(x.data() + tk * cols, cols, ActMode::dynamic_int8, am);
+            for (int64_t r = 0; r < rows; ++r) {
+              const double fbound = dynamic_fbound(c, r, am, sx, kdynamic_roundings(cols));
+              worst = std::max(worst, std::fabs(double(ya[tk * rows + r]) - double(yref[tk * rows + r])) / fbound);
+            }
           }
+          return worst;
+        };
+        CHECK(worst_a8(run_misaligned(c.q, x, n, {.threads = threads, .act = ActMode::dynamic_int8})) <= 1.0);
+        // The AVX2 fused blocks, which the rows above run only on AVX2 CPUs without VNNI: held here on every build
+        // that compiles them (weight-only below 8 tokens, where every x86 build runs its fused rows).
+        if (kdetail::kquant_fused_avx2_built()) {
+          std::vector<float> y2(static_cast<size_t>(n * rows), -1.0f);
+          if (n < 8) {
+            kdetail::gemm_kquant_fused_avx2_wo(c.q, x.data(), n, y2.data(), threads);
+            CHECK(worst_over_bound(c, x, n, y2, cols / 16 + 16) <= 1.0);
+          }
+          kdetail::gemm_kquant_fused_avx2_a8(c.q, x.data(), n, y2.data(), threads);
+          CHECK(worst_a8(y2) <= 1.0);
         }
-        CHECK(worst <= 1.0);
       }
     }
   }

@@ -1,14 +1,11 @@
-// The K families' `+a8` blocks (kernels/kquant_dynamic.cpp), the one other file with x86 intrinsics beside
-// isa_x86.h (which is at its ~600-line mark): the fused blocks per family on VNNI, and the block dot on the codes
-// a decoder stored elsewhere. Both compute, per super-block of one row against one token's int8 activations,
+// The K families' `+a8` blocks on AVX-512 VNNI (kernels/kquant_dynamic.cpp; the AVX2 ones are isa_x86_kfused_avx2.h):
+// the fused blocks per family, and the 16-row tile for many tokens. Per super-block of one row against one token's
+// int8 activations, they compute
 //   acc += sum over the block's 64 four-byte lanes l of Dl(l) * sum_{i<4} q[4 l + i] a[4 l + i]
 // with q the block's unsigned codes (< 64) and Dl(l) the step D of the sub-block lane l lies in (4 l / Sub).
 // The four-byte integer sums are exact (|sum| <= 4 * 63 * 127); each is converted and scaled in float, so every
-// ISA computes the portable twin's lane values (KDotPortable), only the order of the float additions differs.
-//   VNNI (AVX-512): vpdpbusd, u8 x s8 -> s32, one instruction per 64 bytes.
-//   AVX2: vpmaddubsw (adjacent u8 x s8 products summed into int16: |q0 a0 + q1 a1| <= 2 * 63 * 127 = 16002,
-//         never saturating) then vpmaddwd against ones, per 32 bytes.
-// The AVX2 block dot keeps four independent float chains (one per 64 bytes) so that a block's multiply-adds overlap.
+// ISA computes the portable twin's lane values (KDotPortable), only the order of the float additions differs. Here the
+// integer sums are vpdpbusd's, u8 x s8 -> s32, one instruction per 64 bytes.
 // For many tokens (VNNI), KTile puts 16 rows in the lanes instead and scales once per sub-block (its comment).
 #pragma once
 #include <cstddef>
@@ -16,6 +13,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "miniquant/kernels/isa_x86_kfused_avx2.h"  // the scale-byte helpers both widths share
 #include "miniquant/kquant/blocks.h"
 #include "miniquant/kquant/superblock.h"
 
@@ -66,6 +64,7 @@ inline __m512 lane_sums(const __m512i* q, const __m512* d, const int8_t* a) {
 template <bool kHigh>
 struct Q45KVnni {
   static constexpr int kNsub = 8;
+  static constexpr int kLanes = 16;  // 32-bit lanes per vector: permute_lanes' width
   using Blk = std::conditional_t<kHigh, kblocks::BlockQ5K, kblocks::BlockQ4K>;
   struct Acc {
     __m512 v;    // a token's D-scaled lane sums over the row
@@ -78,12 +77,10 @@ struct Q45KVnni {
     __m256 m;      // (8) C_b = M_b (zero 0) of the eight sub-blocks
     __m256 dsub;   // (8) D_b of the eight sub-blocks (the tile path's; dead, and dropped, in the per-row loop)
   };
-  // The eight 6-bit scales and mins of the 12 scale bytes (kbits::unpack_scales_mins6's positions) as two words of
-  // eight bytes, by 32-bit masks and shifts in one vector (the top two bits of bytes 0-7 are the high bits of
-  // sub-blocks 4-7; with u0, u1, u2 the three words: sc 0-3 = u0 & 0x3f.., sc 4-7 = u2 & 0x0f.. | (u0 >> 6 & 3..) << 4,
-  // m 0-3 = u1 & 0x3f.., m 4-7 = u2 >> 4 & 0x0f.. | (u1 >> 6 & 3..) << 4), then D = d sc and M = dmin m in one
-  // multiply: the same float products as kdecode::scales_mins6. (The scalar unpack and two multiplies it replaced
-  // made q4_k's block the slowest to load: bench/HISTORY.md, 2026-11-30.)
+  // The eight 6-bit scales and mins of the 12 scale bytes by 32-bit masks and shifts in one vector
+  // (avx2::scales_mins6_bytes), then D = d sc and M = dmin m in one multiply: the same float products as
+  // kdecode::scales_mins6. (The scalar unpack and two multiplies it replaced made q4_k's block the slowest to load:
+  // bench/HISTORY.md, 2026-11-30.)
   static void steps(const uint8_t* blk, __m256& D, __m256& M) {
     static_assert(offsetof(Blk, dmin) == offsetof(Blk, d) + 2 && offsetof(Blk, scales) + 16 <= sizeof(Blk),
                   "d and dmin side by side; a 16-byte load at the scales stays in the block");
@@ -92,12 +89,8 @@ struct Q45KVnni {
     const __m128 df = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(dd)));  // d, dmin
     const __m512 dm = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
                                             _mm512_castps128_ps512(df));
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales)));  // u0 u1 u2 (qs)
-    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
-                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-    const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(1, 1, 0, 0)), 6),
-                                                    _mm_setr_epi32(0, 0x03030303, 0, 0x03030303)), 4);
-    const __m512 DM = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_or_si128(lo, hi))));
+    const __m128i sm = avx2::scales_mins6_bytes(blk + offsetof(Blk, scales));  // bytes 0-7 sc, 8-15 m
+    const __m512 DM = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sm)));
     D = _mm512_castps512_ps256(DM);
     M = _mm512_extractf32x8_ps(DM, 1);
   }
@@ -146,6 +139,7 @@ using Q5KVnni = Q45KVnni<true>;
 // sub-block 4 k + l / 4. What their token step, sum and per-lane steps share.
 struct Sub16Vnni {
   static constexpr int kNsub = 16;
+  static constexpr int kLanes = 16;
   struct Acc {
     __m512 v;    // a token's D-scaled lane sums over the row
     __m512 off;  // its C_b asum_b terms over the row, per sub-block
@@ -202,17 +196,8 @@ struct Q23KVnni : Sub16Vnni {
     const float d = f16(blk + offsetof(Blk, d));
     if constexpr (kHigh) {
       or_high_bits(blk + offsetof(Blk, hmask), 2, b.q);
-      // The sixteen 6-bit scales (sc + 32) of the 12 bytes by 32-bit masks and shifts in one vector, u0 u1 u2 the
-      // three words: low nibbles from u0, u1 (low halves for sub-blocks 0-7, high halves for 8-15), top two bits from
-      // u2: word w = (u_{w % 2} >> 4 (w / 2) & 0x0f..) | (u2 >> 2 w & 0x03..) << 4. The 16-byte load ends at the
-      // block's last byte (the scales are followed by d only): it starts two bytes early and drops them.
-      static_assert(offsetof(Blk, scales) + 12 + 2 == sizeof(Blk), "the scales end two bytes before the block");
-      const __m128i x = _mm_srli_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + offsetof(Blk, scales) - 2)), 2);
-      const __m128i lo = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(1, 0, 1, 0)), _mm_setr_epi32(0, 0, 4, 4)),
-                                       _mm_set1_epi32(0x0f0f0f0f));
-      const __m128i hi = _mm_slli_epi32(_mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 2, 2)), _mm_setr_epi32(0, 2, 4, 6)),
-                                                      _mm_set1_epi32(0x03030303)), 4);
-      const __m128i sc = _mm_or_si128(lo, hi);
+      // The sixteen 6-bit scales (sc + 32) of the 12 bytes by 32-bit masks and shifts in one vector.
+      const __m128i sc = avx2::q3k_scale_bytes(blk);
       const __m512i sci = _mm512_sub_epi32(_mm512_cvtepu8_epi32(sc), _mm512_set1_epi32(32));
       set_steps(_mm512_mul_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(sci)), _mm512_setzero_ps(), 4.0f, b);
     } else {
@@ -350,42 +335,11 @@ struct KDotVnni {
 }  // namespace mq::kdetail
 #endif
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
+// The AVX2 choice (kquant_dynamic.cpp's KDotFast8): a tag, as isa_x86_kfused_avx2.h's fused blocks serve every
+// family there.
 namespace mq::kdetail {
 struct KDotAvx2 {
-  static constexpr bool kAvailable = true;
+  static constexpr bool kAvailable = MQ_KFUSED_AVX2;
   static constexpr const char* kName = "avx2";
-  struct Acc {
-    __m256 v[4];
-  };
-  static Acc zero() { return {{_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}}; }
-  template <int Sub>
-  static void block(Acc& acc, const uint8_t* q, const int8_t* a, const float* D) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (int s = 0; s < 8; ++s) {  // 32 bytes, 8 lanes: lanes 8 s .. 8 s + 7, all in sub-block 8 s / (Sub / 4) ...
-      const __m256i p = _mm256_maddubs_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * s)),
-                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32 * s)));
-      const __m256 d = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-      // ... for Sub 32; for Sub 16 lanes 0-3 and 4-7 are sub-blocks 2 s and 2 s + 1.
-      const __m256 dl = Sub == 32 ? _mm256_set1_ps(D[s])
-                                  : _mm256_setr_m128(_mm_set1_ps(D[2 * s]), _mm_set1_ps(D[2 * s + 1]));
-      acc.v[s & 3] = _mm256_fmadd_ps(d, dl, acc.v[s & 3]);
-    }
-  }
-  static float sum(const Acc& acc) {
-    const __m256 t = _mm256_add_ps(_mm256_add_ps(acc.v[0], acc.v[1]), _mm256_add_ps(acc.v[2], acc.v[3]));
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    return _mm_cvtss_f32(h);
-  }
 };
 }  // namespace mq::kdetail
-#else
-namespace mq::kdetail {
-struct KDotAvx2 {
-  static constexpr bool kAvailable = false;
-};
-}  // namespace mq::kdetail
-#endif

@@ -111,6 +111,14 @@ inline constexpr int64_t kEigenMinTokens = 16;
 // y[t * ldy + r] = sum_k w[r * cols + k] x[t * cols + k] for r < rows, t < n on the calling thread alone
 // (Eigen's serial packed GEMM; float.cpp).  w: (rows, cols);  x: (n, cols);  y: (n, ldy), ldy >= rows.
 void gemm_fp32_serial(const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y, int64_t ldy);
+// The K families' AVX2 fused blocks (isa_x86_kfused_avx2.h) whatever this build's rows run. They are the K rows'
+// path below the batch kernels on AVX2 CPUs without AVX-512 VNNI, and are compiled on every x86-64 build with AVX2,
+// FMA and F16C, so that tests/test_kernels.cpp holds them to their bounds on AVX-512 machines too. Built: whether
+// they are compiled here (the two calls throw mq::Error where not). w: a K tensor; x: (n, cols); y: (n, rows).
+// Weight-only from 1 to 7 tokens (kquant.cpp); `+a8` at any count (kquant_dynamic.cpp).
+bool kquant_fused_avx2_built();
+void gemm_kquant_fused_avx2_wo(const QTensor& w, const float* x, int64_t n, float* y, int threads);
+void gemm_kquant_fused_avx2_a8(const QTensor& w, const float* x, int64_t n, float* y, int threads);
 }  // namespace kdetail
 
 // Symmetric per-token activation quantization shared by the dynamic kernels and their reference:

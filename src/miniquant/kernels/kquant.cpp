@@ -11,7 +11,9 @@
 // (run_kquant_panels). On AVX-512 with VNNI, one to 7 tokens run on the `+a8` kernel's fused blocks instead
 // (run_fused_float, kquant_fused.h: the codes split in registers, one shift, table widening and FMA per 16
 // weights), 1.5-3.4x faster than the decoder path at one token on 4096-wide rows (bench/HISTORY.md, 2026-11-29);
-// the decoder path stays for AVX2, NEON and AVX-512 without VNNI. The `+a8` / `+a16` modes are kquant_dynamic.cpp's.
+// without VNNI but with AVX2 (Zen 3, AVX-512F Xeons), one to 3 tokens on the AVX2 fused blocks
+// (isa_x86_kfused_avx2.h, 1.45-2.99x the decoder path at one token: bench/HISTORY.md, 2026-12-02); from 4 tokens there,
+// and on NEON and plain x86-64 at every count, the decoder path. The `+a8` / `+a16` modes are kquant_dynamic.cpp's.
 // Twin: gemm_ref (kernels/ref.cpp), the dequantized weights times x one by one. Error against the exact product
 // of the stored weights: each product meets at most cols / sub + sub / W + 8 roundings (the sub-block's lane
 // sum, its D_b scaling and the chain across sub-blocks, the C_b term and its sum of x, the final lane sum),
@@ -190,7 +192,7 @@ template void gemm_kquant_batch<kdecode::Q6K>(const QTensor&, const float*, int6
 }  // namespace kdetail
 
 namespace {
-#if MQ_KDOT_FUSED
+#if MQ_KFUSED
 // Software prefetch of the codes, kAheadBytes ahead, where the call's activations (4 bytes a column and token) pass
 // kAheadFromBytes and no longer stay in L1 beside the codes: their reloads from L2 then take the fill buffers the
 // hardware prefetcher needs, and codes from DRAM came in at a fraction of the bandwidth. 4096x11008 q6_k ran at 134
@@ -208,12 +210,11 @@ constexpr int64_t kAheadFromBytes = 24 * 1024;
 // went through a store and a reload on the row's loop-carried path; in registers, one token 4096x4096 hot, 1 thread:
 // q2_k and q4_k 1.13-1.17x faster, q6_k 1.06x, q3_k and q5_k level (bench/HISTORY.md, 2026-12-01). Two rows per pass
 // and four-row groups for several tokens were measured too: faster in cache, slower (q3_k, q6_k down to 0.4x) from
-// DRAM, as the earlier row-group experiments here were. xp: (kN, cols) the tokens' activations in the blocks' field
-// order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
-template <class Dec, int kN>
+// DRAM, as the earlier row-group experiments here were. On AVX2 the same rows run the AVX2 blocks (FusedOf). xp: (kN,
+// cols) the tokens' activations in the blocks' field order; xsum: (kN, cols / sub) their sums per sub-block; y: (kN, rows).
+// Fused: the family's block (FusedOf<Dec>, or FusedAvx2Of<Dec> for the test entry below); kCodes = 2^bits.
+template <class Fused, int kCodes, int kN>
 void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const float* xsum, float* y, int nt, bool prefetch) {
-  using Fused = typename kdetail::FusedOf<Dec>::type;
-  constexpr int kCodes = 1 << Dec::kBits;  // the family's code count: the widening's table size
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
   const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
 #pragma omp parallel num_threads(nt)
@@ -233,47 +234,56 @@ void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const
         }
         Fused::load(bp, blk);
         for (int t = 0; t < kN; ++t)
-          kdetail::float_token<Fused, kCodes>(blk, xp + t * cols + b * kSuperBlock, xsum + t * per_row + b * Fused::kNsub, acc[t]);
+          kdetail::fused_float_token<Fused, kCodes>(blk, xp + t * cols + b * kSuperBlock, xsum + t * per_row + b * Fused::kNsub, acc[t]);
       }
       for (int t = 0; t < kN; ++t) y[t * rows + r] = Fused::sum(acc[t]);
     }
   }
 }
 
-template <class Dec>
+// The token counts run_fused_float is instantiated for (1 .. 7: the AVX-512 tile takes 8 and more), and the ones the
+// rows give it: every count below the batch path on VNNI; on AVX2 1 .. 3. There a field's widening costs a mask and
+// a convert (q2_k, q3_k: a permute) per 8 weights and token (a permute per 16 on VNNI), so from 4 tokens the decoder path's float copy, made
+// once per block and read by every token, costs as much or less. 4096x4096, one thread, hot, ggml's time over ours in
+// the same run (two runs each of a -march=znver3 build on Zen 5), decoder path -> fused: at 3 tokens every family
+// faster in both runs (q2_k 0.23, 0.25 -> 0.38, 0.39; q4_k 0.29, 0.27 -> 0.31, 0.31); at 4 and 8 q4_k slower in both
+// (at 8: 0.30, 0.22 -> 0.21, 0.20), q2_k faster, the others inside the runs' spread (bench/HISTORY.md, 2026-12-02).
+constexpr int kFusedFloatCounts = 7;
+constexpr int64_t kFusedFloatMaxTokens = MQ_KDOT_FUSED ? kdetail::kBatchMinTokens - 1 : 3;
+static_assert(kFusedFloatMaxTokens <= kFusedFloatCounts);
+
+template <class Fused, int kCodes>
 void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t n, float* y, int threads) {
   const int64_t cols = w.cols;
   // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a
   // thread_local named inside the parallel region would be each worker's own, empty one).
   thread_local std::vector<float> xp_buf, xsum_buf;
   xp_buf.resize(static_cast<size_t>(n * cols));
-  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes(x + t * cols, cols, xp_buf.data() + t * cols);
+  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes<Fused::kLanes>(x + t * cols, cols, xp_buf.data() + t * cols);
   subblock_sums(x, n, cols, f.sub, xsum_buf);
   const float* xp = xp_buf.data();
   const float* xsum = xsum_buf.data();
   const int nt = kdetail::effective_threads(threads, w.rows * cols * n);
   const bool prefetch = n * cols * static_cast<int64_t>(sizeof(float)) > kAheadFromBytes;
-  const bool done = kdetail::with_token_count<kdetail::kBatchMinTokens - 1>(
-      n, [&](auto k) { fused_float_rows<Dec, decltype(k)::value>(w, f, xp, xsum, y, nt, prefetch); });
-  if (!done)
-    throw Error(fmt::format("run_fused_float: {} tokens (1 .. {} expected: the batch path takes the rest)", n,
-                            kdetail::kBatchMinTokens - 1));
+  const bool done = kdetail::with_token_count<kFusedFloatCounts>(
+      n, [&](auto k) { fused_float_rows<Fused, kCodes, decltype(k)::value>(w, f, xp, xsum, y, nt, prefetch); });
+  if (!done) throw Error(fmt::format("run_fused_float: {} tokens (1 .. {} expected)", n, kFusedFloatCounts));
 }
 #endif
 
 // The family's decoder (Dec, its row's template argument: no switch on the width): the batch path from 8 tokens on
 // AVX-512 (the register tile), from 16 elsewhere (panels and Eigen); below that the fused blocks against float
-// activations where the CPU has them (AVX-512 VNNI), else the per-token kernel over blocks decoded in place.
+// activations where the CPU has them (AVX-512 VNNI, else AVX2 with FMA and F16C), else (NEON, plain x86-64) the per-token kernel over
+// blocks decoded in place.
 template <class Dec>
 void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
   if (empty_product(w.rows, w.cols, n, y, "kquant_rows")) return;
   const KFamily& f = kfamily_of(w.scheme);
   if (n >= kdetail::kBatchMinTokens) return kdetail::gemm_kquant_batch<Dec>(w, x, n, y, threads);
-#if MQ_KDOT_FUSED
-  return run_fused_float<Dec>(w, f, x, n, y, threads);
-#else
-  run_kquant(w, f, [](const uint8_t* blk, KGrid& g, uint8_t* codes) { Dec::decode(blk, g, codes); }, x, n, y, threads, true);
+#if MQ_KFUSED
+  if (n <= kFusedFloatMaxTokens) return run_fused_float<typename kdetail::FusedOf<Dec>::type, 1 << Dec::kBits>(w, f, x, n, y, threads);
 #endif
+  run_kquant(w, f, [](const uint8_t* blk, KGrid& g, uint8_t* codes) { Dec::decode(blk, g, codes); }, x, n, y, threads, true);
 }
 // The twin of the decoders: the family's generic unpack and kgrid, the per-token kernel at every batch size.
 void kquant_portable_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
@@ -288,11 +298,27 @@ void kquant_portable_rows(const QTensor& w, const float* x, int64_t n, float* y,
 }
 }  // namespace
 
+namespace kdetail {
+bool kquant_fused_avx2_built() { return MQ_KFUSED_AVX2; }
+void gemm_kquant_fused_avx2_wo(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant_fused_avx2_wo")) return;
+#if MQ_KFUSED_AVX2
+  const KFamily& f = kfamily_of(w.scheme);
+  kdecode::with_decoder(f, [&](auto dec) {
+    using Dec = decltype(dec);
+    run_fused_float<typename FusedAvx2Of<Dec>::type, 1 << Dec::kBits>(w, f, x, n, y, threads);
+  });
+#else
+  throw Error("gemm_kquant_fused_avx2_wo: the AVX2 fused blocks are not compiled in this build");
+#endif
+}
+}  // namespace kdetail
+
 std::vector<KernelRow> kernel_rows_kquant() {
   const ActSet wo = act_bit(ActMode::weight_only);
   constexpr std::string_view kKernel =
-      "`kquant_rows<Dec>`: below 8 tokens the fused blocks against float activations on AVX-512 VNNI (`kquant_fused.h`), "
-      "elsewhere the family's decoder reads blocks in place; on AVX-512 from 8 tokens a 12-row x 32-token register tile over "
+      "`kquant_rows<Dec>`: below the batch kernels the fused blocks against float activations on AVX-512 VNNI or AVX2 "
+      "(`kquant_fused.h`), elsewhere the family's decoder reads blocks in place; on AVX-512 from 8 tokens a 12-row x 32-token register tile over "
       "dequantized blocks (`kquant_ftile.h`), elsewhere from 16 tokens Eigen on dequantized panels (`kquant.cpp`)";
   const auto row = [&](std::string_view fam, RowKernelFn fn) {
     return KernelRow{families_of({fam}), wo, Layout::row_major, Acts::any, true, nullptr, fn, nullptr, "any (xsimd)", kKernel,

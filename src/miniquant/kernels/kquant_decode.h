@@ -140,6 +140,16 @@ void dequantize(const KGrid& g, const uint8_t* codes, float* w) {
   }
 }
 
+// Calls f(Dec{}) with the decoder of family fam (the five above as a list of types, matched on their code width, one
+// family per width) and returns true; false when fam is none of them. For entry points that take a tensor, not a
+// registry row (the rows carry their decoder as a template argument).
+template <class F>
+bool with_decoder(const KFamily& fam, F&& f) {
+  return [&]<class... D>(D*...) { return ((fam.bits == D::kBits ? (f(D{}), true) : false) || ...); }(
+      static_cast<Q2K*>(nullptr), static_cast<Q3K*>(nullptr), static_cast<Q4K*>(nullptr), static_cast<Q5K*>(nullptr),
+      static_cast<Q6K*>(nullptr));
+}
+
 }  // namespace mq::kdecode
 
 namespace mq::kdetail {

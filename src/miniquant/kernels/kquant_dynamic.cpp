@@ -3,13 +3,13 @@
 //   sum_j w_j x_j ~ s (D_b sum_j q_j a_j - C_b sum_j a_j),   C_b = D_b zero + M_b,
 // the integer sums exact, as llama.cpp's q*_K x q8_K dots compute them (ggml quantizes activations per 256
 // weights, we per token as our int8 / int4 `+a8` does). The sums of a over every sub-block are the same for
-// every row: taken once per call. On VNNI, `+a8` runs a fused block per family (isa_x86_kdot.h's Q2KVnni ..
-// Q6KVnni, run_fused): the codes split from the block's bytes in registers and the steps decoded by vector
-// operations, where the decoder path stored 256 codes and decoded the scales one by one per block and row (at
-// 4096 x 4096, one token, one thread: 0.58-0.92 ms against that path's 1.44-2.2 ms; 768 x 256: 2.4-3.1x). Elsewhere,
-// per block and row: the family's decoder (kquant_decode.h), then the block dot of isa_x86_kdot.h (AVX2) or its
-// portable twin below; `+a16` (16-bit codes) runs the portable loops on every ISA (no ISA piece: its products do
-// not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI: the weight-only path's
+// every row: taken once per call. On VNNI and on AVX2, `+a8` runs a fused block per family (isa_x86_kdot.h's
+// Q2KVnni .. Q6KVnni, isa_x86_kfused_avx2.h's avx2::Q2K .., run_fused): the codes split from the block's bytes in
+// registers and the steps decoded by vector operations, where the decoder path stored 256 codes and decoded the
+// scales one by one per block and row (VNNI at 4096 x 4096, one token, one thread: 0.58-0.92 ms against that path's
+// 1.44-2.2 ms; 768 x 256: 2.4-3.1x; AVX2: bench/HISTORY.md, 2026-12-02). Elsewhere, per block and row: the family's
+// decoder (kquant_decode.h), then the portable block dot below; `+a16` (16-bit codes) runs the portable loops on
+// every ISA (no ISA piece: its products do not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI: the weight-only path's
 // batch kernel (kquant_ftile.h's tile on AVX-512, else dequantized panels) on the quantized activations s a
 // (quantized_panels). `+a8` on VNNI from kTileMinTokens tokens:
 // the tile of isa_x86_kdot.h (KTile, run_tiled), 16 rows in the lanes, where the per-row fused blocks pay a
@@ -120,8 +120,9 @@ void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_
   }
 }
 
-#if MQ_KDOT_FUSED
-// A fused block of isa_x86_kdot.h (Q2KVnni .. Q6KVnni) in place of the decoder and the block dot, rows
+#if MQ_KFUSED
+// A fused block (isa_x86_kdot.h's Q2KVnni .. Q6KVnni, or isa_x86_kfused_avx2.h's avx2::Q2K ..) in place of the
+// decoder and the block dot, rows
 // [r0, r1) inside the caller's parallel region; the same arguments as run. kN > 0: the token count as a template
 // argument, so that the row's sums stay in registers (with a run-time count they live in memory and every block's
 // add goes through a store and a reload on the row's loop-carried path: kquant.cpp's fused_float_rows measured
@@ -165,6 +166,9 @@ void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* a
 #pragma omp parallel num_threads(nt)
   fused_rows<Fused>(w, a, s, asum, n, y, 0, w.rows);
 }
+#endif
+
+#if MQ_KDOT_FUSED
 
 // From kTileMinTokens tokens: isa_x86_kdot.h's KTile on every whole block of 16 rows (each thread decodes its block's
 // super-blocks once into lanes, then runs every token through them, KTile::kT at a time), the fused blocks on the
@@ -235,6 +239,12 @@ void quantize_and_run(const QTensor& w, const KFamily& f, const float* x, int64_
 #else
     static_assert(sizeof(Isa) == 0, "KDotVnni is chosen only where the fused blocks are compiled");
 #endif
+  } else if constexpr (std::is_same_v<Isa, KDotAvx2>) {
+#if MQ_KFUSED_AVX2
+    run_fused<typename FusedAvx2Of<Dec>::type>(w, a.data(), s.data(), asum.data(), n, y, nt);
+#else
+    static_assert(sizeof(Isa) == 0, "KDotAvx2 is chosen only where the AVX2 fused blocks are compiled");
+#endif
   } else {
     run<Isa, Dec>(w, a.data(), s.data(), asum.data(), n, y, nt);
   }
@@ -263,10 +273,23 @@ void quantized_panels(const QTensor& w, const float* x, int64_t n, float* y, int
 
 const char* kquant_dynamic_kernel_name() { return kdetail::KDotFast8::kName; }
 
+namespace kdetail {
+void gemm_kquant_fused_avx2_a8(const QTensor& w, const float* x, int64_t n, float* y, int threads) {
+  if (empty_product(w.rows, w.cols, n, y, "gemm_kquant_fused_avx2_a8")) return;
+#if MQ_KFUSED_AVX2
+  const KFamily& f = kfamily_of(w.scheme);
+  const int nt = effective_threads(threads, w.rows * w.cols * n);
+  kdecode::with_decoder(f, [&](auto dec) { quantize_and_run<int8_t, KDotAvx2, decltype(dec)>(w, f, x, n, y, nt); });
+#else
+  throw Error("gemm_kquant_fused_avx2_a8: the AVX2 fused blocks are not compiled in this build");
+#endif
+}
+}  // namespace kdetail
+
 namespace {
 // The family's +a8 / +a16 (Dec, its row's template argument): +a8 on VNNI the fused blocks at every batch; otherwise
-// from 16 tokens (Isa) the quantized activations through the weight-only batch kernel, below that the block dot (+a8: AVX2,
-// else portable; +a16 portable).
+// from 16 tokens (Isa) the quantized activations through the weight-only batch kernel, below that +a8 on the AVX2 fused
+// blocks (else the portable block dot), +a16 on the portable one.
 template <class Dec, bool Isa>
 void kquant_dynamic_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode act, bool) {
   using namespace kdetail;
@@ -291,7 +314,7 @@ std::vector<KernelRow> kernel_rows_kquant_dynamic() {
   const auto isa = [&](std::string_view fam, RowKernelFn fn) {
     return KernelRow{families_of({fam}), dyn, Layout::row_major, Acts::any, true, nullptr, fn, nullptr,
                      "AVX-512 VNNI / AVX2 (`kquant_dynamic_kernel_name()`)",
-                     "`kquant_dynamic_rows<Dec>`: the fused block dot (`kquant_dynamic.cpp`, `isa_x86_kdot.h`); `+a8` on VNNI "
+                     "`kquant_dynamic_rows<Dec>`: the fused blocks (`kquant_dynamic.cpp`; `isa_x86_kdot.h`, `isa_x86_kfused_avx2.h`); `+a8` on VNNI "
                      "from 8 tokens the 16-row tile (`KTile`), otherwise from 16 tokens the weight-only batch kernel on s a",
                      "`gemm_dynamic_ref`", "`test_kernels`"};
   };

@@ -1,6 +1,7 @@
-// Each K family's fused block (isa_x86_kdot.h's Q2KVnni .. Q6KVnni), by its decoder, and the fp32-activation step on
-// those blocks: the weight-only K kernel from one to 7 tokens (kquant.cpp) on AVX-512 with VNNI, the `+a8` one
-// (kquant_dynamic.cpp) on the same loads.
+// Each K family's fused block (isa_x86_kdot.h's Q2KVnni .. Q6KVnni on AVX-512 VNNI, isa_x86_kfused_avx2.h's
+// avx2::Q2K .. Q6K on AVX2), by its decoder, and the fp32-activation step on those blocks: the weight-only K kernel
+// below the batch kernels (kquant.cpp), the `+a8` one (kquant_dynamic.cpp) on the same loads. What follows describes
+// the AVX-512 step; the AVX2 one is the same in 8-lane vectors of 32 codes (its header).
 //
 // Why the weight-only path reuses the `+a8` blocks: its per-token kernel first stored the block's 256 codes
 // through the family's decoder, then widened them from memory, and was 0.26x-0.42x of ggml's K kernels at one
@@ -24,17 +25,34 @@
 #include <utility>
 
 #include "miniquant/kernels/isa_x86_kdot.h"
+#include "miniquant/kernels/isa_x86_kfused_avx2.h"
 #include "miniquant/kernels/kquant_decode.h"
 
-#if MQ_KDOT_FUSED
+// MQ_KFUSED: fused blocks of some width are compiled (then the K rows run them below their batch kernels).
+#define MQ_KFUSED (MQ_KDOT_FUSED || MQ_KFUSED_AVX2)
+
+#if MQ_KFUSED
 namespace mq::kdetail {
-// Each family's fused block (VNNI), by its decoder: a table of types, read at compile time by the family's rows.
+// Each family's fused block, by its decoder: a table of types, read at compile time by the family's rows; VNNI where
+// compiled, else AVX2. FusedAvx2Of: the AVX2 blocks, which tests/test_kernels.cpp also runs on AVX-512 builds.
 template <class Dec> struct FusedOf;
+#if MQ_KFUSED_AVX2
+template <class Dec> struct FusedAvx2Of;
+template <> struct FusedAvx2Of<kdecode::Q2K> { using type = avx2::Q2K; };
+template <> struct FusedAvx2Of<kdecode::Q3K> { using type = avx2::Q3K; };
+template <> struct FusedAvx2Of<kdecode::Q4K> { using type = avx2::Q4K; };
+template <> struct FusedAvx2Of<kdecode::Q5K> { using type = avx2::Q5K; };
+template <> struct FusedAvx2Of<kdecode::Q6K> { using type = avx2::Q6K; };
+#endif
+#if MQ_KDOT_FUSED
 template <> struct FusedOf<kdecode::Q2K> { using type = Q2KVnni; };
 template <> struct FusedOf<kdecode::Q3K> { using type = Q3KVnni; };
 template <> struct FusedOf<kdecode::Q4K> { using type = Q4KVnni; };
 template <> struct FusedOf<kdecode::Q5K> { using type = Q5KVnni; };
 template <> struct FusedOf<kdecode::Q6K> { using type = Q6KVnni; };
+#else
+template <class Dec> struct FusedOf : FusedAvx2Of<Dec> {};
+#endif
 
 // The token count as a template argument: calls f(std::integral_constant<int, k>{}) for the k in 1 .. kMax equal
 // to n and returns true, or returns false (f not called) when n is outside. One instantiation of f per count, so a
@@ -47,13 +65,16 @@ bool with_token_count(int64_t n, F&& f) {
   }(std::make_integer_sequence<int, kMax>{});
 }
 
-// x in the fused blocks' field order, 64 values at a time: xp[64 k + 16 i + l] = x[64 k + 4 l + i].
+// x in the fused blocks' field order, 4 W values at a time (W = Fused::kLanes): xp[4 W k + W i + l] = x[4 W k + 4 l + i].
 // x, xp: (cols), cols a multiple of 64 (every K row is whole super-blocks).
+template <int W>
 inline void permute_lanes(const float* x, int64_t cols, float* xp) {
-  for (int64_t c = 0; c < cols; c += 64)
+  for (int64_t c = 0; c < cols; c += 4 * W)
     for (int i = 0; i < 4; ++i)
-      for (int l = 0; l < 16; ++l) xp[c + 16 * i + l] = x[c + 4 * l + i];
+      for (int l = 0; l < W; ++l) xp[c + W * i + l] = x[c + 4 * l + i];
 }
+
+#if MQ_KDOT_FUSED
 
 // Field I of a code vector as floats (codes < kCodes, one per byte).
 template <int kCodes, int I>
@@ -89,6 +110,19 @@ template <class Fused, int kCodes>
                                  _mm512_fmadd_ps(p[3], b.d[3], _mm512_mul_ps(p[2], b.d[2])));
   acc.v = _mm512_add_ps(acc.v, t);
   Fused::offsets(b, xsum, acc);
+}
+#endif
+
+// One token's float step on a loaded block of either width.
+template <class Fused, int kCodes>
+[[gnu::always_inline]] inline void fused_float_token(const typename Fused::Block& b, const float* xp, const float* xsum,
+                                                     typename Fused::Acc& acc) {
+#if MQ_KFUSED_AVX2
+  if constexpr (Fused::kLanes == 8) return avx2::float_token<Fused, kCodes>(b, xp, xsum, acc);
+#endif
+#if MQ_KDOT_FUSED
+  if constexpr (Fused::kLanes == 16) return float_token<Fused, kCodes>(b, xp, xsum, acc);
+#endif
 }
 }  // namespace mq::kdetail
 #endif
