@@ -450,8 +450,8 @@ TEST_CASE("K families at batch: the register tile / dequantized panels, within t
   }
 }
 
-// The K kernels below the batch paths, at every token count: on AVX-512 VNNI (and on AVX2) each of 1 .. 7 tokens is its own
-// instantiation (kquant.cpp's fused_float_rows<Dec, kN>, kquant_dynamic.cpp's fused_rows_n<Fused, kN> for 1 .. 4 and
+// The K kernels below the batch paths, at every token count: on AVX-512 VNNI each of 1 .. 7 tokens is its own
+// instantiation (kquant.cpp's fused_float_rows<Fused, kCodes, kN>, kquant_dynamic.cpp's fused_rows_n<Fused, kN> for 1 .. 4 and
 // the any-count one above), so each count is run, weight-only against fp64 and `+a8` against its reference
 // (gemm_dynamic_ref: the same int8 codes). 21 rows: one whole 16-row tile block and five rows of tail.
 TEST_CASE("K families from one to 8 tokens: every token count's fused kernel within its bound") {
@@ -485,7 +485,7 @@ TEST_CASE("K families from one to 8 tokens: every token count's fused kernel wit
         };
         CHECK(worst_a8(run_misaligned(c.q, x, n, {.threads = threads, .act = ActMode::dynamic_int8})) <= 1.0);
         // The AVX2 fused blocks, which the rows above run only on AVX2 CPUs without VNNI: held here on every build
-        // that compiles them (weight-only below 8 tokens, where every x86 build runs its fused rows).
+        // that compiles them (weight-only at the 1 .. 7 tokens its entry is instantiated for; the rows give it 1 .. 3).
         if (kdetail::kquant_fused_avx2_built()) {
           std::vector<float> y2(static_cast<size_t>(n * rows), -1.0f);
           if (n < 8) {

@@ -243,8 +243,8 @@ void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const
 
 // The token counts run_fused_float is instantiated for (1 .. 7: the AVX-512 tile takes 8 and more), and the ones the
 // rows give it: every count below the batch path on VNNI; on AVX2 1 .. 3. There a field's widening costs a mask and
-// a convert (q2_k, q3_k: a permute) per 8 weights and token (a permute per 16 on VNNI), so from 4 tokens the decoder path's float copy, made
-// once per block and read by every token, costs as much or less. 4096x4096, one thread, hot, ggml's time over ours in
+// a convert (q2_k, q3_k: a permute) per 8 weights and token (a permute per 16 on VNNI), so from 4 tokens the decoder
+// path's float copy, made once per block and read by every token, costs as much or less. 4096x4096, one thread, hot, ggml's time over ours in
 // the same run (two runs each of a -march=znver3 build on Zen 5), decoder path -> fused: at 3 tokens every family
 // faster in both runs (q2_k 0.23, 0.25 -> 0.38, 0.39; q4_k 0.29, 0.27 -> 0.31, 0.31); at 4 and 8 q4_k slower in both
 // (at 8: 0.30, 0.22 -> 0.21, 0.20), q2_k faster, the others inside the runs' spread (bench/HISTORY.md, 2026-12-02).
@@ -273,8 +273,8 @@ void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t
 
 // The family's decoder (Dec, its row's template argument: no switch on the width): the batch path from 8 tokens on
 // AVX-512 (the register tile), from 16 elsewhere (panels and Eigen); below that the fused blocks against float
-// activations where the CPU has them (AVX-512 VNNI, else AVX2 with FMA and F16C), else (NEON, plain x86-64) the per-token kernel over
-// blocks decoded in place.
+// activations where the CPU has them (AVX-512 VNNI; AVX2 with FMA and F16C up to 3 tokens), else the per-token kernel
+// over blocks decoded in place.
 template <class Dec>
 void kquant_rows(const QTensor& w, const float* x, int64_t n, float* y, int threads, ActMode, bool) {
   if (empty_product(w.rows, w.cols, n, y, "kquant_rows")) return;
@@ -304,10 +304,11 @@ void gemm_kquant_fused_avx2_wo(const QTensor& w, const float* x, int64_t n, floa
   if (empty_product(w.rows, w.cols, n, y, "gemm_kquant_fused_avx2_wo")) return;
 #if MQ_KFUSED_AVX2
   const KFamily& f = kfamily_of(w.scheme);
-  kdecode::with_decoder(f, [&](auto dec) {
+  const bool ran = kdecode::with_decoder(f, [&](auto dec) {
     using Dec = decltype(dec);
     run_fused_float<typename FusedAvx2Of<Dec>::type, 1 << Dec::kBits>(w, f, x, n, y, threads);
   });
+  if (!ran) throw Error(fmt::format("gemm_kquant_fused_avx2_wo: no decoder for {}", f.name));
 #else
   throw Error("gemm_kquant_fused_avx2_wo: the AVX2 fused blocks are not compiled in this build");
 #endif

@@ -9,8 +9,8 @@
 // scales one by one per block and row (VNNI at 4096 x 4096, one token, one thread: 0.58-0.92 ms against that path's
 // 1.44-2.2 ms; 768 x 256: 2.4-3.1x; AVX2: bench/HISTORY.md, 2026-12-02). Elsewhere, per block and row: the family's
 // decoder (kquant_decode.h), then the portable block dot below; `+a16` (16-bit codes) runs the portable loops on
-// every ISA (no ISA piece: its products do not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8` on VNNI: the weight-only path's
-// batch kernel (kquant_ftile.h's tile on AVX-512, else dequantized panels) on the quantized activations s a
+// every ISA (no ISA piece: its products do not fit vpmaddubsw). From kEigenMinTokens tokens (use_isa), except `+a8`
+// on VNNI: the weight-only path's batch kernel (kquant_ftile.h's tile on AVX-512, else dequantized panels) on the quantized activations s a
 // (quantized_panels). `+a8` on VNNI from kTileMinTokens tokens:
 // the tile of isa_x86_kdot.h (KTile, run_tiled), 16 rows in the lanes, where the per-row fused blocks pay a
 // conversion and a scaling per four-byte lane, token and block (at 64 tokens they were 0.50x-0.80x of ggml's
@@ -279,7 +279,8 @@ void gemm_kquant_fused_avx2_a8(const QTensor& w, const float* x, int64_t n, floa
 #if MQ_KFUSED_AVX2
   const KFamily& f = kfamily_of(w.scheme);
   const int nt = effective_threads(threads, w.rows * w.cols * n);
-  kdecode::with_decoder(f, [&](auto dec) { quantize_and_run<int8_t, KDotAvx2, decltype(dec)>(w, f, x, n, y, nt); });
+  const bool ran = kdecode::with_decoder(f, [&](auto dec) { quantize_and_run<int8_t, KDotAvx2, decltype(dec)>(w, f, x, n, y, nt); });
+  if (!ran) throw Error(fmt::format("gemm_kquant_fused_avx2_a8: no decoder for {}", f.name));
 #else
   throw Error("gemm_kquant_fused_avx2_a8: the AVX2 fused blocks are not compiled in this build");
 #endif

@@ -75,7 +75,6 @@ inline void permute_lanes(const float* x, int64_t cols, float* xp) {
 }
 
 #if MQ_KDOT_FUSED
-
 // Field I of a code vector as floats (codes < kCodes, one per byte).
 template <int kCodes, int I>
 [[gnu::always_inline]] inline __m512 field_f32(__m512i q) {
