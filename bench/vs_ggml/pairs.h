@@ -35,10 +35,10 @@ struct Pair {
   ActQuant act;             // the activation type its dot product quantizes to (ggml-cpu type_traits vec_dot_type)
   std::string_view scheme;  // ours: a scheme of mq::scheme_table()
   mq::ActMode mode;         // weight-only or +a8 (dynamic_int8)
-  // Our side runs a lookup-table kernel (int2, bench-only) on the scheme's 16-row blocks instead of
-  // QuantizedLinear: fp32 tables (bench/lut_kernel.h) or 16-bit ones (bench/lut_kernel16.h).
+  // Our side runs a lookup-table kernel (bench-only) on the scheme's 16-row blocks instead of QuantizedLinear: fp32
+  // tables (int2, bench/lut_kernel.h) or 16-bit ones (int2: bench/lut_kernel16.h; int3: lut3_kernel16.h's bit planes).
   enum class Table { none, fp32, int16 } table = Table::none;
-  std::string ours() const;   // our side's name, as --pairs takes it: "int4-g64+a8", "int2-g64-table", "int2-g64-table16"
+  std::string ours() const;   // our side's name, as --pairs takes it: "int4-g64+a8", "int2-g64-table", "int3-g64-table16"
   std::string label() const;  // "q4_0 / int4-g64+a8"
 };
 
@@ -69,10 +69,16 @@ inline const std::vector<Pair>& pair_table() {
       // plain 2- or 3-bit type), int8 activations on both.
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::dynamic_int8},
       {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::dynamic_int8},
+      // The same two on our weight-only kernels (the bf16 tile where AVX-512 BF16 is built): the library's
+      // fp32-accurate path, the bar the table rows below would have to clear to earn a registry row.
+      {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only},
+      {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::weight_only},
       // The lookup-table kernels (T-MAC's idea, issue 56) on int2-g64 against q2_K: fp32 tables (fp32-accurate,
       // as the weight-only rows) and 16-bit ones (each entry within half a step of 1/32767 of its group's largest).
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, Pair::Table::fp32},
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, Pair::Table::int16},
+      // int3-g64 through 16-bit tables on its bit planes (bench/lut3_kernel16.h) against q3_K.
+      {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::weight_only, Pair::Table::int16},
   };
   return t;
 }

@@ -33,7 +33,8 @@ RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in);
 // slack 0.5 s_g (1 + 2^-20), s_g the group's table step as the kernel computes it. Why that bounds the kernel: a
 // column pair looks up one entry within 0.5 s_g of (u1 - z) x1 + (u0 - z) x0; a pair whose two weights are zero
 // looks up entry 0, exact; any other pair has a weight |w| >= the group's scale, so its error times that scale is
-// at most (|w0| + |w1|) 0.5 s_g, the pair's share of sum_j |w_j| e_j.
+// at most (|w0| + |w1|) 0.5 s_g, the pair's share of sum_j |w_j| e_j. int3's bit planes (bench/lut3_kernel16.h) look up
+// a pair's and a quad's entry per weight: slack s_g (1 + 2^-20), the argument in that header.
 RefActs table16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mq::BlockedCodes& w);
 // Our +a8: per token s * a with a = mq::quantize_activations(x), the codes the kernels use.
 RefActs int8_token_acts(const std::vector<float>& x, int64_t n, int64_t in);
