@@ -216,7 +216,9 @@ void tile3(const BlockedCodes& p, int64_t b0, const Lut3Acts& a, int64_t t, floa
       for (int k = 0; k < kPlaneRegs; ++k) table[k] = _mm512_load_si512(ts + 32 * k);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
+        // A double step is three cache lines of each block's stream: one prefetch per line.
         __builtin_prefetch(wp[r] + mq::kBlockPrefetchBytes);
+        __builtin_prefetch(wp[r] + mq::kBlockPrefetchBytes + 64);
         __builtin_prefetch(wp[r] + mq::kBlockPrefetchBytes + 128);
         __m512i s = acc[r];
 #pragma GCC unroll 3
