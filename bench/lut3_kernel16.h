@@ -26,6 +26,7 @@
 //
 //   pack_planes3(w)                              the planes of an int3 symmetric BlockedCodes (scales unchanged)
 //   gemm_lut3_16(p, x, n, y, threads, use_isa)   y (n, rows) = W x, x (n, cols); p from pack_planes3
+//   pack_table16, gemm_table16, table16_slack    int2's or int3's 16-bit tables by the scheme's family
 #pragma once
 #include <cstring>
 #include <string>
@@ -252,6 +253,32 @@ inline void gemm_lut3_16(const BlockedCodes& p, const float* x, int64_t n, float
 #endif
   (void)use_isa;
   lut3_twin(p, a, y, std::max(1, threads));
+}
+
+// Either family's 16-bit tables, for callers that hold a scheme (vs_ggml's `-table16` rows, its check, the test):
+// int3 runs on its bit planes, int2 on the plain 16-row blocks. The family decides here and nowhere else.
+inline bool runs_planes3(const mq::Scheme& s) { return mq::traits_of(s).family == mq::Int3Family::kName; }
+
+inline BlockedCodes pack_table16(const mq::QTensor& q) {
+  BlockedCodes b = mq::pack_blocked(q);
+  return runs_planes3(b.scheme) ? pack_planes3(b) : b;
+}
+
+// y = W x for n tokens through w's family's 16-bit tables (w from pack_table16).
+inline void gemm_table16(const BlockedCodes& w, const float* x, int64_t n, float* y, int threads, bool use_isa) {
+  if (runs_planes3(w.scheme)) gemm_lut3_16(w, x, n, y, threads, use_isa);
+  else gemm_lut16(w, x, n, y, threads, use_isa);
+}
+
+// The bound's slack per activation, (n, groups): 0.5 s_g (1 + 2^-20) for each lookup a weight takes part in, one
+// for int2 (lut_kernel16.h's bound), two for int3's planes (this header's), s_g the tables' step for x.
+inline std::vector<double> table16_slack(const BlockedCodes& w, const float* x, int64_t n) {
+  const bool planes = runs_planes3(w.scheme);
+  const std::vector<float>& step = planes ? make_tables3(w, x, n).scale : make_tables16(w, x, n).scale;
+  const double lookups = planes ? 2.0 : 1.0;
+  std::vector<double> slack(step.size());
+  for (size_t i = 0; i < step.size(); ++i) slack[i] = lookups * 0.5 * step[i] * (1 + 0x1p-20);
+  return slack;
 }
 
 }  // namespace mqbench::lut

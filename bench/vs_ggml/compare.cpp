@@ -14,9 +14,8 @@
 #include "miniquant/random.h"
 #include "miniquant/util/timer.h"
 
-#include "lut3_kernel16.h"  // int3's 16-bit tables on bit planes
-#include "lut_kernel.h"     // the table rows (pairs.h)
-#include "lut_kernel16.h"
+#include "lut3_kernel16.h"  // the 16-bit table rows (int2's tables, int3's bit planes)
+#include "lut_kernel.h"     // the fp32 table row (pairs.h)
 #include "roofline_probes.h"
 #include "verify.h"
 
@@ -73,11 +72,10 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   const bool table = pair.table != Pair::Table::none;
   if (pair.table == Pair::Table::int16 && !scheme.symmetric)
     throw mq::Error("vs_ggml: " + where + ": the 16-bit table rows' check bound holds for symmetric schemes only");
-  // int3's 16-bit tables read the same bytes rearranged into bit planes (lut3_kernel16.h).
-  const bool planes3 = pair.table == Pair::Table::int16 && mq::traits_of(scheme).family == mq::Int3Family::kName;
-  const mq::BlockedCodes packed = !table   ? mq::BlockedCodes{}
-                                  : planes3 ? mqbench::lut::pack_planes3(mq::pack_blocked(ql.weight()))
-                                            : mq::pack_blocked(ql.weight());
+  // The 16-bit tables take the family's layout (int3: the same bytes in bit planes, lut3_kernel16.h).
+  const mq::BlockedCodes packed = pair.table == Pair::Table::int16 ? mqbench::lut::pack_table16(ql.weight())
+                                  : table                          ? mq::pack_blocked(ql.weight())
+                                                                   : mq::BlockedCodes{};
   const double ours_bytes = static_cast<double>(table ? packed.bytes() : ql.resident_bytes());
   const int64_t ours_copies = s.dram ? mqbench::cold_copies(ours_bytes) : 1;
   const std::vector<mq::QuantizedLinear> ours(table ? 0 : static_cast<size_t>(ours_copies), ql);
@@ -88,9 +86,8 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   Side our{[&](int64_t c, int64_t n) {
              const float* x = ours_x->data();
              if (pair.table == Pair::Table::fp32) mqbench::lut::gemm_lut(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
-             else if (planes3) mqbench::lut::gemm_lut3_16(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
              else if (pair.table == Pair::Table::int16)
-               mqbench::lut::gemm_lut16(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
+               mqbench::lut::gemm_table16(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
              else ours[static_cast<size_t>(c)].forward(x, n, ours_y.data());
            },
            [&](int t) {
@@ -207,8 +204,8 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
                         {"ours", side_json(our, c.ours, c.k_ours, bw_o)}};
     j["ggml"]["buffer_type"] = gm.buft_name();
     j["ours"]["layout"] = pair.table == Pair::Table::fp32    ? "16-row blocks, fp32 table lookup"
-                          : planes3                          ? "16-row blocks in bit planes, int16 table lookup"
-                          : pair.table == Pair::Table::int16 ? "16-row blocks, int16 table lookup"
+                          : pair.table == Pair::Table::int16 ? (mqbench::lut::runs_planes3(scheme) ? "16-row blocks in bit planes, int16 table lookup"
+                                                                                                    : "16-row blocks, int16 table lookup")
                                                              : mq::runs_blocked(ql.weight(), pair.mode) ? "16-row blocks" : "row-major";
     // ggml's time over ours, paired per round (at least 2: the CLI's check): above 1, ours is faster.
     const mq::energy::Ratio rt = mq::energy::paired_ratio(c.ggml, c.ours);

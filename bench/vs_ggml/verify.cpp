@@ -7,7 +7,6 @@
 #include "miniquant/kernels/kernels.h"
 
 #include "lut3_kernel16.h"
-#include "lut_kernel16.h"
 
 namespace vsggml {
 
@@ -18,14 +17,10 @@ RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in) {
 }
 
 RefActs table16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mq::BlockedCodes& w) {
-  // int3's planes look up two entries per weight (its pair's and its quad's), int2 one.
-  const bool planes3 = mq::traits_of(w.scheme).family == mq::Int3Family::kName;
-  const std::vector<float> scale = planes3 ? mqbench::lut::make_tables3(w, x.data(), n).scale : mqbench::lut::make_tables16(w, x.data(), n).scale;
-  const double lookups = planes3 ? 2.0 : 1.0;
+  const std::vector<double> slack = mqbench::lut::table16_slack(w, x.data(), n);  // (n, groups)
   RefActs a{x, std::vector<double>(x.size())};
   for (int64_t tok = 0; tok < n; ++tok)
-    for (int64_t j = 0; j < in; ++j)
-      a.slack[static_cast<size_t>(tok * in + j)] = lookups * 0.5 * scale[static_cast<size_t>(tok * w.groups + j / w.group_k)] * (1 + 0x1p-20);
+    for (int64_t j = 0; j < in; ++j) a.slack[static_cast<size_t>(tok * in + j)] = slack[static_cast<size_t>(tok * w.groups + j / w.group_k)];
   return a;
 }
 
