@@ -232,7 +232,8 @@ TEST_CASE("class failure after the work: an output path JSON cannot hold is refu
   CHECK(mq::utf8_error_offset("\xed\xa0\x80") == 0);  // a surrogate
   CHECK(mq::utf8_error_offset("ab\xe2\x82") == 2);    // cut short
   for (const std::string& cmd : {"energy --meter model --no-gpt2 --no-plot --out '" + bad + "'", "sweep --no-plot --no-gpt2 --out '" + bad + "'",
-                                 "mixed --stage merge --no-plot --out '" + bad + "'", "kquants --no-plot --out '" + bad + "'"}) {
+                                 "mixed --stage merge --no-plot --out '" + bad + "'", "kquants --no-plot --out '" + bad + "'",
+                                 "calibration-draws --out '" + bad + "'"}) {
     CAPTURE(cmd);
     check_error(run_cli(cmd), 2, {"--out '" + dir + "/out\\xff': byte 0xff at offset", "is not UTF-8"});
   }

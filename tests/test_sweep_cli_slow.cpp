@@ -392,3 +392,57 @@ TEST_CASE("quantize: --act-order is the scheme's -act-order") {
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
   CHECK(r.out.find("scheme int4-g64 is round-to-nearest; act-order is a GPTQ setting") != std::string::npos);
 }
+
+// calibration-draws: draw 0 is the sweep's calibration (the same rows to the last bit), later draws quantize on other
+// windows (their KLD moves), a scheme without calibration has one row; misuse exits 2 with one line before any work.
+TEST_CASE("calibration-draws: draw 0 is the sweep's row, later draws differ, misuse exits 2") {
+  const std::string sweep = kDir + "/draws_sweep", out = kDir + "/draws";
+  std::filesystem::remove_all(sweep);
+  std::filesystem::remove_all(out);
+  const std::string limits = " --calibration 4 --max-slots 60 --max-items 280 --ppl-tokens 3000";
+  const CliResult s = run_cli("sweep --model " + tiny_checkpoint() + " --out " + sweep + " --ceilings " + ceilings() +
+                              " --rounds 1 --no-gpt2 --no-plot --schemes fp32 int4-g64 int4-g64-gptq" + limits);
+  INFO(s.out);
+  REQUIRE(s.code == 0);
+  const CliResult d = run_cli("calibration-draws --model " + tiny_checkpoint() + " --out " + out +
+                              " --schemes int4-g64,int4-g64-gptq --draws 3" + limits);
+  INFO(d.out);
+  REQUIRE(d.code == 0);
+  const nlohmann::json srows = load(sweep + "/results.json")["schemes"], res = load(out + "/results.json");
+  const nlohmann::json& rows = res["rows"];
+  REQUIRE(rows.size() == 5);  // fp32 put first, int4-g64 once, int4-g64-gptq per draw
+  CHECK(rows[0]["scheme"] == "fp32");
+  CHECK(rows[1]["calibrated"] == false);
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    const nlohmann::json& r = rows[2 + i];
+    CHECK(r["scheme"] == "int4-g64-gptq");
+    CHECK(r["calibrated"] == true);
+    CHECK(r["draw"] == i);
+    CHECK(r.contains("kl_ratio_to_draw0") == (i > 0));
+  }
+  for (int i = 0; i < 3; ++i) {  // the sweep's fp32, int4-g64 and int4-g64-gptq against rows 0, 1, 2
+    CAPTURE(i);
+    CHECK(rows[i]["divergence"]["kl"] == srows[i]["divergence"]["kl"]);
+    CHECK(rows[i]["generalization"]["answers"] == srows[i]["generalization"]["answers"]);
+    CHECK(rows[i]["verb_tense"] == srows[i]["verb_tense"]);
+  }
+  CHECK(rows[3]["divergence"]["kl"]["mean"] != rows[2]["divergence"]["kl"]["mean"]);
+  CHECK(rows[4]["divergence"]["kl"]["mean"] != rows[3]["divergence"]["kl"]["mean"]);
+  const std::string readme = mq::read_file(out + "/README.md");
+  CHECK(readme.find("is met in") != std::string::npos);
+  const CliResult again = run_cli("calibration-draws --out " + out + " --report-only");
+  INFO(again.out);
+  CHECK(again.code == 0);
+  CHECK(mq::read_file(out + "/README.md") == readme);
+
+  for (const std::string args : {"--draws 0", "--draws 2x", "--draws 1000", "--schemes int5-g64", "--calibration -1"}) {
+    CAPTURE(args);
+    const CliResult r = run_cli("calibration-draws --model " + tiny_checkpoint() + " --out " + kDir + "/draws_bad " + args);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(kDir + "/draws_bad/results.json"));
+  }
+  const CliResult far = run_cli("calibration-draws --model " + tiny_checkpoint() + " --out " + kDir + "/draws_bad --draws 1000");
+  CHECK(far.out.find("at most") != std::string::npos);
+}

@@ -17,6 +17,7 @@ void register_quantize(CLI::App& app);
 void register_export_gguf(CLI::App& app);  // GGUF for llama.cpp (gpt2 architecture)
 void register_roofline(CLI::App& app);  // experiments/01-roofline
 void register_sweep(CLI::App& app);     // experiments/26-quant-curve
+void register_calibration_draws(CLI::App& app);  // experiments/26-quant-curve/calibration-draws
 void register_energy(CLI::App& app);    // experiments/28-energy
 void register_mixed(CLI::App& app);     // experiments/27-mixed-epi
 void register_kquants(CLI::App& app);   // experiments/29-kquants: llama.cpp's K quantizer beside ours

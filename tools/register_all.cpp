@@ -13,6 +13,7 @@ void register_all(CLI::App& app) {
   register_export_gguf(app);
   register_roofline(app);
   register_sweep(app);
+  register_calibration_draws(app);
   register_energy(app);
   register_mixed(app);
   register_kquants(app);

@@ -59,6 +59,13 @@ std::string corpus_sha256(const minigpt::Corpus& c) {
   return mq::sha256_hex(text.data(), text.size());
 }
 
+void fail(SchemeRow& r, const std::exception& e) {
+  r.ok = false;
+  r.error = e.what();
+}
+
+}  // namespace
+
 // A row named by its plan, with what the plan's recipes store and how they quantize: the scheme's name,
 // or "mixed" when a quant map stores its Linears in several; "none" (nothing quantized), "rtn", "gptq",
 // or "mixed" (a map quantizing some Linears by GPTQ and others by round-to-nearest).
@@ -75,13 +82,6 @@ SchemeRow row_for(const minigpt::QuantPlan& plan) {
   r.method = gptq && rtn ? "mixed" : gptq ? "gptq" : rtn ? "rtn" : "none";
   return r;
 }
-
-void fail(SchemeRow& r, const std::exception& e) {
-  r.ok = false;
-  r.error = e.what();
-}
-
-}  // namespace
 
 minigpt::ModelConfig gpt2_shape(int vocab_size) {
   return {.vocab_size = vocab_size, .n_ctx = 256, .d_model = 768, .n_layer = 12, .n_head = 12, .d_ff = 3072};

@@ -30,6 +30,10 @@ const std::vector<std::string>& default_sweep_schemes();
 // int4-g64-gptq). Every name that is not a set stays as it is.
 std::vector<std::string> expand_scheme_sets(const std::vector<std::string>& names);
 
+// A row named by its plan, before anything is measured: the plan's id, what its recipes store (the scheme's
+// name, or "mixed") and how they quantize ("none", "rtn", "gptq" or "mixed").
+SchemeRow row_for(const minigpt::QuantPlan& plan);
+
 struct SweepOptions {
   std::string model;                // fp32 checkpoint
   std::string lexicon;

@@ -2,7 +2,9 @@
 #include "experiments/workspace.h"
 #include "miniquant/util/timer.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <filesystem>
 
 #include <fmt/core.h>
@@ -58,6 +60,14 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
 std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx) {
   if (!plan.needs_calibration()) return {};
   return minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), plan.gptq.calibration_windows, n_ctx);
+}
+
+std::vector<std::vector<int32_t>> calibration_draw(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx, int draw) {
+  if (!plan.needs_calibration()) return {};
+  if (draw < 0 || draw > std::numeric_limits<int>::max() / std::max(1, plan.gptq.calibration_windows))
+    throw mq::UsageError(fmt::format("calibration draw {} is out of range", draw));
+  return minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), plan.gptq.calibration_windows, n_ctx,
+                                      draw * plan.gptq.calibration_windows);
 }
 
 }  // namespace mqexp

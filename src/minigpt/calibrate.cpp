@@ -9,15 +9,16 @@
 
 namespace minigpt {
 
-std::vector<std::vector<int32_t>> calibration_windows(const std::vector<int32_t>& stream, int count, int len) {
-  if (count <= 0 || len <= 0) throw mq::UsageError(fmt::format("calibration: need count > 0 and len > 0, got {} and {}", count, len));
-  const int64_t need = static_cast<int64_t>(count) * len;
+std::vector<std::vector<int32_t>> calibration_windows(const std::vector<int32_t>& stream, int count, int len, int first) {
+  if (count <= 0 || len <= 0 || first < 0)
+    throw mq::UsageError(fmt::format("calibration: need count > 0, len > 0 and first >= 0, got {}, {} and {}", count, len, first));
+  const int64_t begin = static_cast<int64_t>(first) * len, need = begin + static_cast<int64_t>(count) * len;
   if (static_cast<int64_t>(stream.size()) < need)
-    throw mq::UsageError(fmt::format("calibration: {} windows of {} tokens need {} tokens, the split has {}", count, len,
-                                     need, stream.size()));
+    throw mq::UsageError(fmt::format("calibration: {} windows of {} tokens{} need {} tokens, the split has {}", count, len,
+                                     first > 0 ? fmt::format(" from window {}", first) : "", need, stream.size()));
   std::vector<std::vector<int32_t>> out;
   for (int i = 0; i < count; ++i)
-    out.emplace_back(stream.begin() + static_cast<int64_t>(i) * len, stream.begin() + static_cast<int64_t>(i + 1) * len);
+    out.emplace_back(stream.begin() + begin + static_cast<int64_t>(i) * len, stream.begin() + begin + static_cast<int64_t>(i + 1) * len);
   return out;
 }
 

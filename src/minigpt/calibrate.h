@@ -11,10 +11,11 @@
 
 namespace minigpt {
 
-// `count` consecutive, non-overlapping windows of `len` tokens from the start of `stream` (the
-// validation split: disjoint from the training data and from the test split perplexity uses).
-// mq::UsageError when the stream is too short.
-std::vector<std::vector<int32_t>> calibration_windows(const std::vector<int32_t>& stream, int count, int len);
+// `count` consecutive, non-overlapping windows of `len` tokens from `stream` (the validation split: disjoint
+// from the training data and from the test split perplexity uses), starting at window `first` (0: the
+// stream's start, what every experiment calibrates on; calibration_draws.h takes later ones to see how much
+// a calibrated scheme's quality depends on which text calibrated it). mq::UsageError when the stream is too short.
+std::vector<std::vector<int32_t>> calibration_windows(const std::vector<int32_t>& stream, int count, int len, int first = 0);
 
 // Runs `m` on every window and accumulates one Hessian per Linear named in `names` (all Linears
 // when empty). The model's hook is restored to none afterwards.

@@ -1,0 +1,239 @@
+// The calibration-draws report: each calibrated scheme's rows over its draws, and the benchmark's targets 3
+// (GPTQ twin above its RTN twin) and 4 (accuracy ranks the core schemes as KLD does) restated per draw and on
+// the draws' means.
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include <fmt/core.h>
+
+#include "experiments/calibration_draws.h"
+#include "experiments/generalization_report.h"
+#include "experiments/sweep.h"
+#include "miniquant/error.h"
+
+namespace mqexp {
+namespace {
+
+std::string diff_text(const PairedDifference& p) { return fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]", p.diff, p.low, p.high); }
+const char* verdict(const PairedDifference& p) { return p.high < 0 ? "below" : p.low > 0 ? "above" : "tie"; }
+
+// The row of `scheme` at `draw`; a scheme no calibration shapes answers with its one row for every draw.
+const SchemeRow* at(const DrawsResults& r, const std::string& scheme, int draw) {
+  for (const auto& d : r.rows)
+    if (d.row.scheme == scheme && (d.draw == draw || !d.calibrated)) return &d.row;
+  return nullptr;
+}
+
+std::vector<std::string> scheme_order(const DrawsResults& r) {
+  std::vector<std::string> names;
+  for (const auto& d : r.rows)
+    if (names.empty() || names.back() != d.row.scheme) names.push_back(d.row.scheme);
+  return names;
+}
+
+bool is_calibrated(const DrawsResults& r, const std::string& scheme) {
+  for (const auto& d : r.rows)
+    if (d.row.scheme == scheme) return d.calibrated;
+  return false;
+}
+
+double accuracy_of(const std::string& s, const std::vector<size_t>* idx) {
+  long long right = 0, scored = 0;
+  const size_t m = idx ? idx->size() : s.size();
+  for (size_t k = 0; k < m; ++k) {
+    const char c = s[idx ? (*idx)[k] : k];
+    scored += c != '-';
+    right += c == '1';
+  }
+  return scored > 0 ? static_cast<double>(right) / static_cast<double>(scored) : 0.0;
+}
+
+std::string rows_table(const DrawsResults& r) {
+  const SchemeRow* ref = at(r, r.reference, 0);
+  std::string s =
+      "| scheme | draw | KLD [95%] | KLD / draw 0 [95%, paired by window] | accuracy [Wilson 95%] | vs fp32 [95%, paired] | "
+      "vs draw 0 [95%, paired] |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& d : r.rows) {
+    const Quality& q = *d.row.quality;
+    const Divergence& dv = *q.divergence;
+    const Interval w = wilson(q.generalization->overall.correct, q.generalization->overall.total);
+    const auto vs_ref = ref ? paired_answers(*q.generalization, *ref->quality->generalization) : std::nullopt;
+    const SchemeRow* first = d.draw > 0 ? at(r, d.row.scheme, 0) : nullptr;
+    const auto vs_first = first ? paired_answers(*q.generalization, *first->quality->generalization) : std::nullopt;
+    s += fmt::format("| {} | {} | {:.3g} [{:.3g}, {:.3g}] | {} | {:.4f} [{:.4f}, {:.4f}] | {} | {} |\n", d.row.scheme,
+                     d.calibrated ? std::to_string(d.draw) : "-", dv.kl_mean, dv.kl_low, dv.kl_high,
+                     d.kl_ratio_to_draw0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", d.kl_ratio_to_draw0->mean,
+                                                       d.kl_ratio_to_draw0->low, d.kl_ratio_to_draw0->high)
+                                         : "",
+                     q.generalization->overall.accuracy(), w.low, w.high, vs_ref ? diff_text(*vs_ref) : "",
+                     vs_first ? fmt::format("{} ({})", diff_text(*vs_first), verdict(*vs_first)) : "");
+  }
+  return s;
+}
+
+// Per calibrated scheme: the accuracy and KLD ranges over the draws, and how many later draws answer differently
+// from draw 0 beyond the paired interval.
+std::string spread_text(const DrawsResults& r) {
+  std::string s;
+  for (const auto& name : scheme_order(r)) {
+    if (!is_calibrated(r, name)) continue;
+    double amin = 1e300, amax = -1e300, kmin = 1e300, kmax = -1e300;
+    int apart = 0, later = 0, kl_apart = 0;
+    const SchemeRow* first = at(r, name, 0);
+    for (const auto& d : r.rows) {
+      if (d.row.scheme != name) continue;
+      const double a = d.row.quality->generalization->overall.accuracy(), k = d.row.quality->divergence->kl_mean;
+      amin = std::min(amin, a);
+      amax = std::max(amax, a);
+      kmin = std::min(kmin, k);
+      kmax = std::max(kmax, k);
+      if (d.draw == 0 || !first) continue;
+      ++later;
+      const auto p = paired_answers(*d.row.quality->generalization, *first->quality->generalization);
+      apart += p && (p->low > 0 || p->high < 0);
+      kl_apart += d.kl_ratio_to_draw0 && (d.kl_ratio_to_draw0->low > 1 || d.kl_ratio_to_draw0->high < 1);
+    }
+    s += fmt::format("- {}: accuracy {:.4f}-{:.4f} (range {:.4f}); KLD {:.3g}-{:.3g} ({:.2f}x); {} of {} later draws answer "
+                     "differently from draw 0 beyond the paired interval, {} of {} have a KLD apart from draw 0's.\n",
+                     name, amin, amax, amax - amin, kmin, kmax, kmin > 0 ? kmax / kmin : 0.0, apart, later, kl_apart, later);
+  }
+  return s;
+}
+
+// Target 3 per draw: each GPTQ twin against its RTN twin, judged where the KLD says the twin is better.
+std::string twins_text(const DrawsResults& r) {
+  std::string s;
+  std::vector<int> met(static_cast<size_t>(r.draws), 1), judged(static_cast<size_t>(r.draws), 0);
+  for (const std::string base : {"int4-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
+    for (const std::string suffix : {"-gptq", "-gptq-act-order", "-imatrix-gptq"}) {
+      const std::string twin = base + suffix;
+      if (!at(r, base, 0) || !at(r, twin, 0)) continue;
+      std::string cells;
+      int above = 0, kld_better = 0;
+      for (int d = 0; d < r.draws; ++d) {
+        const SchemeRow *b = at(r, base, d), *g = at(r, twin, d);
+        if (!b || !g) continue;
+        const auto p = paired_answers(*g->quality->generalization, *b->quality->generalization);
+        if (!p) continue;
+        const bool better = g->quality->divergence->kl_high < b->quality->divergence->kl_low;
+        kld_better += better;
+        above += better && p->low > 0;
+        if (better) {
+          ++judged[static_cast<size_t>(d)];
+          met[static_cast<size_t>(d)] = met[static_cast<size_t>(d)] && p->low > 0;
+        }
+        cells += fmt::format("{}{}: {} ({})", cells.empty() ? "" : "; ", d, diff_text(*p), verdict(*p));
+      }
+      s += fmt::format("- {} against {}: above beyond the interval in {} of the {} draws where KLD says it is better. Per "
+                       "draw: {}\n",
+                       twin, base, above, kld_better, cells);
+    }
+  }
+  int draws_met = 0;
+  for (int d = 0; d < r.draws; ++d) draws_met += judged[static_cast<size_t>(d)] > 0 && met[static_cast<size_t>(d)];
+  return fmt::format("Target 3 (each GPTQ twin above its RTN twin beyond the interval where KLD says it is better) is met "
+                     "in {} of {} draws.\n\n",
+                     draws_met, r.draws) +
+         s;
+}
+
+// Target 4 per draw over the core schemes present, and on the calibrated schemes' means over the draws.
+std::string rank_text(const DrawsResults& r) {
+  std::vector<std::string> core;
+  for (const auto& n : core_sweep_schemes())
+    if (at(r, n, 0)) core.push_back(n);
+  const bool all_core = core.size() == core_sweep_schemes().size();
+  std::string s, cells;
+  int reach = 0, counted = 0;
+  double lo = 1e300, hi = -1e300;
+  for (int d = 0; d < r.draws; ++d) {
+    std::vector<SchemeRow> rows;
+    for (const auto& n : core) rows.push_back(*at(r, n, d));
+    const auto ra = rank_agreement(rows);
+    if (!ra) continue;
+    ++counted;
+    reach += ra->rho >= 0.8;
+    lo = std::min(lo, ra->rho);
+    hi = std::max(hi, ra->rho);
+    cells += fmt::format("{}{}: {:.3f} [{:.3f}, {:.3f}]", cells.empty() ? "" : "; ", d, ra->rho, ra->low, ra->high);
+  }
+  std::vector<std::vector<const SchemeRow*>> groups;
+  for (const auto& n : core) {
+    groups.emplace_back();
+    for (const auto& d : r.rows)
+      if (d.row.scheme == n) groups.back().push_back(&d.row);
+  }
+  const auto gm = group_rank_agreement(groups);
+  s += fmt::format("Target 4 (Spearman's rho of accuracy and KLD over the {} {}core schemes, at least 0.8; bootstrap over "
+                   "items): rho {:.3f}-{:.3f} over the {} draws, at least 0.8 in {}. Per draw: {}.\n",
+                   core.size(), all_core ? "" : "of the ", lo, hi, counted, reach, cells);
+  if (gm)
+    s += fmt::format("\nOn each calibrated scheme's mean over its {} draws (accuracy and KLD both averaged; the method's "
+                     "expected place rather than one draw's): rho {:.3f} [{:.3f}, {:.3f}]: **{}**.\n",
+                     r.draws, gm->rho, gm->low, gm->high, gm->rho >= 0.8 ? "met" : "missed");
+  return s;
+}
+
+}  // namespace
+
+std::optional<GroupRank> group_rank_agreement(const std::vector<std::vector<const SchemeRow*>>& groups) {
+  std::vector<std::vector<std::string>> answers;
+  std::vector<double> neg_kld;
+  size_t n = 0;
+  for (const auto& g : groups) {
+    if (g.empty()) continue;
+    answers.emplace_back();
+    double kl = 0;
+    for (const SchemeRow* r : g) {
+      if (!r || !r->ok || !r->quality || !r->quality->generalization || !r->quality->divergence) return std::nullopt;
+      answers.back().push_back(scored_answers(*r->quality->generalization));
+      kl += r->quality->divergence->kl_mean;
+      if (n == 0) n = answers.back().back().size();
+      if (answers.back().back().empty() || answers.back().back().size() != n) return std::nullopt;
+    }
+    neg_kld.push_back(-kl / static_cast<double>(g.size()));
+  }
+  if (answers.size() < 3 || n == 0) return std::nullopt;
+  const auto group_accuracy = [&](size_t i, const std::vector<size_t>* idx) {
+    double sum = 0;
+    for (const auto& a : answers[i]) sum += accuracy_of(a, idx);
+    return sum / static_cast<double>(answers[i].size());
+  };
+  std::vector<double> acc(answers.size());
+  for (size_t i = 0; i < answers.size(); ++i) acc[i] = group_accuracy(i, nullptr);
+  GroupRank out;
+  out.groups = static_cast<int>(answers.size());
+  out.rho = spearman(acc, neg_kld);
+  std::mt19937_64 rng(42);
+  std::vector<size_t> idx(n);
+  std::vector<double> rhos;
+  for (int b = 0; b < 1000; ++b) {
+    for (auto& k : idx) k = static_cast<size_t>(rng() % n);
+    for (size_t i = 0; i < answers.size(); ++i) acc[i] = group_accuracy(i, &idx);
+    const double v = spearman(acc, neg_kld);
+    if (std::isfinite(v)) rhos.push_back(v);
+  }
+  if (rhos.empty() || !std::isfinite(out.rho)) return std::nullopt;
+  out.low = quantile(rhos, 0.025);
+  out.high = quantile(rhos, 0.975);
+  return out;
+}
+
+std::string draws_readme_block(const DrawsResults& r, const nlohmann::json& manifest) {
+  int calibrated = 0;
+  for (const auto& name : scheme_order(r)) calibrated += is_calibrated(r, name);
+  std::string s = fmt::format(
+      "Measured {} ({}), seed {}: {} rows, {} calibrated schemes each quantized on {} disjoint draws of {} windows from the "
+      "val split ({} tokens; draw d is windows [{} d, {} (d + 1)); draw 0 is what every other experiment calibrates on). "
+      "KLD is over the test split against {}; accuracy is the generalization benchmark's test half, paired by item. "
+      "A row without a draw number is not calibrated: it is the same model in every draw.\n\n",
+      manifest.value("date", std::string("?")), manifest.value("/machine/cpu_model"_json_pointer, std::string("?")), r.seed, r.rows.size(),
+      calibrated, r.draws, r.calibration, r.val_tokens, r.calibration, r.calibration, r.reference);
+  s += "### How far a draw moves each calibrated scheme\n\n" + spread_text(r) + "\n" + rows_table(r) + "\n";
+  s += "### The benchmark's targets 3 and 4, once per draw\n\n" + twins_text(r) + "\n" + rank_text(r);
+  return s;
+}
+
+}  // namespace mqexp
