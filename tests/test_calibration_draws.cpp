@@ -3,12 +3,17 @@
 // results' JSON round trip, and the report's per-draw verdicts on hand-made rows.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "experiments/calibration_draws.h"
+#include "experiments/experiment_io.h"
+#include "experiments/sweep.h"
 #include "experiments/generalization_report.h"
 #include "miniquant/error.h"
+#include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
 #include "minigpt/corpus/generalization.h"
 
@@ -135,4 +140,28 @@ TEST_CASE("calibration draws: results round-trip through JSON, and the report ju
   bad = to_json(r);
   bad["rows"][0].erase("divergence");
   CHECK_THROWS_AS(draws_results_from_json(bad), mq::Error);
+}
+
+TEST_CASE("the committed calibration-draws README is the rendering of its results.json, and draw 0 is the sweep's") {
+  const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-draws";
+  REQUIRE(std::filesystem::exists(dir + "/results.json"));
+  const nlohmann::json results = read_json(dir + "/results.json"), manifest = read_json(dir + "/manifest.json");
+  const DrawsResults typed = draws_results_from_json(results);
+  CHECK(generated_block(mq::read_file(dir + "/README.md")) == draws_readme_block(typed, manifest));
+  CHECK(to_json(typed) == results);
+  // Draw 0 calibrates on the sweep's windows: each of its rows is the sweep's row of that scheme (KLD to 6 digits
+  // across CPUs, accuracy within an item of 5,500, should the sweep have been measured again on another CPU).
+  const SweepResults sweep = sweep_results_from_json(read_json(MQ_SOURCE_DIR "/experiments/26-quant-curve/results.json"));
+  int compared = 0;
+  for (const auto& d : typed.rows) {
+    if (d.draw != 0) continue;
+    for (const auto& s : sweep.schemes) {
+      if (s.scheme != d.row.scheme || !s.ok || !s.quality || !s.quality->divergence || !s.quality->generalization) continue;
+      CAPTURE(s.scheme);
+      ++compared;
+      CHECK(d.row.quality->divergence->kl_mean == doctest::Approx(s.quality->divergence->kl_mean).epsilon(1e-5));
+      CHECK(std::abs(d.row.quality->generalization->overall.accuracy() - s.quality->generalization->overall.accuracy()) <= 2.0 / 5500);
+    }
+  }
+  CHECK(compared == static_cast<int>(core_sweep_schemes().size()));
 }

@@ -171,8 +171,11 @@ std::string rank_text(const DrawsResults& r) {
                    core.size(), all_core ? "" : "of the ", lo, hi, counted, reach, cells);
   if (gm)
     s += fmt::format("\nOn each calibrated scheme's mean over its {} draws (accuracy and KLD both averaged; the method's "
-                     "expected place rather than one draw's): rho {:.3f} [{:.3f}, {:.3f}]: **{}**.\n",
-                     r.draws, gm->rho, gm->low, gm->high, gm->rho >= 0.8 ? "met" : "missed");
+                     "expected place rather than one draw's): rho {:.3f} [{:.3f}, {:.3f}]: **{}**{}.\n",
+                     r.draws, gm->rho, gm->low, gm->high, gm->rho >= 0.8 ? "met" : "missed",
+                     gm->rho >= 0.8 && gm->low < 0.8   ? " at its point value (the interval reaches below 0.8)"
+                     : gm->rho < 0.8 && gm->high >= 0.8 ? " at its point value (the interval reaches 0.8)"
+                                                        : "");
   return s;
 }
 
