@@ -82,7 +82,7 @@ TEST_CASE("group rank agreement: single rows are the benchmark's rank agreement;
   const auto ga = group_rank_agreement(singles);
   REQUIRE(ra);
   REQUIRE(ga);
-  CHECK(ga->groups == 4);
+  CHECK(ga->rows == 4);
   CHECK(ga->rho == ra->rho);  // the same statistic, the same resamples
   CHECK(ga->low == ra->low);
   CHECK(ga->high == ra->high);

@@ -19,6 +19,7 @@
 #include "miniquant/util/sysinfo.h"
 #include "miniquant/util/timer.h"
 #include "minigpt/quant_plan.h"
+#include "run_manifest.h"
 #include "validators.h"
 #include "vocabulary.h"
 
@@ -54,18 +55,10 @@ void run(DrawsCli& cli) {
   const mqexp::DrawsResults r = mqexp::run_calibration_draws(cli.o, [&](int done, int total, const std::string& what) {
     progress.update(done, total, clock.seconds(), what);
   });
-  const nlohmann::json manifest = {
-      {"command", command_line()},
-      {"date", date},
-      {"seed", cli.o.seed},
-      {"threads", omp_get_max_threads()},
-      {"machine", mqexp::machine_json()},
-      {"build", mqexp::build_json()},
-      {"checkpoint", {{"path", std::filesystem::path(cli.o.model).filename().string()}, {"sha256", mq::sha256_file(cli.o.model)}}},
-      {"options", {{"schemes", cli.o.schemes}, {"draws", cli.o.draws}, {"calibration_windows", cli.o.calibration},
-                   {"max_slots", cli.o.max_slots}, {"max_items", cli.o.max_items}, {"ppl_tokens", cli.o.ppl_tokens}}},
-      {"durations_s", {{"total", clock.seconds()}}},
-  };
+  nlohmann::json manifest = run_manifest(date, cli.o.seed, cli.o.model);
+  manifest["options"] = {{"schemes", cli.o.schemes}, {"draws", cli.o.draws}, {"calibration_windows", cli.o.calibration},
+                         {"max_slots", cli.o.max_slots}, {"max_items", cli.o.max_items}, {"ppl_tokens", cli.o.ppl_tokens}};
+  manifest["durations_s"] = {{"total", clock.seconds()}};
   mqexp::write_json_atomic(cli.out + "/results.json", mqexp::to_json(r));
   mqexp::write_json_atomic(cli.out + "/manifest.json", manifest);
   write_report(cli.out, r, manifest);

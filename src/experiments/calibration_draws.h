@@ -56,17 +56,6 @@ DrawsResults run_calibration_draws(const DrawsOptions& o, const DrawsProgress& p
 nlohmann::json to_json(const DrawsResults& r);
 DrawsResults draws_results_from_json(const nlohmann::json& j, const std::string& file = "calibration draws results");
 
-// Spearman's rho of accuracy and -KLD over groups of rows, with its 95% bootstrap interval over items (1000
-// resamples, seed 42, the same items for every row; KLD fixed). A group's accuracy is the mean of its rows'
-// accuracies on the resampled items and its KLD the mean of theirs: a scheme with one row is that row, a calibrated
-// scheme's draws averaged is the method's expected place. nullopt with fewer than 3 groups or answers of different
-// lengths.
-struct GroupRank {
-  int groups = 0;
-  double rho = 0, low = 0, high = 0;
-};
-std::optional<GroupRank> group_rank_agreement(const std::vector<std::vector<const SchemeRow*>>& groups);
-
 // The README's generated block: per-draw table, targets 3 and 4 per draw and on the draws' means.
 std::string draws_readme_block(const DrawsResults& r, const nlohmann::json& manifest);
 

@@ -3,7 +3,6 @@
 // the draws' means.
 #include <cmath>
 #include <map>
-#include <random>
 #include <set>
 
 #include <fmt/core.h>
@@ -37,17 +36,6 @@ bool is_calibrated(const DrawsResults& r, const std::string& scheme) {
   for (const auto& d : r.rows)
     if (d.row.scheme == scheme) return d.calibrated;
   return false;
-}
-
-double accuracy_of(const std::string& s, const std::vector<size_t>* idx) {
-  long long right = 0, scored = 0;
-  const size_t m = idx ? idx->size() : s.size();
-  for (size_t k = 0; k < m; ++k) {
-    const char c = s[idx ? (*idx)[k] : k];
-    scored += c != '-';
-    right += c == '1';
-  }
-  return scored > 0 ? static_cast<double>(right) / static_cast<double>(scored) : 0.0;
 }
 
 std::string rows_table(const DrawsResults& r) {
@@ -180,49 +168,6 @@ std::string rank_text(const DrawsResults& r) {
 }
 
 }  // namespace
-
-std::optional<GroupRank> group_rank_agreement(const std::vector<std::vector<const SchemeRow*>>& groups) {
-  std::vector<std::vector<std::string>> answers;
-  std::vector<double> neg_kld;
-  size_t n = 0;
-  for (const auto& g : groups) {
-    if (g.empty()) continue;
-    answers.emplace_back();
-    double kl = 0;
-    for (const SchemeRow* r : g) {
-      if (!r || !r->ok || !r->quality || !r->quality->generalization || !r->quality->divergence) return std::nullopt;
-      answers.back().push_back(scored_answers(*r->quality->generalization));
-      kl += r->quality->divergence->kl_mean;
-      if (n == 0) n = answers.back().back().size();
-      if (answers.back().back().empty() || answers.back().back().size() != n) return std::nullopt;
-    }
-    neg_kld.push_back(-kl / static_cast<double>(g.size()));
-  }
-  if (answers.size() < 3 || n == 0) return std::nullopt;
-  const auto group_accuracy = [&](size_t i, const std::vector<size_t>* idx) {
-    double sum = 0;
-    for (const auto& a : answers[i]) sum += accuracy_of(a, idx);
-    return sum / static_cast<double>(answers[i].size());
-  };
-  std::vector<double> acc(answers.size());
-  for (size_t i = 0; i < answers.size(); ++i) acc[i] = group_accuracy(i, nullptr);
-  GroupRank out;
-  out.groups = static_cast<int>(answers.size());
-  out.rho = spearman(acc, neg_kld);
-  std::mt19937_64 rng(42);
-  std::vector<size_t> idx(n);
-  std::vector<double> rhos;
-  for (int b = 0; b < 1000; ++b) {
-    for (auto& k : idx) k = static_cast<size_t>(rng() % n);
-    for (size_t i = 0; i < answers.size(); ++i) acc[i] = group_accuracy(i, &idx);
-    const double v = spearman(acc, neg_kld);
-    if (std::isfinite(v)) rhos.push_back(v);
-  }
-  if (rhos.empty() || !std::isfinite(out.rho)) return std::nullopt;
-  out.low = quantile(rhos, 0.025);
-  out.high = quantile(rhos, 0.975);
-  return out;
-}
 
 std::string draws_readme_block(const DrawsResults& r, const nlohmann::json& manifest) {
   int calibrated = 0;

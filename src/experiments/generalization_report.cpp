@@ -270,17 +270,31 @@ std::optional<PairedDifference> paired_answers(const Generalization& a, const Ge
 }
 
 std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows) {
-  std::vector<std::string> answers;
-  std::vector<double> neg_kld;
-  for (const auto& r : rows) {
-    if (!has_benchmark(r) || !r.quality->divergence) continue;
-    answers.push_back(scored_answers(*r.quality->generalization));
-    neg_kld.push_back(-r.quality->divergence->kl_mean);
-    if (answers.back().empty() || answers.back().size() != answers.front().size()) return std::nullopt;
+  std::vector<std::vector<const SchemeRow*>> groups;
+  for (const auto& r : rows)
+    if (has_benchmark(r) && r.quality->divergence) groups.push_back({&r});
+  return group_rank_agreement(groups);
+}
+
+std::optional<RankAgreement> group_rank_agreement(const std::vector<std::vector<const SchemeRow*>>& groups) {
+  std::vector<std::vector<std::string>> answers;  // (groups, rows of the group) scored answers
+  std::vector<double> neg_kld;                    // (groups) minus the mean KLD of the group's rows
+  size_t n = 0;
+  for (const auto& g : groups) {
+    if (g.empty()) continue;
+    answers.emplace_back();
+    double kl = 0;
+    for (const SchemeRow* r : g) {
+      if (!r || !has_benchmark(*r) || !r->quality->divergence) return std::nullopt;
+      answers.back().push_back(scored_answers(*r->quality->generalization));
+      kl += r->quality->divergence->kl_mean;
+      if (n == 0) n = answers.back().back().size();
+      if (answers.back().back().empty() || answers.back().back().size() != n) return std::nullopt;
+    }
+    neg_kld.push_back(-kl / static_cast<double>(g.size()));
   }
-  if (answers.size() < 3) return std::nullopt;
-  const size_t n = answers.front().size();
-  const auto accuracy = [&](const std::string& s, const std::vector<size_t>* idx) {
+  if (answers.size() < 3 || n == 0) return std::nullopt;
+  const auto accuracy = [](const std::string& s, const std::vector<size_t>* idx) {
     long long right = 0, scored = 0;
     const size_t m = idx ? idx->size() : s.size();
     for (size_t k = 0; k < m; ++k) {
@@ -290,8 +304,13 @@ std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows) 
     }
     return scored > 0 ? static_cast<double>(right) / static_cast<double>(scored) : 0.0;
   };
+  const auto group_accuracy = [&](size_t i, const std::vector<size_t>* idx) {
+    double sum = 0;
+    for (const auto& a : answers[i]) sum += accuracy(a, idx);
+    return sum / static_cast<double>(answers[i].size());
+  };
   std::vector<double> acc(answers.size());
-  for (size_t i = 0; i < answers.size(); ++i) acc[i] = accuracy(answers[i], nullptr);
+  for (size_t i = 0; i < answers.size(); ++i) acc[i] = group_accuracy(i, nullptr);
   RankAgreement ra;
   ra.rows = static_cast<int>(answers.size());
   ra.rho = spearman(acc, neg_kld);
@@ -300,7 +319,7 @@ std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows) 
   std::vector<double> rhos;
   for (int b = 0; b < 1000; ++b) {
     for (auto& k : idx) k = static_cast<size_t>(rng() % n);
-    for (size_t i = 0; i < answers.size(); ++i) acc[i] = accuracy(answers[i], &idx);
+    for (size_t i = 0; i < answers.size(); ++i) acc[i] = group_accuracy(i, &idx);
     const double r = spearman(acc, neg_kld);
     if (std::isfinite(r)) rhos.push_back(r);
   }

@@ -35,6 +35,11 @@ struct RankAgreement {
   double rho = 0, low = 0, high = 0;
 };
 std::optional<RankAgreement> rank_agreement(const std::vector<SchemeRow>& rows);
+// The same over groups of rows: a group's accuracy is the mean of its rows' accuracies on the (resampled) items and
+// its KLD the mean of theirs, so a scheme with one row is that row, and a calibrated scheme's rows over several
+// calibration draws (calibration_draws.h) give the method's expected place. rows counts the groups. nullopt with
+// fewer than 3 groups, a row without the benchmark or a divergence, or answers of different lengths.
+std::optional<RankAgreement> group_rank_agreement(const std::vector<std::vector<const SchemeRow*>>& groups);
 
 // The README section: targets, per-scheme table, per-paradigm table. Empty when no row has the benchmark.
 std::string generalization_section(const std::vector<SchemeRow>& rows, const std::string& reference, unsigned long long seed);
