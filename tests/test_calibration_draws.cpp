@@ -140,6 +140,13 @@ TEST_CASE("calibration draws: results round-trip through JSON, and the report ju
   bad = to_json(r);
   bad["rows"][0].erase("divergence");
   CHECK_THROWS_AS(draws_results_from_json(bad), mq::Error);
+  bad = to_json(r);
+  bad["draws"] = 2000000000;  // sizes the report's per-draw counts: refused, not allocated
+  CHECK_THROWS_AS(draws_results_from_json(bad), mq::Error);
+  // A calibrated scheme without its last draw (a file cut short): the report leaves that draw out, no crash.
+  DrawsResults cut = back;
+  cut.rows.pop_back();
+  CHECK_NOTHROW((void)draws_readme_block(cut, nlohmann::json::object()));
 }
 
 TEST_CASE("the committed calibration-draws README is the rendering of its results.json, and draw 0 is the sweep's") {

@@ -27,12 +27,6 @@ DrawsResults run_calibration_draws(const DrawsOptions& o, const DrawsProgress& p
     plans.push_back(minigpt::QuantPlan::uniform(n));  // an unknown name fails here, before anything runs
     plans.back().gptq.calibration_windows = o.calibration;
   }
-  int units = 0;
-  for (const auto& p : plans) units += p.needs_calibration() ? o.draws : 1;
-  const int total = 2 + units;
-  int done = 0;
-  const auto stage = [&](const std::string& what) { progress(done++, total, what); };
-
   // The corpus and the size check come before the first progress line: a refusal is one line.
   const CorpusBundle c = load_corpus(o.lexicon, o.seed);
   DrawsResults res;
@@ -50,6 +44,12 @@ DrawsResults run_calibration_draws(const DrawsOptions& o, const DrawsProgress& p
                                        "split has {} (at most {} draws)",
                                        o.draws, o.calibration, per_draw, per_draw * o.draws, res.val_tokens, fit));
   }
+  // Counted once the draws are known to fit (so at most what the val split holds, no overflow).
+  int units = 0;
+  for (const auto& p : plans) units += p.needs_calibration() ? o.draws : 1;
+  const int total = 2 + units;
+  int done = 0;
+  const auto stage = [&](const std::string& what) { progress(done++, total, what); };
   stage("corpus and checkpoint");
   const EvalLimits limits{.ppl_tokens = o.ppl_tokens, .max_slots = o.max_slots, .perplexity = false, .max_items = o.max_items};
 
@@ -116,10 +116,15 @@ DrawsResults draws_results_from_json(const nlohmann::json& j, const std::string&
   DrawsResults r;
   try {
     r.seed = j.at("seed").get<uint64_t>();
-    r.draws = j.at("draws").get<int>();
+    const long long draws = j.at("draws").get<long long>();
     r.calibration = j.at("calibration_windows").get<int>();
     r.val_tokens = j.at("val_tokens").get<long long>();
     r.reference = j.at("reference").get<std::string>();
+    // Each draw has a row of every calibrated scheme, so a file's draws are at most its rows: the report sizes
+    // its per-draw counts by it.
+    if (draws < 1 || draws > static_cast<long long>(j.at("rows").size()))
+      throw mq::Error(fmt::format("draws is {}, with {} rows", draws, j.at("rows").size()));
+    r.draws = static_cast<int>(draws);
     for (const auto& x : j.at("rows")) {
       DrawRow d;
       d.row = scheme_row_from_json(x);

@@ -138,7 +138,9 @@ std::string rank_text(const DrawsResults& r) {
   double lo = 1e300, hi = -1e300;
   for (int d = 0; d < r.draws; ++d) {
     std::vector<SchemeRow> rows;
-    for (const auto& n : core) rows.push_back(*at(r, n, d));
+    for (const auto& n : core)
+      if (const SchemeRow* x = at(r, n, d)) rows.push_back(*x);
+    if (rows.size() != core.size()) continue;  // a scheme without this draw (a results file cut short)
     const auto ra = rank_agreement(rows);
     if (!ra) continue;
     ++counted;
