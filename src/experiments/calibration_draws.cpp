@@ -60,7 +60,7 @@ DrawsResults run_calibration_draws(const DrawsOptions& o, const DrawsProgress& p
     for (int d = 0; d < (calibrated ? o.draws : 1); ++d) {
       stage(calibrated ? fmt::format("{}: draw {}", plan.id, d) : plan.id);
       auto lm = std::make_unique<LoadedModel>(load_checkpoint(o.model, &c.tok));
-      const auto calib = calibration_draw(plan, c, lm->model.config().n_ctx, d);
+      const auto calib = calibration_for(plan, c, lm->model.config().n_ctx, d);
       DrawRow dr;
       dr.draw = d;
       dr.calibrated = calibrated;

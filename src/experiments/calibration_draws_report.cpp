@@ -1,22 +1,18 @@
 // The calibration-draws report: each calibrated scheme's rows over its draws, and the benchmark's targets 3
 // (GPTQ twin above its RTN twin) and 4 (accuracy ranks the core schemes as KLD does) restated per draw and on
 // the draws' means.
-#include <cmath>
-#include <map>
-#include <set>
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
 #include "experiments/calibration_draws.h"
 #include "experiments/generalization_report.h"
 #include "experiments/sweep.h"
-#include "miniquant/error.h"
 
 namespace mqexp {
 namespace {
-
-std::string diff_text(const PairedDifference& p) { return fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]", p.diff, p.low, p.high); }
-const char* verdict(const PairedDifference& p) { return p.high < 0 ? "below" : p.low > 0 ? "above" : "tie"; }
 
 // The row of `scheme` at `draw`; a scheme no calibration shapes answers with its one row for every draw.
 const SchemeRow* at(const DrawsResults& r, const std::string& scheme, int draw) {
@@ -94,30 +90,27 @@ std::string spread_text(const DrawsResults& r) {
 std::string twins_text(const DrawsResults& r) {
   std::string s;
   std::vector<int> met(static_cast<size_t>(r.draws), 1), judged(static_cast<size_t>(r.draws), 0);
-  for (const std::string base : {"int4-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
-    for (const std::string suffix : {"-gptq", "-gptq-act-order", "-imatrix-gptq"}) {
-      const std::string twin = base + suffix;
-      if (!at(r, base, 0) || !at(r, twin, 0)) continue;
-      std::string cells;
-      int above = 0, kld_better = 0;
-      for (int d = 0; d < r.draws; ++d) {
-        const SchemeRow *b = at(r, base, d), *g = at(r, twin, d);
-        if (!b || !g) continue;
-        const auto p = paired_answers(*g->quality->generalization, *b->quality->generalization);
-        if (!p) continue;
-        const bool better = g->quality->divergence->kl_high < b->quality->divergence->kl_low;
-        kld_better += better;
-        above += better && p->low > 0;
-        if (better) {
-          ++judged[static_cast<size_t>(d)];
-          met[static_cast<size_t>(d)] = met[static_cast<size_t>(d)] && p->low > 0;
-        }
-        cells += fmt::format("{}{}: {} ({})", cells.empty() ? "" : "; ", d, diff_text(*p), verdict(*p));
+  for (const auto& [base, twin] : gptq_twins()) {
+    if (!at(r, base, 0) || !at(r, twin, 0)) continue;
+    std::string cells;
+    int above = 0, kld_better = 0;
+    for (int d = 0; d < r.draws; ++d) {
+      const SchemeRow *b = at(r, base, d), *g = at(r, twin, d);
+      if (!b || !g) continue;
+      const auto p = paired_answers(*g->quality->generalization, *b->quality->generalization);
+      if (!p) continue;
+      const bool better = g->quality->divergence->kl_high < b->quality->divergence->kl_low;
+      kld_better += better;
+      above += better && p->low > 0;
+      if (better) {
+        ++judged[static_cast<size_t>(d)];
+        met[static_cast<size_t>(d)] = met[static_cast<size_t>(d)] && p->low > 0;
       }
-      s += fmt::format("- {} against {}: above beyond the interval in {} of the {} draws where KLD says it is better. Per "
-                       "draw: {}\n",
-                       twin, base, above, kld_better, cells);
+      cells += fmt::format("{}{}: {} ({})", cells.empty() ? "" : "; ", d, diff_text(*p), verdict(*p));
     }
+    s += fmt::format("- {} against {}: above beyond the interval in {} of the {} draws where KLD says it is better. Per "
+                     "draw: {}\n",
+                     twin, base, above, kld_better, cells);
   }
   int draws_met = 0;
   for (int d = 0; d < r.draws; ++d) draws_met += judged[static_cast<size_t>(d)] > 0 && met[static_cast<size_t>(d)];

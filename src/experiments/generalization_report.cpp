@@ -14,6 +14,21 @@
 #include "minigpt/quant_plan.h"
 
 namespace mqexp {
+
+std::string diff_text(const PairedDifference& p) { return fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]", p.diff, p.low, p.high); }
+
+const char* verdict(const PairedDifference& p) { return p.high < 0 ? "below" : p.low > 0 ? "above" : "tie"; }
+
+const std::vector<std::pair<std::string, std::string>>& gptq_twins() {
+  static const std::vector<std::pair<std::string, std::string>> k = [] {
+    std::vector<std::pair<std::string, std::string>> v;
+    for (const std::string base : {"int4-per-channel", "int4-g64", "int3-g64", "int2-g64"})
+      for (const std::string suffix : {"-gptq", "-gptq-act-order", "-imatrix-gptq"}) v.emplace_back(base, base + suffix);
+    return v;
+  }();
+  return k;
+}
+
 namespace {
 
 std::vector<std::string> paradigm_names(bool scored) {
@@ -46,11 +61,6 @@ const SchemeRow* find_row(const std::vector<SchemeRow>& rows, const std::string&
     if (has_benchmark(r) && r.scheme == name) return &r;
   return nullptr;
 }
-
-std::string diff_text(const PairedDifference& p) { return fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]", p.diff, p.low, p.high); }
-
-// "below" / "above" when the paired interval excludes 0, else "tie".
-const char* verdict(const PairedDifference& p) { return p.high < 0 ? "below" : p.low > 0 ? "above" : "tie"; }
 
 // Why a rank correlation can miss: every pair of rows whose KLD intervals are apart, split by what the paired
 // accuracy difference says (the same order, the reverse, or a tie inside its interval), and which way the answers a
@@ -173,22 +183,20 @@ std::string targets(const std::vector<SchemeRow>& rows, const SchemeRow& ref) {
   std::string twins;
   bool twins_ok = true;
   int judged = 0;
-  for (const std::string base : {"int4-per-channel", "int4-g64", "int3-g64", "int2-g64"}) {
+  for (const auto& [base, twin] : gptq_twins()) {
     const SchemeRow* r = find_row(rows, base);
     if (!r || !r->quality->divergence) continue;
-    for (const std::string suffix : {"-gptq", "-gptq-act-order", "-imatrix-gptq"}) {
-      const SchemeRow* g = find_row(rows, base + suffix);
-      if (!g || !g->quality->divergence) continue;
-      const Divergence &dr = *r->quality->divergence, &dg = *g->quality->divergence;
-      const auto p = paired_answers(*g->quality->generalization, *r->quality->generalization);
-      if (!p) continue;
-      const bool kld_better = dg.kl_high < dr.kl_low;
-      twins += fmt::format("\n   - {} against {}: KLD {:.3g} vs {:.3g} ({}); accuracy {} ({})", base + suffix, base, dg.kl_mean,
-                           dr.kl_mean, kld_better ? "KLD says better" : "KLD intervals overlap", diff_text(*p), verdict(*p));
-      if (kld_better) {
-        ++judged;
-        twins_ok = twins_ok && p->low > 0;
-      }
+    const SchemeRow* g = find_row(rows, twin);
+    if (!g || !g->quality->divergence) continue;
+    const Divergence &dr = *r->quality->divergence, &dg = *g->quality->divergence;
+    const auto p = paired_answers(*g->quality->generalization, *r->quality->generalization);
+    if (!p) continue;
+    const bool kld_better = dg.kl_high < dr.kl_low;
+    twins += fmt::format("\n   - {} against {}: KLD {:.3g} vs {:.3g} ({}); accuracy {} ({})", twin, base, dg.kl_mean,
+                         dr.kl_mean, kld_better ? "KLD says better" : "KLD intervals overlap", diff_text(*p), verdict(*p));
+    if (kld_better) {
+      ++judged;
+      twins_ok = twins_ok && p->low > 0;
     }
   }
   s += fmt::format("3. each GPTQ twin above its RTN twin beyond the interval where the KLD says it is better: **{}**.{}\n",

@@ -4,12 +4,21 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/intervals.h"
 #include "experiments/results.h"
 
 namespace mqexp {
+
+// A paired difference as the reports print it: "+0.0123 [+0.0045, +0.0201]".
+std::string diff_text(const PairedDifference& p);
+// "below" / "above" when the paired interval excludes 0, else "tie".
+const char* verdict(const PairedDifference& p);
+// Target 3's pairs, (RTN scheme, its GPTQ twin), in report order: int4-per-channel, int4-g64, int3-g64, int2-g64,
+// each with -gptq, -gptq-act-order and -imatrix-gptq.
+const std::vector<std::pair<std::string, std::string>>& gptq_twins();
 
 // Spearman's rank correlation of a and b (average ranks for ties; Pearson's r of the ranks). NaN when a
 // side has fewer than two distinct values. mq::UsageError when the sizes differ.

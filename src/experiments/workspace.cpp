@@ -57,12 +57,7 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
   return {std::move(model), std::move(tok), std::move(meta), std::move(plan)};
 }
 
-std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx) {
-  if (!plan.needs_calibration()) return {};
-  return minigpt::calibration_windows(minigpt::encode_split(c.tok, c.corpus.val), plan.gptq.calibration_windows, n_ctx);
-}
-
-std::vector<std::vector<int32_t>> calibration_draw(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx, int draw) {
+std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx, int draw) {
   if (!plan.needs_calibration()) return {};
   if (draw < 0 || draw > std::numeric_limits<int>::max() / std::max(1, plan.gptq.calibration_windows))
     throw mq::UsageError(fmt::format("calibration draw {} is out of range", draw));

@@ -52,9 +52,8 @@ LoadedModel load_checkpoint(const std::string& path, const minigpt::Tokenizer* e
 // from the start of the val split (held out from training and from the test split), or none when no
 // Linear of it uses GPTQ. Every command that quantizes a model (quantize, eval --quant-map, sweep,
 // energy) takes them here, so one plan calibrates on the same tokens whichever command runs it.
-std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx);
-// The same number of windows, `draw` x that many windows further into the val split: draw 0 is calibration_for's,
-// and draws are disjoint from each other (calibration_draws.h).
-std::vector<std::vector<int32_t>> calibration_draw(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx, int draw);
+// `draw` > 0 takes the same number of windows, draw x that many further into the val split: draws are disjoint
+// from each other (calibration_draws.h measures how much a calibrated scheme depends on which it is).
+std::vector<std::vector<int32_t>> calibration_for(const minigpt::QuantPlan& plan, const CorpusBundle& c, int n_ctx, int draw = 0);
 
 }  // namespace mqexp
