@@ -193,17 +193,9 @@ template void gemm_kquant_batch<kdecode::Q6K>(const QTensor&, const float*, int6
 
 namespace {
 #if MQ_KFUSED
-// Software prefetch of the codes, kAheadBytes ahead, where the call's activations (4 bytes a column and token) pass
-// kAheadFromBytes and no longer stay in L1 beside the codes: their reloads from L2 then take the fill buffers the
-// hardware prefetcher needs, and codes from DRAM came in at a fraction of the bandwidth. 4096x11008 q6_k ran at 134
-// ps per weight against 33 at 4096x4096; with a 16 KiB stand-in for x (a timing experiment, wrong numbers) at 35.
-// Measured on the Zen 4 VM, paired in 15 interleaved rounds, one token, time without the prefetch over time with it:
-// 4096x11008 q2_k / q4_k / q6_k 1.05x / 1.83x / 2.45x (one copy, 1 thread), 1.71x / 2.32x / 2.69x (4 copies, 2
-// threads); 4096x4096 from DRAM 0.99x-1.03x; in cache (4096x4096 hot, 1024x1024) 0.94x-0.99x, hence the threshold.
-// Distance (q6_k 4096x11008 from DRAM): 1024 bytes 98 ps per weight, 2048 75, 4096 59, 8192-32768 66-69. Passes over
-// column chunks (x in L1) and 4-row groups were tried too and lost more from DRAM than they saved (bench/README.md).
-constexpr int64_t kAheadBytes = 4096;
-constexpr int64_t kAheadFromBytes = 24 * 1024;
+// Software prefetch of the codes where kdetail::prefetch_rows says (kquant_fused.h: the distance, the rule and their
+// measurements). Passes over column chunks (x in L1) and 4-row groups were tried against it and lost more from DRAM
+// than they saved (bench/README.md).
 // One to 7 tokens on AVX-512 with VNNI (the tile takes 8 and more): the family's fused block loaded once per block and
 // row, then each token's float step (kquant_fused.h). The token count is a template argument (kN, one instantiation per
 // count, chosen by with_token_count): with a run-time count the row's sums lived in a stack array and every block's add
@@ -227,11 +219,7 @@ void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const
       const uint8_t* row = w.codes.data() + r * row_bytes;
       for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* bp = row + b * f.block_bytes;
-        // A hint (it never faults); past the end of the codes it names no object, so the address is formed as an integer.
-        if (prefetch) {
-          const uintptr_t ahead = reinterpret_cast<uintptr_t>(bp) + kAheadBytes;
-          for (int64_t o = 0; o < f.block_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<uintptr_t>(o)), _MM_HINT_T0);
-        }
+        if (prefetch) kdetail::prefetch_block_ahead(bp, f.block_bytes);
         Fused::load(bp, blk);
         for (int t = 0; t < kN; ++t)
           kdetail::fused_float_token<Fused, kCodes>(blk, xp + t * cols + b * kSuperBlock, xsum + t * per_row + b * Fused::kNsub, acc[t]);
@@ -264,7 +252,7 @@ void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t
   const float* xp = xp_buf.data();
   const float* xsum = xsum_buf.data();
   const int nt = kdetail::effective_threads(threads, w.rows * cols * n);
-  const bool prefetch = n * cols * static_cast<int64_t>(sizeof(float)) > kAheadFromBytes;
+  const bool prefetch = kdetail::prefetch_rows(static_cast<int64_t>(w.codes.size()), n * cols * static_cast<int64_t>(sizeof(float)));
   const bool done = kdetail::with_token_count<kFusedFloatCounts>(
       n, [&](auto k) { fused_float_rows<Fused, kCodes, decltype(k)::value>(w, f, xp, xsum, y, nt, prefetch); });
   if (!done) throw Error(fmt::format("run_fused_float: {} tokens (1 .. {} expected)", n, kFusedFloatCounts));

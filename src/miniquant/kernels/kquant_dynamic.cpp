@@ -130,6 +130,7 @@ void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_
 template <class Fused, int kN>
 void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
                   int64_t r1) {
+  const bool prefetch = prefetch_rows(static_cast<int64_t>(w.codes.size()), 0);  // kquant_fused.h
   const KFamily& f = kfamily_of(w.scheme);
   const int64_t rows = w.rows, cols = w.cols, nb = cols / kSuperBlock, per_row = nb * Fused::kNsub;
   const int64_t row_bytes = w.row_bytes();  // a format-table look-up: once per call, not per row
@@ -146,6 +147,7 @@ void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float
     for (int64_t t = 0; t < nn; ++t) acc[t] = Fused::zero();
     const uint8_t* row = w.codes.data() + r * row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
+      if (prefetch) prefetch_block_ahead(row + b * f.block_bytes, f.block_bytes);
       Fused::load(row + b * f.block_bytes, blk);
       for (int64_t t = 0; t < nn; ++t)
         Fused::token(blk, a + t * cols + b * kSuperBlock, asum + t * per_row + b * Fused::kNsub, acc[t]);

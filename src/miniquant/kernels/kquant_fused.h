@@ -65,6 +65,36 @@ bool with_token_count(int64_t n, F&& f) {
   }(std::make_integer_sequence<int, kMax>{});
 }
 
+// Software prefetch of a K row's codes kRowAheadBytes ahead of the block being loaded, for the fused rows of both
+// contracts (kquant.cpp's weight-only float rows, kquant_dynamic.cpp's `+a8` rows). Distance 4096: q6_k 4096x11008
+// from DRAM on the Zen 4 VM took 98 ps per weight at 1024 bytes, 75 at 2048, 59 at 4096, 66-69 from 8192 to 32768.
+inline constexpr int64_t kRowAheadBytes = 4096;
+// Whether a call's fused rows prefetch: where its codes (weight_bytes) are too many to stay in any L2 we run on, or
+// where its float activations (x_bytes; 0 for `+a8`, whose int8 codes are a quarter of them) pass 24 KiB and no longer
+// stay in L1 beside the codes (their reloads from L2 take the fill buffers the hardware prefetcher needs).
+//  - Activations, weight-only, Zen 4 VM, 15 interleaved rounds, one token, time without over time with: 4096x11008
+//    q2_k / q4_k / q6_k 1.05x / 1.83x / 2.45x (1 thread), 1.71x / 2.32x / 2.69x (4 copies, 2 threads); q6_k had run at
+//    134 ps per weight against 33 at 4096x4096.
+//  - Codes, on the 2-vCPU AMX Xeon (2026-12-02, one token, vs_ggml with the prefetch switched per process, time
+//    without over time with; bench/HISTORY.md). `+a8`, 1 and 2 threads, one run each: from DRAM 4096x4096 q2_k
+//    1.86x / 2.13x, q4_k 1.31x / 1.22x, q6_k 1.15x / 1.04x; 4096x11008 q2_k 1.77x / 1.89x, q4_k 1.06x / 1.12x, q6_k
+//    1.08x / 1.13x; hot (its L3) 0.84x-1.40x, q6_k 4096x4096 0.85x / 0.86x the worst. Weight-only, 4096x4096, 1
+//    thread, two runs each: from DRAM q2_k 1.24x-1.30x, q4_k 1.04x-1.33x, q6_k 1.30x-1.47x; hot 1.00x-1.14x. On the
+//    Zen 4 VM the weight-only rows at 4096x4096 had measured 0.99x-1.03x from DRAM and 0.94x-0.99x in cache: the price
+//    on Zen of a rule that serves the Xeon's DRAM; the `+a8` rows were not measured on Zen with it.
+//  - 4 MiB: above the 2 MB L2 of that Xeon and the 1 MB of Zen 4 / 5; below every 4096-wide K matrix (5.5 MB for
+//    q2_k 4096x4096). MiniGPT's Linears (at most 1024x256) stay under it.
+inline constexpr int64_t kRowAheadFromWeightBytes = int64_t{4} << 20;
+inline constexpr int64_t kRowAheadFromXBytes = 24 * 1024;
+inline bool prefetch_rows(int64_t weight_bytes, int64_t x_bytes) {
+  return weight_bytes >= kRowAheadFromWeightBytes || x_bytes > kRowAheadFromXBytes;
+}
+// A hint (it never faults); past the end of the codes it names no object, so the address is formed as an integer.
+[[gnu::always_inline]] inline void prefetch_block_ahead(const uint8_t* block, int64_t block_bytes) {
+  const uintptr_t ahead = reinterpret_cast<uintptr_t>(block) + kRowAheadBytes;
+  for (int64_t o = 0; o < block_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<uintptr_t>(o)), _MM_HINT_T0);
+}
+
 // x in the fused blocks' field order, 4 W values at a time (W = Fused::kLanes): xp[4 W k + W i + l] = x[4 W k + 4 l + i].
 // x, xp: (cols), cols a multiple of 64 (every K row is whole super-blocks).
 template <int W>
