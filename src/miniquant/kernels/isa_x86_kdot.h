@@ -41,6 +41,19 @@ inline void or_high_bits(const uint8_t* planes, int shift, __m512i* q) {
   }
 }
 
+// The same for load_raw's code vectors (q4_k / q5_k: vector k holds codes 32 j + l for j = kRawChunk[k] in its low 32
+// bytes and j + 2 in its high 32): the planes beside planes >> 2, then shifts 0, 1, 4, 5.
+inline void or_high_bits_raw(const uint8_t* planes, int shift, __m512i* q) {
+  const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(planes));
+  const __m512i p2 = _mm512_inserti64x4(_mm512_castsi256_si512(p), _mm256_srli_epi16(p, 2), 1);
+  const __m512i one = _mm512_set1_epi8(1);
+  constexpr int kChunk[4] = {0, 1, 4, 5};
+  for (int k = 0; k < 4; ++k) {
+    const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(p2, _mm_cvtsi32_si128(kChunk[k])), one);
+    q[k] = _mm512_or_si512(q[k], _mm512_sll_epi16(bit, _mm_cvtsi32_si128(shift)));
+  }
+}
+
 // A fused block's D-scaled lane sums for one token: q the block's four code vectors (codes 64 k .. 64 k + 63), d the
 // D of each of their lanes, a the token's 256 codes. Two short chains joined at the end: one add per block on the
 // caller's loop-carried path.
@@ -111,6 +124,37 @@ struct Q45KVnni {
     for (int k = 0; k < 4; ++k)  // lanes 0-7: D[2 k], lanes 8-15: D[2 k + 1]
       b.d[k] = _mm512_permutexvar_ps(
           _mm512_add_epi32(_mm512_set1_epi32(2 * k), _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)), D16);
+  }
+  // The `+a8` per-row path's load (kquant_dynamic.cpp's run_fused): the two 64-byte halves' nibbles as they lie,
+  // without load's four lane shuffles, which took a tenth of the block's instructions on the port the shuffles and
+  // permutes share. Code vector k then holds sub-blocks kRawSub[k] (lanes 0-7) and kRawSub[k] + 2 (lanes 8-15),
+  // codes 32 kRawSub[k] .. + 31 and 32 (kRawSub[k] + 2) .. + 31, and the token's activations come in that order
+  // (raw_order). The lane values are load's, so the results are the same up to the order of the float additions.
+  static constexpr bool kHasRaw = true;
+  static constexpr int kRawSub[4] = {0, 1, 4, 5};
+  static void load_raw(const uint8_t* blk, Block& b) {
+    const __m512i nib = _mm512_set1_epi8(0x0F);
+    const uint8_t* qs = blk + offsetof(Blk, qs);
+    for (int h = 0; h < 2; ++h) {
+      const __m512i x = _mm512_loadu_si512(qs + 64 * h);
+      b.q[2 * h] = _mm512_and_si512(x, nib);
+      b.q[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(x, 4), nib);
+    }
+    if constexpr (kHigh) or_high_bits_raw(blk + offsetof(Blk, qh), 4, b.q);
+    __m256 D;
+    steps(blk, D, b.m);
+    b.dsub = D;
+    const __m512 D16 = _mm512_castps256_ps512(D);
+    for (int k = 0; k < 4; ++k)  // lanes 0-7: D[kRawSub[k]], lanes 8-15: D[kRawSub[k] + 2]
+      b.d[k] = _mm512_permutexvar_ps(
+          _mm512_add_epi32(_mm512_set1_epi32(kRawSub[k]), _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2)), D16);
+  }
+  // A token's 256 values (int8 codes, or floats for the weight-only step) in load_raw's order: the 32-value chunks of
+  // each 128 as 0, 2, 1, 3. a, out: (256).
+  template <class T>
+  static void raw_order(const T* a, T* out) {
+    constexpr int kFrom[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    for (int c = 0; c < 8; ++c) std::memcpy(out + 32 * c, a + 32 * kFrom[c], 32 * sizeof(T));
   }
   // a: (256) the token's codes for this block;  asum: (8) their sums per sub-block.
   static void token(const Block& b, const int8_t* a, const float* asum, Acc& acc) {

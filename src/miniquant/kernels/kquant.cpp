@@ -220,7 +220,11 @@ void fused_float_rows(const QTensor& w, const KFamily& f, const float* xp, const
       for (int64_t b = 0; b < nb; ++b) {
         const uint8_t* bp = row + b * f.block_bytes;
         if (prefetch) kdetail::prefetch_block_ahead(bp, f.block_bytes);
-        Fused::load(bp, blk);
+        if constexpr (kdetail::kRawLoad<Fused>) {
+          Fused::load_raw(bp, blk);  // x comes in its order (run_fused_float)
+        } else {
+          Fused::load(bp, blk);
+        }
         for (int t = 0; t < kN; ++t)
           kdetail::fused_float_token<Fused, kCodes>(blk, xp + t * cols + b * kSuperBlock, xsum + t * per_row + b * Fused::kNsub, acc[t]);
       }
@@ -245,9 +249,15 @@ void run_fused_float(const QTensor& w, const KFamily& f, const float* x, int64_t
   const int64_t cols = w.cols;
   // The calling thread's buffers, kept between calls; the workers see them through the pointers below (a
   // thread_local named inside the parallel region would be each worker's own, empty one).
-  thread_local std::vector<float> xp_buf, xsum_buf;
+  thread_local std::vector<float> xp_buf, xsum_buf, raw_buf;
   xp_buf.resize(static_cast<size_t>(n * cols));
-  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes<Fused::kLanes>(x + t * cols, cols, xp_buf.data() + t * cols);
+  const float* xo = x;  // (n, cols) x in the order of the block's code vectors
+  if constexpr (kdetail::kRawLoad<Fused>) {
+    raw_buf.resize(static_cast<size_t>(n * cols));
+    for (int64_t i = 0; i < n * cols; i += kSuperBlock) Fused::raw_order(x + i, raw_buf.data() + i);
+    xo = raw_buf.data();
+  }
+  for (int64_t t = 0; t < n; ++t) kdetail::permute_lanes<Fused::kLanes>(xo + t * cols, cols, xp_buf.data() + t * cols);
   subblock_sums(x, n, cols, f.sub, xsum_buf);
   const float* xp = xp_buf.data();
   const float* xsum = xsum_buf.data();

@@ -127,7 +127,7 @@ void run(const QTensor& w, const A* a, const float* s, const float* asum, int64_
 // argument, so that the row's sums stay in registers (with a run-time count they live in memory and every block's
 // add goes through a store and a reload on the row's loop-carried path: kquant.cpp's fused_float_rows measured
 // it); kN = 0: any count, sums in a vector.
-template <class Fused, int kN>
+template <class Fused, int kN, bool kRaw = false>
 void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
                   int64_t r1) {
   const bool prefetch = prefetch_rows(static_cast<int64_t>(w.codes.size()), 0);  // kquant_fused.h
@@ -148,25 +148,40 @@ void fused_rows_n(const QTensor& w, const int8_t* a, const float* s, const float
     const uint8_t* row = w.codes.data() + r * row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
       if (prefetch) prefetch_block_ahead(row + b * f.block_bytes, f.block_bytes);
-      Fused::load(row + b * f.block_bytes, blk);
+      if constexpr (kRaw) {
+        Fused::load_raw(row + b * f.block_bytes, blk);
+      } else {
+        Fused::load(row + b * f.block_bytes, blk);
+      }
       for (int64_t t = 0; t < nn; ++t)
         Fused::token(blk, a + t * cols + b * kSuperBlock, asum + t * per_row + b * Fused::kNsub, acc[t]);
     }
     for (int64_t t = 0; t < nn; ++t) y[t * rows + r] = s[t] * Fused::sum(acc[t]);
   }
 }
-template <class Fused>
+template <class Fused, bool kRaw = false>
 void fused_rows(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int64_t r0,
                 int64_t r1) {
   const bool fixed = kdetail::with_token_count<4>(
-      n, [&](auto k) { fused_rows_n<Fused, decltype(k)::value>(w, a, s, asum, n, y, r0, r1); });
-  if (!fixed) fused_rows_n<Fused, 0>(w, a, s, asum, n, y, r0, r1);
+      n, [&](auto k) { fused_rows_n<Fused, decltype(k)::value, kRaw>(w, a, s, asum, n, y, r0, r1); });
+  if (!fixed) fused_rows_n<Fused, 0, kRaw>(w, a, s, asum, n, y, r0, r1);
 }
 
+// Every row on the fused blocks; a block with a shuffle-free load (kRawLoad) gets the tokens' codes in its order,
+// permuted once per call (the tile's remainder rows, run_tiled, keep the plain load and order).
 template <class Fused>
 void run_fused(const QTensor& w, const int8_t* a, const float* s, const float* asum, int64_t n, float* y, int nt) {
+  if constexpr (kRawLoad<Fused>) {
+    thread_local std::vector<int8_t> raw;  // (n, cols) the codes in load_raw's order
+    raw.resize(static_cast<size_t>(n * w.cols));
+    for (int64_t i = 0; i < n * w.cols; i += kSuperBlock) Fused::raw_order(a + i, raw.data() + i);
+    const int8_t* ar = raw.data();
 #pragma omp parallel num_threads(nt)
-  fused_rows<Fused>(w, a, s, asum, n, y, 0, w.rows);
+    fused_rows<Fused, true>(w, ar, s, asum, n, y, 0, w.rows);
+  } else {
+#pragma omp parallel num_threads(nt)
+    fused_rows<Fused>(w, a, s, asum, n, y, 0, w.rows);
+  }
 }
 #endif
 

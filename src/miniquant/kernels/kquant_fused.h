@@ -95,6 +95,11 @@ inline bool prefetch_rows(int64_t weight_bytes, int64_t x_bytes) {
   for (int64_t o = 0; o < block_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + static_cast<uintptr_t>(o)), _MM_HINT_T0);
 }
 
+// Whether a fused block has a load without lane shuffles, against activations in its order (Q45KVnni::load_raw;
+// the per-row paths of both contracts take it, KTile keeps the plain load).
+template <class Fused>
+inline constexpr bool kRawLoad = requires { Fused::kHasRaw; };
+
 // x in the fused blocks' field order, 4 W values at a time (W = Fused::kLanes): xp[4 W k + W i + l] = x[4 W k + 4 l + i].
 // x, xp: (cols), cols a multiple of 64 (every K row is whole super-blocks).
 template <int W>
