@@ -27,31 +27,31 @@ struct KDotVnni {
   static constexpr const char* kName = "vnni";
 };
 
-// One stored bit per code above its low bits, for the code vectors q (codes 64 k .. 64 k + 63): code 32 j + l gets
-// bit j of planes[l] at bit `shift` (q3_k's hmask at 2, q5_k's qh at 4; kdecode::high_bits is the scalar form).
-// Vector k needs bit 2 k in its low 32 bytes and bit 2 k + 1 in its high 32: the planes beside planes >> 1, then one
-// shift per vector (the mask drops what a 16-bit shift carries in from the neighbouring byte).
-inline void or_high_bits(const uint8_t* planes, int shift, __m512i* q) {
+// Vector k's low 32 bytes take bit chunk[k] of planes[l] and its high 32 bytes bit chunk[k] + apart, at bit `shift`:
+// the planes beside planes >> apart, then one shift per vector (the mask drops what a 16-bit shift carries in from the
+// neighbouring byte).
+inline void or_plane_bits(const uint8_t* planes, int shift, int apart, const int (&chunk)[4], __m512i* q) {
   const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(planes));
-  const __m512i p2 = _mm512_inserti64x4(_mm512_castsi256_si512(p), _mm256_srli_epi16(p, 1), 1);
+  const __m512i p2 = _mm512_inserti64x4(_mm512_castsi256_si512(p), _mm256_srl_epi16(p, _mm_cvtsi32_si128(apart)), 1);
   const __m512i one = _mm512_set1_epi8(1);
   for (int k = 0; k < 4; ++k) {
-    const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(p2, _mm_cvtsi32_si128(2 * k)), one);
+    const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(p2, _mm_cvtsi32_si128(chunk[k])), one);
     q[k] = _mm512_or_si512(q[k], _mm512_sll_epi16(bit, _mm_cvtsi32_si128(shift)));
   }
 }
 
-// The same for load_raw's code vectors (q4_k / q5_k: vector k holds codes 32 j + l for j = kRawChunk[k] in its low 32
-// bytes and j + 2 in its high 32): the planes beside planes >> 2, then shifts 0, 1, 4, 5.
+// One stored bit per code above its low bits, for the code vectors q (codes 64 k .. 64 k + 63): code 32 j + l gets
+// bit j of planes[l] at bit `shift` (q3_k's hmask at 2, q5_k's qh at 4; kdecode::high_bits is the scalar form).
+// Vector k needs bit 2 k in its low 32 bytes and bit 2 k + 1 in its high 32.
+inline void or_high_bits(const uint8_t* planes, int shift, __m512i* q) {
+  constexpr int kChunk[4] = {0, 2, 4, 6};
+  or_plane_bits(planes, shift, 1, kChunk, q);
+}
+// The same for load_raw's code vectors (q4_k / q5_k: vector k holds codes 32 j + l for j = 0, 1, 4, 5 in its low 32
+// bytes and j + 2 in its high 32).
 inline void or_high_bits_raw(const uint8_t* planes, int shift, __m512i* q) {
-  const __m256i p = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(planes));
-  const __m512i p2 = _mm512_inserti64x4(_mm512_castsi256_si512(p), _mm256_srli_epi16(p, 2), 1);
-  const __m512i one = _mm512_set1_epi8(1);
   constexpr int kChunk[4] = {0, 1, 4, 5};
-  for (int k = 0; k < 4; ++k) {
-    const __m512i bit = _mm512_and_si512(_mm512_srl_epi16(p2, _mm_cvtsi32_si128(kChunk[k])), one);
-    q[k] = _mm512_or_si512(q[k], _mm512_sll_epi16(bit, _mm_cvtsi32_si128(shift)));
-  }
+  or_plane_bits(planes, shift, 2, kChunk, q);
 }
 
 // A fused block's D-scaled lane sums for one token: q the block's four code vectors (codes 64 k .. 64 k + 63), d the
@@ -117,13 +117,17 @@ struct Q45KVnni {
       b.q[2 * h + 1] = _mm512_shuffle_i64x2(lo, hi, _MM_SHUFFLE(3, 2, 3, 2));
     }
     if constexpr (kHigh) or_high_bits(blk + offsetof(Blk, qh), 4, b.q);
+    constexpr int kSub[4] = {0, 2, 4, 6};
+    lane_steps(blk, kSub, 1, b);  // lanes 0-7: D[2 k], lanes 8-15: D[2 k + 1]
+  }
+  // The block's steps, and each code vector's lane steps: lanes 0-7 of d[k] D[sub[k]], lanes 8-15 D[sub[k] + next].
+  static void lane_steps(const uint8_t* blk, const int (&sub)[4], int next, Block& b) {
     __m256 D;
     steps(blk, D, b.m);
     b.dsub = D;
     const __m512 D16 = _mm512_castps256_ps512(D);
-    for (int k = 0; k < 4; ++k)  // lanes 0-7: D[2 k], lanes 8-15: D[2 k + 1]
-      b.d[k] = _mm512_permutexvar_ps(
-          _mm512_add_epi32(_mm512_set1_epi32(2 * k), _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)), D16);
+    const __m512i half = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, next, next, next, next, next, next, next, next);
+    for (int k = 0; k < 4; ++k) b.d[k] = _mm512_permutexvar_ps(_mm512_add_epi32(_mm512_set1_epi32(sub[k]), half), D16);
   }
   // The `+a8` per-row path's load (kquant_dynamic.cpp's run_fused): the two 64-byte halves' nibbles as they lie,
   // without load's four lane shuffles, which took a tenth of the block's instructions on the port the shuffles and
@@ -141,13 +145,7 @@ struct Q45KVnni {
       b.q[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(x, 4), nib);
     }
     if constexpr (kHigh) or_high_bits_raw(blk + offsetof(Blk, qh), 4, b.q);
-    __m256 D;
-    steps(blk, D, b.m);
-    b.dsub = D;
-    const __m512 D16 = _mm512_castps256_ps512(D);
-    for (int k = 0; k < 4; ++k)  // lanes 0-7: D[kRawSub[k]], lanes 8-15: D[kRawSub[k] + 2]
-      b.d[k] = _mm512_permutexvar_ps(
-          _mm512_add_epi32(_mm512_set1_epi32(kRawSub[k]), _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2)), D16);
+    lane_steps(blk, kRawSub, 2, b);  // lanes 0-7: D[kRawSub[k]], lanes 8-15: D[kRawSub[k] + 2]
   }
   // A token's 256 values (int8 codes, or floats for the weight-only step) in load_raw's order: the 32-value chunks of
   // each 128 as 0, 2, 1, 3. a, out: (256).
