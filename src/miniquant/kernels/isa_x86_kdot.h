@@ -129,11 +129,12 @@ struct Q45KVnni {
     const __m512i half = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, next, next, next, next, next, next, next, next);
     for (int k = 0; k < 4; ++k) b.d[k] = _mm512_permutexvar_ps(_mm512_add_epi32(_mm512_set1_epi32(sub[k]), half), D16);
   }
-  // The `+a8` per-row path's load (kquant_dynamic.cpp's run_fused): the two 64-byte halves' nibbles as they lie,
-  // without load's four lane shuffles, which took a tenth of the block's instructions on the port the shuffles and
-  // permutes share. Code vector k then holds sub-blocks kRawSub[k] (lanes 0-7) and kRawSub[k] + 2 (lanes 8-15),
-  // codes 32 kRawSub[k] .. + 31 and 32 (kRawSub[k] + 2) .. + 31, and the token's activations come in that order
-  // (raw_order). The lane values are load's, so the results are the same up to the order of the float additions.
+  // The per-row paths' load (kquant_dynamic.cpp's run_fused, `+a8`; kquant.cpp's fused_float_rows, weight-only): the
+  // two 64-byte halves' nibbles as they lie, without load's four lane shuffles (about a tenth of the block's
+  // instructions at one token, all on the port the steps' permutes use too; 1.11x-1.22x faster on the AMX Xeon,
+  // bench/HISTORY.md 2026-12-02). Code vector k then holds sub-blocks kRawSub[k] (lanes 0-7) and kRawSub[k] + 2
+  // (lanes 8-15), codes 32 kRawSub[k] .. + 31 and 32 (kRawSub[k] + 2) .. + 31, and the token's activations come in
+  // that order (raw_order). The lane values are load's, so the results are the same up to the order of the float additions.
   static constexpr bool kHasRaw = true;
   static constexpr int kRawSub[4] = {0, 1, 4, 5};
   static void load_raw(const uint8_t* blk, Block& b) {
