@@ -1,7 +1,7 @@
 // The lookup-table kernels of bench/ (T-MAC's idea, issue 56; bench-only, vs_ggml times them against ggml's q2_K /
 // q3_K): each AVX-512 tile equal to its portable twin bit for bit, and both W x within the bound their headers
-// derive, against fp64 sums of the dequantized weights; the int3 planes hold the int3 codes; a corrupted plane bit
-// leaves the bound (so the bound can catch a layout error).
+// derive, against fp64 sums of the dequantized weights; the int3 planes hold the int3 codes, the q2_k chunks its
+// blocks; a corrupted plane bit, code or scale leaves the bound (so the bound can catch a layout error).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include "lut3_kernel16.h"
 #include "lut_kernel.h"
 #include "lut_kernel16.h"
+#include "lut_q2k_kernel16.h"
 #include "miniquant/error.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
@@ -28,8 +29,10 @@ std::vector<float> normal(int64_t count, uint64_t seed) {
 
 // The largest |y - W x| / bound over every output, W the dequantized q (rows, cols), x (n, cols); the bound per output
 // is 1.01 (sum_j |w_j| e_j + (cols + 8) 2^-24 sum_j |w_j| (|x_j| + e_j)), e_j = slack(t, j) (as vs_ggml's verify.h).
+// mags: (rows, cols) what each weight's errors scale with in place of |w_j| (the q2_k table's |D| q + |M|), or null.
 template <class Slack>
-double worst_ratio(const QTensor& q, const std::vector<float>& x, int64_t n, const std::vector<float>& y, Slack slack) {
+double worst_ratio(const QTensor& q, const std::vector<float>& x, int64_t n, const std::vector<float>& y, Slack slack,
+                   const std::vector<float>* mags = nullptr) {
   const std::vector<float> deq = dequantize(q);  // (rows, cols)
   double worst = 0.0;
   for (int64_t t = 0; t < n; ++t)
@@ -37,9 +40,10 @@ double worst_ratio(const QTensor& q, const std::vector<float>& x, int64_t n, con
       double ref = 0.0, werr = 0.0, mag = 0.0;
       for (int64_t j = 0; j < q.cols; ++j) {
         const double w = deq[static_cast<size_t>(r * q.cols + j)], xj = x[static_cast<size_t>(t * q.cols + j)], e = slack(t, j);
+        const double m = mags ? (*mags)[static_cast<size_t>(r * q.cols + j)] : std::fabs(w);
         ref += w * xj;
-        werr += std::fabs(w) * e;
-        mag += std::fabs(w) * (std::fabs(xj) + e);
+        werr += m * e;
+        mag += m * (std::fabs(xj) + e);
       }
       const double bound = 1.01 * (werr + static_cast<double>(q.cols + 8) * 0x1p-24 * mag);
       const double err = std::fabs(static_cast<double>(y[static_cast<size_t>(t * q.rows + r)]) - ref);
@@ -115,4 +119,36 @@ TEST_CASE("int3 planes refuse what they cannot hold") {
   CHECK_THROWS_AS(mqbench::lut::pack_planes3(pack_blocked(quantize(w.data(), 32, 64, Scheme::integer(3, 64, false)))), UsageError);
   CHECK_THROWS_AS(mqbench::lut::pack_planes3(pack_blocked(quantize(w.data(), 32, 64, Scheme::integer(2, 64)))), UsageError);
   CHECK_THROWS_AS(mqbench::lut::pack_planes3(pack_blocked(quantize(w.data(), 32, 64, Scheme::integer(3, 16)))), UsageError);
+}
+
+TEST_CASE("q2_k table kernel: its blocks in 16-row chunks, the tile equal to its twin, W x within sum mag s_g / 2") {
+  for (int64_t rows : {16, 40})
+    for (int64_t n : {1, 2, 5}) {
+      const int64_t cols = 512;  // two super-blocks
+      const QTensor q = quantize(normal(rows * cols, 42).data(), rows, cols, Scheme::parse("q2_k"));
+      const mqbench::lut::Q2KTable w = mqbench::lut::pack_q2k_table(q);
+      CHECK(w.bytes() == (rows + 15) / 16 * 16 * q.row_bytes());  // byte for byte as many as the rows' q2_K blocks
+      const std::vector<float> x = normal(n * cols, 7);
+      std::vector<float> tile(static_cast<size_t>(n * rows)), twin(tile.size());
+      mqbench::lut::gemm_q2k_table16(w, x.data(), n, tile.data(), 2, true);
+      mqbench::lut::gemm_q2k_table16(w, x.data(), n, twin.data(), 1, false);
+      CHECK(tile == twin);
+      const std::vector<double> sg = mqbench::lut::q2k_slack(w, x.data(), n);  // 0.5 s_g (1 + 2^-20)
+      const auto slack = [&](int64_t t, int64_t j) { return sg[static_cast<size_t>(t * w.sbs + j / 256)]; };
+      const std::vector<float> mags = mqbench::lut::q2k_magnitudes(q);
+      const double worst = worst_ratio(q, x, n, tile, slack, &mags);
+      CHECK(worst <= 1.0);
+      CHECK(worst > 0.003);  // the bound is not so loose that any answer passes (measured: 0.009 - 0.017)
+      // One code moved by one step (row 0, column 5), or one sub-block's scale by 4 (row 0, sub-block 1), leaves the bound.
+      mqbench::lut::Q2KTable bad = w;
+      bad.data[1] = static_cast<uint8_t>(bad.data[1] ^ (1u << 2));
+      mqbench::lut::gemm_q2k_table16(bad, x.data(), n, tile.data(), 1, true);
+      CHECK(worst_ratio(q, x, n, tile, slack, &mags) > 1.0);
+      bad = w;
+      bad.data[mqbench::lut::Q2KTable::kScales + 1] = static_cast<uint8_t>(bad.data[mqbench::lut::Q2KTable::kScales + 1] ^ 0x04);
+      mqbench::lut::gemm_q2k_table16(bad, x.data(), n, tile.data(), 1, true);
+      CHECK(worst_ratio(q, x, n, tile, slack, &mags) > 1.0);
+    }
+  const std::vector<float> w = normal(16 * 256, 42);
+  CHECK_THROWS_AS(mqbench::lut::pack_q2k_table(quantize(w.data(), 16, 256, Scheme::parse("q3_k"))), UsageError);
 }

@@ -7,6 +7,7 @@
 #include "miniquant/kernels/kernels.h"
 
 #include "lut3_kernel16.h"
+#include "lut_q2k_kernel16.h"
 
 namespace vsggml {
 
@@ -58,8 +59,16 @@ RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml
   return a;
 }
 
+RefActs q2k_table_acts(const std::vector<float>& x, int64_t n, int64_t in, const mqbench::lut::Q2KTable& w) {
+  const std::vector<double> slack = mqbench::lut::q2k_slack(w, x.data(), n);  // (n, super-blocks)
+  RefActs a{x, std::vector<double>(x.size())};
+  for (int64_t tok = 0; tok < n; ++tok)
+    for (int64_t j = 0; j < in; ++j) a.slack[static_cast<size_t>(tok * in + j)] = slack[static_cast<size_t>(tok * w.sbs + j / 256)];
+  return a;
+}
+
 std::string check_output(const std::vector<float>& deq, int64_t out, int64_t in, const RefActs& a, int64_t n,
-                         const std::vector<float>& y) {
+                         const std::vector<float>& y, const std::vector<float>* mags) {
   std::vector<int64_t> rows;
   for (int64_t r = 0; r < out; r += 17) rows.push_back(r);
   if (rows.back() != out - 1) rows.push_back(out - 1);
@@ -68,11 +77,13 @@ std::string check_output(const std::vector<float>& deq, int64_t out, int64_t in,
     const double* et = a.slack.data() + t * in;
     for (int64_t r : rows) {
       const float* w = deq.data() + r * in;
+      const float* wm = mags ? mags->data() + r * in : nullptr;
       double exact = 0, act = 0, mag = 0;
       for (int64_t j = 0; j < in; ++j) {
+        const double m = wm ? wm[j] : std::fabs(w[j]);
         exact += static_cast<double>(w[j]) * xt[j];
-        act += std::fabs(w[j]) * et[j];
-        mag += std::fabs(w[j]) * (std::fabs(xt[j]) + et[j]);
+        act += m * et[j];
+        mag += m * (std::fabs(xt[j]) + et[j]);
       }
       const double bound = 1.01 * (act + static_cast<double>(in + 8) * 0x1p-24 * mag);
       const double got = y[static_cast<size_t>(t * out + r)];
