@@ -27,7 +27,7 @@
 // has a code u >= 1, whose weight's magnitude |D| u + |M| >= |D|. X_b's code is within 0.5 sx of X_b / sx, so the
 // min term is within |M_b| 0.5 sx, which is sum_{j in b} mag_j sx / 32, mag_j >= |M_b|. So the kernel is W x within
 // sum_j mag_j (0.5 s_g + sx / 32)(1 + 2^-20) plus the fp32 rounding of sums of mag_j |x_j|, mag_j = |D_b| q_j + |M_b|
-// (the min term cancels against D q in w, so |w_j| would not bound it). q2k_slack and q2k_magnitudes give the
+// (the min term cancels against D q in w, so |w_j| would not bound it). q2k_slack and k_magnitudes give the
 // two factors; vs_ggml's check and tests/test_lut_kernels.cpp hold the kernel to them.
 //
 // The portable twin looks each entry up field by field: the integer sums are exact, the float steps after them
@@ -35,7 +35,7 @@
 //
 //   pack_q2k_table(q)                                  q: a q2_k QTensor (ggml's blocks) -> the chunks
 //   gemm_q2k_table16(w, x, n, y, threads, use_isa)     y (n, rows) = W x, x (n, cols)
-//   q2k_slack(w, x, n) (n, cols / 256); q2k_magnitudes(q) (rows, cols)
+//   q2k_slack(w, x, n) (n, cols / 256); k_magnitudes(q) (rows, cols)
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -103,6 +103,34 @@ struct Q2KActs {
   std::vector<int16_t> xq;
 };
 
+// 16 float entries as int16 codes of step 1 / inv into o (nearest even).
+inline void code16(const float* e, float inv, int16_t* o) {
+#if defined(__AVX512F__)
+  // cvtps rounds to nearest even, as lrint in the default rounding mode: the same codes either way.
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(e), _mm512_set1_ps(inv)))));
+#else
+  for (int i = 0; i < 16; ++i) o[i] = static_cast<int16_t>(std::lrint(e[i] * inv));
+#endif
+}
+
+// One super-block's column-pair tables (tf: its 128 pairs' float entries, 16 each) as int16 codes in the steps'
+// order (16 steps x 4 registers x 32; step 2p + h's register k: sub-block 2p's pair 4h + k, then 2p + 1's) into dst.
+inline void store_pair_steps(const float* tf, float inv, int16_t* dst) {
+  for (int sl = 0; sl < 16; ++sl)
+    for (int k = 0; k < 4; ++k)
+      for (int half = 0; half < 2; ++half) code16(tf + 16 * (8 * (sl / 2 * 2 + half) + 4 * (sl % 2) + k), inv, dst + sl * 128 + k * 32 + half * 16);
+}
+
+// The column-pair entries' fields, (i & 3) x0 + (i >> 2) x1: K codes are unsigned, offsets go elsewhere.
+inline EntryFields unsigned_pair_fields() {
+  EntryFields f;
+  for (int i = 0; i < 16; ++i) {
+    f.c0[i] = static_cast<float>(i & 3);
+    f.c1[i] = static_cast<float>(i >> 2);
+  }
+  return f;
+}
+
 inline const Q2KActs& make_q2k_tables(const Q2KTable& w, const float* x, int64_t n) {
   thread_local Q2KActs a;
   thread_local std::vector<float> tf;  // one super-block's float entries (128 pairs, 16)
@@ -111,11 +139,7 @@ inline const Q2KActs& make_q2k_tables(const Q2KTable& w, const float* x, int64_t
   a.scale.assign(static_cast<size_t>(n * w.sbs), 0.0f);
   a.xstep.assign(static_cast<size_t>(n * w.sbs), 0.0f);
   a.xq.assign(static_cast<size_t>(n * w.sbs * 16), 0);
-  EntryFields f;
-  for (int i = 0; i < 16; ++i) {
-    f.c0[i] = static_cast<float>(i & 3);
-    f.c1[i] = static_cast<float>(i >> 2);
-  }
+  const EntryFields f = unsigned_pair_fields();
   tf.resize(128 * 16);
   for (int64_t t = 0; t < n; ++t) {
     const float* xt = x + t * w.cols;
@@ -123,19 +147,7 @@ inline const Q2KActs& make_q2k_tables(const Q2KTable& w, const float* x, int64_t
       const float mx = fill_entries<true>(f, xt, w.cols, g * 128, (g + 1) * 128, tf.data());
       const float s = mx / 32767.0f, inv = mx > 0.0f ? 32767.0f / mx : 0.0f;
       a.scale[static_cast<size_t>(t * w.sbs + g)] = s;
-      int16_t* dst = a.tab.data() + (t * w.sbs + g) * 2048;
-      for (int sl = 0; sl < 16; ++sl)
-        for (int k = 0; k < 4; ++k)
-          for (int half = 0; half < 2; ++half) {
-            const float* e = tf.data() + 16 * (8 * (sl / 2 * 2 + half) + 4 * (sl % 2) + k);  // sub-block's pair 4h + k
-            int16_t* o = dst + sl * 128 + k * 32 + half * 16;
-#if defined(__AVX512F__)
-            // cvtps rounds to nearest even, as lrint in the default rounding mode: the same codes either way.
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(e), _mm512_set1_ps(inv)))));
-#else
-            for (int i = 0; i < 16; ++i) o[i] = static_cast<int16_t>(std::lrint(e[i] * inv));
-#endif
-          }
+      store_pair_steps(tf.data(), inv, a.tab.data() + (t * w.sbs + g) * 2048);
       float xs[16], xmax = 0.0f;
       for (int b = 0; b < 16; ++b) {
         double sum = 0.0;  // in double, as group_sum: the sum adds no error of the codes' order
@@ -151,9 +163,10 @@ inline const Q2KActs& make_q2k_tables(const Q2KTable& w, const float* x, int64_t
   return a;
 }
 
-// Work items of 8 blocks (128 rows) split over the threads, the tokens inside (lut_kernel.h's for_each_item).
-template <class Tile>
-void q2k_items(const Q2KTable& w, int64_t n, int threads, Tile&& tile) {
+// Work items of 8 blocks (128 rows) split over the threads, the tokens inside (lut_kernel.h's for_each_item); W: a
+// K table (q2_k's, lut_q3k_kernel16.h's q3_k).
+template <class W, class Tile>
+void k_items(const W& w, int64_t n, int threads, Tile&& tile) {
   constexpr int64_t kItem = 8;
   const int64_t items = (w.blocks + kItem - 1) / kItem;
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -230,7 +243,8 @@ void q2k_tile(const Q2KTable& w, int64_t b0, const Q2KActs& a, int64_t t, float*
       const __m512i xv = _mm512_set1_epi32(xpair);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        __builtin_prefetch(cp[r] + 128 * pr + mq::kBlockPrefetchBytes);
+        // Every line of the block's stream, 2 KB ahead: three lines per pair cover a chunk's 21 (8 x 192 >= 1344).
+        for (int line = 0; line < 3; ++line) __builtin_prefetch(cp[r] + 192 * pr + 64 * line + mq::kBlockPrefetchBytes);
         // Row l's two bytes to dword l: (sc | m << 4 of sub-block 2 pr, the same of 2 pr + 1) as two words.
         const __m512i sm = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cp[r] + Q2KTable::kScales + 32 * pr)));
         const __m512i scv = _mm512_and_si512(sm, low4);
@@ -269,7 +283,7 @@ inline void gemm_q2k_table16(const Q2KTable& w, const float* x, int64_t n, float
   const Q2KActs& a = make_q2k_tables(w, x, n);
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
   if (use_isa)  // an item's 8 blocks as two tiles of 4: 8 table registers, and each block's two sums, stay in registers
-    return q2k_items(w, n, std::max(1, threads), [&](auto r, int64_t b0, int64_t t) {
+    return k_items(w, n, std::max(1, threads), [&](auto r, int64_t b0, int64_t t) {
       constexpr int R = decltype(r)::value;
       if constexpr (R == 8) {
         q2k_tile<4>(w, b0, a, t, y);
@@ -290,8 +304,9 @@ inline std::vector<double> q2k_slack(const Q2KTable& w, const float* x, int64_t 
   return slack;
 }
 
-// (rows, cols): |D_b| q_j + |M_b| of every weight, what the kernel's errors scale with (the header's bound).
-inline std::vector<float> q2k_magnitudes(const mq::QTensor& q) {
+// (rows, cols): |D_b| |q_j - zero| + |M_b| of every weight of a K tensor, what the table kernels' errors scale with
+// (q2_k: the header's bound; q3_k, no mins: |w_j|).
+inline std::vector<float> k_magnitudes(const mq::QTensor& q) {
   const mq::KFamily& f = mq::kfamily_of(q.scheme);
   std::vector<float> mag(static_cast<size_t>(q.rows * q.cols));
   mq::KParams p;
@@ -302,7 +317,7 @@ inline std::vector<float> q2k_magnitudes(const mq::QTensor& q) {
       const mq::KGrid grid = mq::kgrid(f, p);
       for (int j = 0; j < mq::kSuperBlock; ++j)
         mag[static_cast<size_t>(r * q.cols + g * mq::kSuperBlock + j)] =
-            std::fabs(grid.D[j / f.sub]) * static_cast<float>(codes[j] + f.zero) + std::fabs(grid.M[j / f.sub]);
+            std::fabs(grid.D[j / f.sub]) * static_cast<float>(std::abs(codes[j] - f.zero)) + std::fabs(grid.M[j / f.sub]);
     }
   return mag;
 }

@@ -6,12 +6,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "lut3_kernel16.h"
 #include "lut_kernel.h"
 #include "lut_kernel16.h"
-#include "lut_q2k_kernel16.h"
+#include "lut_q3k_kernel16.h"
 #include "miniquant/error.h"
 #include "miniquant/quantize.h"
 #include "miniquant/random.h"
@@ -121,34 +123,39 @@ TEST_CASE("int3 planes refuse what they cannot hold") {
   CHECK_THROWS_AS(mqbench::lut::pack_planes3(pack_blocked(quantize(w.data(), 32, 64, Scheme::integer(3, 16)))), UsageError);
 }
 
-TEST_CASE("q2_k table kernel: its blocks in 16-row chunks, the tile equal to its twin, W x within sum mag s_g / 2") {
-  for (int64_t rows : {16, 40})
-    for (int64_t n : {1, 2, 5}) {
-      const int64_t cols = 512;  // two super-blocks
-      const QTensor q = quantize(normal(rows * cols, 42).data(), rows, cols, Scheme::parse("q2_k"));
-      const mqbench::lut::Q2KTable w = mqbench::lut::pack_q2k_table(q);
-      CHECK(w.bytes() == (rows + 15) / 16 * 16 * q.row_bytes());  // byte for byte as many as the rows' q2_K blocks
-      const std::vector<float> x = normal(n * cols, 7);
-      std::vector<float> tile(static_cast<size_t>(n * rows)), twin(tile.size());
-      mqbench::lut::gemm_q2k_table16(w, x.data(), n, tile.data(), 2, true);
-      mqbench::lut::gemm_q2k_table16(w, x.data(), n, twin.data(), 1, false);
-      CHECK(tile == twin);
-      const std::vector<double> sg = mqbench::lut::q2k_slack(w, x.data(), n);  // 0.5 s_g (1 + 2^-20)
-      const auto slack = [&](int64_t t, int64_t j) { return sg[static_cast<size_t>(t * w.sbs + j / 256)]; };
-      const std::vector<float> mags = mqbench::lut::q2k_magnitudes(q);
-      const double worst = worst_ratio(q, x, n, tile, slack, &mags);
-      CHECK(worst <= 1.0);
-      CHECK(worst > 0.003);  // the bound is not so loose that any answer passes (measured: 0.009 - 0.017)
-      // One code moved by one step (row 0, column 5), or one sub-block's scale by 4 (row 0, sub-block 1), leaves the bound.
-      mqbench::lut::Q2KTable bad = w;
-      bad.data[1] = static_cast<uint8_t>(bad.data[1] ^ (1u << 2));
-      mqbench::lut::gemm_q2k_table16(bad, x.data(), n, tile.data(), 1, true);
-      CHECK(worst_ratio(q, x, n, tile, slack, &mags) > 1.0);
-      bad = w;
-      bad.data[mqbench::lut::Q2KTable::kScales + 1] = static_cast<uint8_t>(bad.data[mqbench::lut::Q2KTable::kScales + 1] ^ 0x04);
-      mqbench::lut::gemm_q2k_table16(bad, x.data(), n, tile.data(), 1, true);
-      CHECK(worst_ratio(q, x, n, tile, slack, &mags) > 1.0);
-    }
+TEST_CASE("K table kernels (q2_k, q3_k): their blocks in 16-row chunks, the tile equal to its twin, within the bound") {
+  for (const char* name : {"q2_k", "q3_k"})
+    for (int64_t rows : {16, 40})
+      for (int64_t n : {1, 2, 5}) {
+        CAPTURE(name);
+        const int64_t cols = 512;  // two super-blocks
+        const QTensor q = quantize(normal(rows * cols, 42).data(), rows, cols, Scheme::parse(name));
+        const mqbench::lut::KTable16 w = mqbench::lut::pack_ktable16(q);
+        const bool q3 = std::string(name) == "q3_k";
+        // Byte for byte as many as the rows' blocks (q3_k: 4 more per row and super-block, its scales in whole bytes).
+        CHECK(w.bytes() == (rows + 15) / 16 * 16 * (q.row_bytes() + (q3 ? 4 * cols / 256 : 0)));
+        const std::vector<float> x = normal(n * cols, 7);
+        std::vector<float> tile(static_cast<size_t>(n * rows)), twin(tile.size());
+        mqbench::lut::gemm_ktable16(w, x.data(), n, tile.data(), 2, true);
+        mqbench::lut::gemm_ktable16(w, x.data(), n, twin.data(), 1, false);
+        CHECK(tile == twin);
+        const std::vector<double> sg = mqbench::lut::ktable16_slack(w, x.data(), n);
+        const auto slack = [&](int64_t t, int64_t j) { return sg[static_cast<size_t>(t * w.sbs() + j / 256)]; };
+        const std::vector<float> mags = mqbench::lut::k_magnitudes(q);  // q2_k: |D| q + |M|; q3_k: |w|
+        const double worst = worst_ratio(q, x, n, tile, slack, &mags);
+        CHECK(worst <= 1.0);
+        CHECK(worst > 0.003);  // the bound is not so loose that any answer passes (measured: q2_k 0.009-0.017, q3_k 0.019-0.022)
+        // One lo code moved by one step (row 0, column 5), one sub-block's scale by 4 (row 0, sub-block 1), and for
+        // q3_k one hi bit (row 0, sub-block 1's column 3: its weight moves by 4 D) each leave the bound.
+        std::vector<int64_t> bytes = {1, q3 ? mqbench::lut::Q3KTable::kScales + 1 : mqbench::lut::Q2KTable::kScales + 1};
+        if (q3) bytes.push_back(mqbench::lut::Q3KTable::kHi + 2);
+        for (int64_t at : bytes) {
+          mqbench::lut::KTable16 bad = w;
+          std::visit([&](auto& t) { t.data[static_cast<size_t>(at)] ^= static_cast<uint8_t>(at == 1 ? 1u << 2 : at == mqbench::lut::Q3KTable::kHi + 2 ? 1u << 3 : 0x04); }, bad.t);
+          mqbench::lut::gemm_ktable16(bad, x.data(), n, tile.data(), 1, true);
+          CHECK(worst_ratio(q, x, n, tile, slack, &mags) > 1.0);
+        }
+      }
   const std::vector<float> w = normal(16 * 256, 42);
-  CHECK_THROWS_AS(mqbench::lut::pack_q2k_table(quantize(w.data(), 16, 256, Scheme::parse("q3_k"))), UsageError);
+  CHECK_THROWS_AS(mqbench::lut::pack_ktable16(quantize(w.data(), 16, 256, Scheme::parse("q4_k"))), UsageError);
 }

@@ -16,7 +16,7 @@
 
 #include "lut3_kernel16.h"  // the 16-bit table rows (int2's tables, int3's bit planes)
 #include "lut_kernel.h"     // the fp32 table row (pairs.h)
-#include "lut_q2k_kernel16.h"  // the q2_k table row
+#include "lut_q3k_kernel16.h"  // the q2_k and q3_k table rows
 #include "roofline_probes.h"
 #include "verify.h"
 
@@ -70,8 +70,9 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   const mq::QuantizedLinear ql(w.data(), s.out, s.in, scheme, pair.mode);
   const std::vector<float> ours_deq = mq::dequantize(ql.weight());  // (out, in)
   // The table rows: the same codes in the 16-row block layout, for a lookup-table kernel.
-  // q2_k's table row repacks its K blocks into 16-row chunks (lut_q2k_kernel16.h), the int rows their codes.
-  const bool ktable = pair.table == Pair::Table::int16 && mqbench::lut::is_q2k(scheme);
+  // The K table rows repack their blocks into 16-row chunks (lut_q2k_kernel16.h, lut_q3k_kernel16.h), the int rows
+  // their codes.
+  const bool ktable = pair.table == Pair::Table::int16 && scheme.is_kquant();
   const bool table = pair.table != Pair::Table::none && !ktable;
   if (table && pair.table == Pair::Table::int16 && !scheme.symmetric)
     throw mq::Error("vs_ggml: " + where + ": the 16-bit table rows' check bound holds for symmetric schemes only");
@@ -79,21 +80,21 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   const mq::BlockedCodes packed = !table                           ? mq::BlockedCodes{}
                                   : pair.table == Pair::Table::int16 ? mqbench::lut::pack_table16(ql.weight())
                                                                      : mq::pack_blocked(ql.weight());
-  const mqbench::lut::Q2KTable kpacked = ktable ? mqbench::lut::pack_q2k_table(ql.weight()) : mqbench::lut::Q2KTable{};
-  // What each weight's rounding errors scale with in the check of our side: |w| except for the q2_k table row
-  // (|D| q + |M|: its min term cancels against D q, lut_q2k_kernel16.h).
-  const std::vector<float> ours_mag = ktable ? mqbench::lut::q2k_magnitudes(ql.weight()) : std::vector<float>{};
+  const mqbench::lut::KTable16 kpacked = ktable ? mqbench::lut::pack_ktable16(ql.weight()) : mqbench::lut::KTable16{};
+  // What each weight's rounding errors scale with in the check of our side: |w| except for the K table rows
+  // (|D| |q - zero| + |M|: q2_k's min term cancels against D q, lut_q2k_kernel16.h).
+  const std::vector<float> ours_mag = ktable ? mqbench::lut::k_magnitudes(ql.weight()) : std::vector<float>{};
   const double ours_bytes = static_cast<double>(ktable ? kpacked.bytes() : table ? packed.bytes() : ql.resident_bytes());
   const int64_t ours_copies = s.dram ? mqbench::cold_copies(ours_bytes) : 1;
   const std::vector<mq::QuantizedLinear> ours(table || ktable ? 0 : static_cast<size_t>(ours_copies), ql);
   const std::vector<mq::BlockedCodes> ours_packed(table ? static_cast<size_t>(ours_copies) : 0, packed);
-  const std::vector<mqbench::lut::Q2KTable> ours_kpacked(ktable ? static_cast<size_t>(ours_copies) : 0, kpacked);
+  const std::vector<mqbench::lut::KTable16> ours_kpacked(ktable ? static_cast<size_t>(ours_copies) : 0, kpacked);
   std::vector<float> ours_y(static_cast<size_t>(*std::max_element(o.batches.begin(), o.batches.end()) * s.out));  // (n, out)
   const std::vector<float>* ours_x = nullptr;
   int table_threads = 1;
   Side our{[&](int64_t c, int64_t n) {
              const float* x = ours_x->data();
-             if (ktable) mqbench::lut::gemm_q2k_table16(ours_kpacked[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
+             if (ktable) mqbench::lut::gemm_ktable16(ours_kpacked[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
              else if (pair.table == Pair::Table::fp32) mqbench::lut::gemm_lut(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
              else if (pair.table == Pair::Table::int16)
                mqbench::lut::gemm_table16(ours_packed[static_cast<size_t>(c)], x, n, ours_y.data(), table_threads, true);
@@ -126,7 +127,7 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
   for (int64_t n : o.batches) {
     ggml_acts_n[n] = ggml_acts(xs[n], n, s.in, act_traits, be.api.act_rows(pair.act.type), pair.act);
     ours_acts_n[n] = pair.mode == mq::ActMode::dynamic_int8 ? int8_token_acts(xs[n], n, s.in)
-                     : ktable                                 ? q2k_table_acts(xs[n], n, s.in, kpacked)
+                     : ktable                                 ? ktable16_acts(xs[n], n, s.in, kpacked)
                      : pair.table == Pair::Table::int16       ? table16_acts(xs[n], n, s.in, packed)
                                                               : weight_only_acts(xs[n], n, s.in);
   }
@@ -213,7 +214,7 @@ std::vector<nlohmann::json> compare(GgmlBackend& be, const Pair& pair, const Set
                         {"ggml", side_json(gg, c.ggml, c.k_ggml, bw_g)},
                         {"ours", side_json(our, c.ours, c.k_ours, bw_o)}};
     j["ggml"]["buffer_type"] = gm.buft_name();
-    j["ours"]["layout"] = ktable                                ? "q2_K blocks in 16-row chunks, int16 table lookup"
+    j["ours"]["layout"] = ktable                                ? scheme.name() + " blocks in 16-row chunks, int16 table lookup"
                           : pair.table == Pair::Table::fp32    ? "16-row blocks, fp32 table lookup"
                           : pair.table == Pair::Table::int16 ? (mqbench::lut::runs_planes3(scheme) ? "16-row blocks in bit planes, int16 table lookup"
                                                                                                     : "16-row blocks, int16 table lookup")

@@ -37,7 +37,7 @@ struct Pair {
   mq::ActMode mode;         // weight-only or +a8 (dynamic_int8)
   // Our side runs a lookup-table kernel (bench-only) on the scheme's 16-row blocks instead of QuantizedLinear: fp32
   // tables (int2, bench/lut_kernel.h) or 16-bit ones (int2: bench/lut_kernel16.h; int3: lut3_kernel16.h's bit planes;
-  // q2_k: lut_q2k_kernel16.h, its own blocks repacked into 16-row chunks).
+  // q2_k / q3_k: lut_q2k_kernel16.h / lut_q3k_kernel16.h, their own blocks repacked into 16-row chunks).
   enum class Table { none, fp32, int16 } table = Table::none;
   std::string ours() const;   // our side's name, as --pairs takes it: "int4-g64+a8", "int2-g64-table", "int3-g64-table16", "q2_k-table16"
   std::string label() const;  // "q4_0 / int4-g64+a8"
@@ -80,8 +80,10 @@ inline const std::vector<Pair>& pair_table() {
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "int2-g64", mq::ActMode::weight_only, Pair::Table::int16},
       // int3-g64 through 16-bit tables on its bit planes (bench/lut3_kernel16.h) against q3_K.
       {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "int3-g64", mq::ActMode::weight_only, Pair::Table::int16},
-      // q2_k through 16-bit tables (bench/lut_q2k_kernel16.h) against q2_K: the same format on both sides.
+      // q2_k and q3_k through 16-bit tables (bench/lut_q2k_kernel16.h, lut_q3k_kernel16.h) against q2_K and q3_K:
+      // the same format on both sides (q3_k's chunks hold its scales in whole bytes: 3.6% more).
       {"q2_K", GGML_TYPE_Q2_K, 256, 84, kQ8_K, "q2_k", mq::ActMode::weight_only, Pair::Table::int16},
+      {"q3_K", GGML_TYPE_Q3_K, 256, 110, kQ8_K, "q3_k", mq::ActMode::weight_only, Pair::Table::int16},
   };
   return t;
 }

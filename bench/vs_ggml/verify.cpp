@@ -7,7 +7,7 @@
 #include "miniquant/kernels/kernels.h"
 
 #include "lut3_kernel16.h"
-#include "lut_q2k_kernel16.h"
+#include "lut_q3k_kernel16.h"
 
 namespace vsggml {
 
@@ -59,11 +59,11 @@ RefActs ggml_acts(const std::vector<float>& x, int64_t n, int64_t in, const ggml
   return a;
 }
 
-RefActs q2k_table_acts(const std::vector<float>& x, int64_t n, int64_t in, const mqbench::lut::Q2KTable& w) {
-  const std::vector<double> slack = mqbench::lut::q2k_slack(w, x.data(), n);  // (n, super-blocks)
+RefActs ktable16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mqbench::lut::KTable16& w) {
+  const std::vector<double> slack = mqbench::lut::ktable16_slack(w, x.data(), n);  // (n, super-blocks)
   RefActs a{x, std::vector<double>(x.size())};
   for (int64_t tok = 0; tok < n; ++tok)
-    for (int64_t j = 0; j < in; ++j) a.slack[static_cast<size_t>(tok * in + j)] = slack[static_cast<size_t>(tok * w.sbs + j / 256)];
+    for (int64_t j = 0; j < in; ++j) a.slack[static_cast<size_t>(tok * in + j)] = slack[static_cast<size_t>(tok * w.sbs() + j / 256)];
   return a;
 }
 

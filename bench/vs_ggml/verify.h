@@ -18,7 +18,7 @@
 #include "ggml.h"
 #include "ggml_api.h"
 #include "miniquant/kernels/blocked.h"
-#include "lut_q2k_kernel16.h"
+#include "lut_q3k_kernel16.h"
 #include "pairs.h"
 
 namespace vsggml {
@@ -37,9 +37,10 @@ RefActs weight_only_acts(const std::vector<float>& x, int64_t n, int64_t in);
 // at most (|w0| + |w1|) 0.5 s_g, the pair's share of sum_j |w_j| e_j. int3's bit planes (bench/lut3_kernel16.h) look up
 // a pair's and a quad's entry per weight: slack s_g (1 + 2^-20), the argument in that header.
 RefActs table16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mq::BlockedCodes& w);
-// The q2_k table row (bench/lut_q2k_kernel16.h): x itself, each activation of super-block g with slack 0.5 s_g
-// (1 + 2^-20); its check takes the weights' magnitudes |D| q + |M| (q2k_magnitudes) in place of |w|, the header's bound.
-RefActs q2k_table_acts(const std::vector<float>& x, int64_t n, int64_t in, const mqbench::lut::Q2KTable& w);
+// The K table rows (bench/lut_q2k_kernel16.h, lut_q3k_kernel16.h): x itself, each activation of super-block g with
+// the header's slack (q2_k: (0.5 s_g + sx / 32)(1 + 2^-20); q3_k: s_g (1 + 2^-20)); the check takes the weights'
+// magnitudes |D| |q - zero| + |M| (k_magnitudes) in place of |w|, as the headers' bounds do.
+RefActs ktable16_acts(const std::vector<float>& x, int64_t n, int64_t in, const mqbench::lut::KTable16& w);
 // Our +a8: per token s * a with a = mq::quantize_activations(x), the codes the kernels use.
 RefActs int8_token_acts(const std::vector<float>& x, int64_t n, int64_t in);
 // ggml's: each token through the activation type's reference quantizer, then its to_float (rows: Api::act_rows;

@@ -119,7 +119,7 @@ int run(int argc, char** argv) {
   for (const std::string& want : wanted) {
     if (want == "all") continue;
     if (std::none_of(vsggml::pair_table().begin(), vsggml::pair_table().end(), [&](const vsggml::Pair& p) { return ours(p) == want; }))
-      throw mq::UsageError("vs_ggml: --pairs: no pair has '" + want + "' on our side (q4_k, q4_k+a8, int4-g64, int8-per-channel+a8, int2-g64-table, int2-g64-table16, int3-g64-table16, ...)");
+      throw mq::UsageError("vs_ggml: --pairs: no pair has '" + want + "' on our side (q4_k, q4_k+a8, int4-g64, int8-per-channel+a8, int2-g64-table, int2-g64-table16, int3-g64-table16, q2_k-table16, q3_k-table16, ...)");
   }
   for (const vsggml::Pair& p : vsggml::pair_table())
     if (std::find(wanted.begin(), wanted.end(), "all") != wanted.end() || std::find(wanted.begin(), wanted.end(), ours(p)) != wanted.end())
