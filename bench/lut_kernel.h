@@ -122,9 +122,10 @@ inline void lut_twin(const BlockedCodes& w, const LutActs& a, float* y, int thre
 }
 
 #if defined(__AVX512F__)
-// Token t's outputs of R blocks from b0 (out: R vectors of 16 rows), the rows past w.rows masked off.
-template <int R>
-void store_blocks(const BlockedCodes& w, int64_t b0, int64_t t, const __m512* out, float* y) {
+// Token t's outputs of R blocks from b0 (out: R vectors of 16 rows), the rows past w.rows masked off (W: any 16-row
+// block layout with `rows`: BlockedCodes, the K tables' chunks).
+template <int R, class W>
+void store_blocks(const W& w, int64_t b0, int64_t t, const __m512* out, float* y) {
   for (int r = 0; r < R; ++r) {
     const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
     _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
@@ -133,9 +134,9 @@ void store_blocks(const BlockedCodes& w, int64_t b0, int64_t t, const __m512* ou
 
 // Work items of 8 blocks (128 rows), split over the threads; the item's tokens inside, so its codes (128 KB at
 // 4096 columns) stay in L2 while the tokens pass over them. tile(R, b0, t) runs R blocks from b0 for token t (R an
-// std::integral_constant: 8, or 1 for the last item's blocks).
-template <class Tile>
-void for_each_item(const BlockedCodes& w, int64_t n, int threads, Tile&& tile) {
+// std::integral_constant: 8, or 1 for the last item's blocks). W: any 16-row block layout with `blocks`.
+template <class W, class Tile>
+void for_each_item(const W& w, int64_t n, int threads, Tile&& tile) {
   constexpr int64_t kItem = 8;
   const int64_t items = (w.blocks + kItem - 1) / kItem;
 #pragma omp parallel for num_threads(threads) schedule(static)

@@ -50,47 +50,60 @@
 
 namespace mqbench::lut {
 
-struct Q2KTable {
-  static constexpr int64_t kChunk = 1344, kCodes = 0, kScales = 1024, kD = 1280, kDmin = 1312;
+// The chunks of a K table: (blocks, sbs, Chunk) bytes, block b's 16 rows x super-block g's 256 columns at chunk(b, g).
+template <int64_t Chunk>
+struct KChunks {
+  static constexpr int64_t kChunk = Chunk;
   int64_t rows = 0, cols = 0, blocks = 0, sbs = 0;  // sbs: super-blocks per row
   mq::AlignedBytes data;                            // (blocks, sbs, kChunk)
   const uint8_t* chunk(int64_t b, int64_t g) const { return data.data() + (b * sbs + g) * kChunk; }
   uint8_t* chunk(int64_t b, int64_t g) { return data.data() + (b * sbs + g) * kChunk; }
   int64_t bytes() const { return static_cast<int64_t>(data.size()); }
 };
+
+struct Q2KTable : KChunks<1344> {
+  static constexpr int64_t kCodes = 0, kScales = 1024, kD = 1280, kDmin = 1312;
+};
 static_assert(Q2KTable::kChunk == 16 * 84, "a chunk holds 16 rows' q2_K blocks, no more bytes");
 
-inline bool is_q2k(const mq::Scheme& s) { return s.is_kquant() && mq::kfamily_of(s).name == "q2_k"; }
-
-inline Q2KTable pack_q2k_table(const mq::QTensor& q) {
-  if (!is_q2k(q.scheme)) throw mq::UsageError("pack_q2k_table: " + q.scheme.name() + " is not q2_k");
+// T's chunks for q (zero-filled, so rows past the end stay zero), then fill(chunk, lane, params, codes) once per row
+// and super-block with its block's unpacked fields (KParams, kSuperBlock codes).
+template <class T, class Fill>
+T pack_k_chunks(const mq::QTensor& q, Fill&& fill) {
   const mq::KFamily& f = mq::kfamily_of(q.scheme);
-  Q2KTable w;
+  T w;
   w.rows = q.rows;
   w.cols = q.cols;
   w.blocks = (q.rows + 15) / 16;
   w.sbs = q.cols / mq::kSuperBlock;
-  w.data.assign(static_cast<size_t>(w.blocks * w.sbs * Q2KTable::kChunk), 0);  // rows past the end: all zero
+  w.data.assign(static_cast<size_t>(w.blocks * w.sbs * T::kChunk), 0);
   mq::KParams p;
   uint8_t codes[mq::kSuperBlock];
   for (int64_t r = 0; r < q.rows; ++r)
     for (int64_t g = 0; g < w.sbs; ++g) {
       f.unpack(q.row_codes(r) + g * f.block_bytes, p, codes);
-      uint8_t* c = w.chunk(r / 16, g);
-      const int l = static_cast<int>(r % 16);
-      for (int s = 0; s < 16; ++s) {  // step s = 2 pr + h: columns 8h..8h+7 of sub-blocks 2 pr (low half), 2 pr + 1
-        const int pr = s / 2, h = s % 2;
-        uint32_t word = 0;
-        for (int e = 0; e < 2; ++e)
-          for (int j = 0; j < 8; ++j) word |= static_cast<uint32_t>(codes[16 * (2 * pr + e) + 8 * h + j]) << (16 * e + 2 * j);
-        std::memcpy(c + Q2KTable::kCodes + 64 * s + 4 * l, &word, 4);
-      }
-      for (int b = 0; b < 16; ++b)
-        c[Q2KTable::kScales + 32 * (b / 2) + 2 * l + b % 2] = static_cast<uint8_t>(p.sc[static_cast<size_t>(b)] | (p.m[static_cast<size_t>(b)] << 4));
-      std::memcpy(c + Q2KTable::kD + 2 * l, &p.d, 2);
-      std::memcpy(c + Q2KTable::kDmin + 2 * l, &p.dmin, 2);
+      fill(w.chunk(r / 16, g), static_cast<int>(r % 16), p, codes);
     }
   return w;
+}
+
+inline bool is_q2k(const mq::Scheme& s) { return s.is_kquant() && mq::kfamily_of(s).name == "q2_k"; }
+
+inline Q2KTable pack_q2k_table(const mq::QTensor& q) {
+  if (!is_q2k(q.scheme)) throw mq::UsageError("pack_q2k_table: " + q.scheme.name() + " is not q2_k");
+  return pack_k_chunks<Q2KTable>(q, [](uint8_t* c, int l, const mq::KParams& p, const uint8_t* codes) {
+    for (int s = 0; s < 16; ++s) {  // step s = 2 pr + h: columns 8h..8h+7 of sub-blocks 2 pr (low half), 2 pr + 1
+      const int pr = s / 2, h = s % 2;
+      uint32_t word = 0;
+      for (int e = 0; e < 2; ++e)
+        for (int j = 0; j < 8; ++j) word |= static_cast<uint32_t>(codes[16 * (2 * pr + e) + 8 * h + j]) << (16 * e + 2 * j);
+      std::memcpy(c + Q2KTable::kCodes + 64 * s + 4 * l, &word, 4);
+    }
+    for (int b = 0; b < 16; ++b)
+      c[Q2KTable::kScales + 32 * (b / 2) + 2 * l + b % 2] = static_cast<uint8_t>(p.sc[static_cast<size_t>(b)] | (p.m[static_cast<size_t>(b)] << 4));
+    std::memcpy(c + Q2KTable::kD + 2 * l, &p.d, 2);
+    std::memcpy(c + Q2KTable::kDmin + 2 * l, &p.dmin, 2);
+  });
 }
 
 // One call's tables. tab: (n, sbs, 16 steps, 4, 32) int16, step 2p + h's register k = the 16 codes of sub-block 2p's
@@ -163,57 +176,35 @@ inline const Q2KActs& make_q2k_tables(const Q2KTable& w, const float* x, int64_t
   return a;
 }
 
-// Work items of 8 blocks (128 rows) split over the threads, the tokens inside (lut_kernel.h's for_each_item); W: a
-// K table (q2_k's, lut_q3k_kernel16.h's q3_k).
-template <class W, class Tile>
-void k_items(const W& w, int64_t n, int threads, Tile&& tile) {
-  constexpr int64_t kItem = 8;
-  const int64_t items = (w.blocks + kItem - 1) / kItem;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t it = 0; it < items; ++it) {
-    const int64_t b0 = it * kItem, b1 = std::min(w.blocks, b0 + kItem);
-    for (int64_t t = 0; t < n; ++t) {
-      if (b1 - b0 == kItem) tile(std::integral_constant<int, kItem>{}, b0, t);
-      else
-        for (int64_t b = b0; b < b1; ++b) tile(std::integral_constant<int, 1>{}, b, t);
-    }
-  }
-}
-
 // The portable twin: field by field, the same int32 sums, the same float steps after them.
 inline void q2k_twin(const Q2KTable& w, const Q2KActs& a, float* y, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
-    for (int64_t t = 0; t < a.n; ++t)
-      for (int l = 0; l < valid; ++l) {
-        float out = 0.0f;
-        for (int64_t g = 0; g < w.sbs; ++g) {
-          const uint8_t* c = w.chunk(b, g);
-          const int16_t* tab = a.tab.data() + (t * w.sbs + g) * 2048;
-          const int16_t* xq = a.xq.data() + (t * w.sbs + g) * 16;
-          int32_t acc = 0, macc = 0;
-          for (int sl = 0; sl < 16; ++sl) {
-            uint32_t word;
-            std::memcpy(&word, c + Q2KTable::kCodes + 64 * sl + 4 * l, 4);
-            for (int half = 0; half < 2; ++half) {  // sub-block sl / 2 * 2 + half
-              const uint8_t sm = c[Q2KTable::kScales + 32 * (sl / 2) + 2 * l + half];
-              int32_t s = 0;
-              for (int k = 0; k < 4; ++k) s += tab[sl * 128 + k * 32 + half * 16 + ((word >> (16 * half + 4 * k)) & 0xF)];
-              acc += (sm & 0xF) * s;
-              if (sl % 2 == 0) macc += (sm >> 4) * xq[sl / 2 * 2 + half];
-            }
-          }
-          uint16_t d, dmin;
-          std::memcpy(&d, c + Q2KTable::kD + 2 * l, 2);
-          std::memcpy(&dmin, c + Q2KTable::kDmin + 2 * l, 2);
-          const size_t tg = static_cast<size_t>(t * w.sbs + g);
-          out = std::fma(static_cast<float>(acc), a.scale[tg] * mq::f16_to_f32(d), out);
-          out = std::fma(-static_cast<float>(macc), a.xstep[tg] * mq::f16_to_f32(dmin), out);
+  mq::for_each_block_output(w, a.n, y, threads, [&](int64_t b, int64_t t, int l) {
+    float out = 0.0f;
+    for (int64_t g = 0; g < w.sbs; ++g) {
+      const uint8_t* c = w.chunk(b, g);
+      const int16_t* tab = a.tab.data() + (t * w.sbs + g) * 2048;
+      const int16_t* xq = a.xq.data() + (t * w.sbs + g) * 16;
+      int32_t acc = 0, macc = 0;
+      for (int sl = 0; sl < 16; ++sl) {
+        uint32_t word;
+        std::memcpy(&word, c + Q2KTable::kCodes + 64 * sl + 4 * l, 4);
+        for (int half = 0; half < 2; ++half) {  // sub-block sl / 2 * 2 + half
+          const uint8_t sm = c[Q2KTable::kScales + 32 * (sl / 2) + 2 * l + half];
+          int32_t s = 0;
+          for (int k = 0; k < 4; ++k) s += tab[sl * 128 + k * 32 + half * 16 + ((word >> (16 * half + 4 * k)) & 0xF)];
+          acc += (sm & 0xF) * s;
+          if (sl % 2 == 0) macc += (sm >> 4) * xq[sl / 2 * 2 + half];
         }
-        y[t * w.rows + 16 * b + l] = out;
       }
-  }
+      uint16_t d, dmin;
+      std::memcpy(&d, c + Q2KTable::kD + 2 * l, 2);
+      std::memcpy(&dmin, c + Q2KTable::kDmin + 2 * l, 2);
+      const size_t tg = static_cast<size_t>(t * w.sbs + g);
+      out = std::fma(static_cast<float>(acc), a.scale[tg] * mq::f16_to_f32(d), out);
+      out = std::fma(-static_cast<float>(macc), a.xstep[tg] * mq::f16_to_f32(dmin), out);
+    }
+    return out;
+  });
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
@@ -271,10 +262,7 @@ void q2k_tile(const Q2KTable& w, int64_t b0, const Q2KActs& a, int64_t t, float*
       out[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(macc[r]), _mm512_mul_ps(sx, dmin), out[r]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
-    _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
-  }
+  store_blocks<R>(w, b0, t, out, y);
 }
 #endif
 
@@ -283,7 +271,7 @@ inline void gemm_q2k_table16(const Q2KTable& w, const float* x, int64_t n, float
   const Q2KActs& a = make_q2k_tables(w, x, n);
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
   if (use_isa)  // an item's 8 blocks as two tiles of 4: 8 table registers, and each block's two sums, stay in registers
-    return k_items(w, n, std::max(1, threads), [&](auto r, int64_t b0, int64_t t) {
+    return for_each_item(w, n, std::max(1, threads), [&](auto r, int64_t b0, int64_t t) {
       constexpr int R = decltype(r)::value;
       if constexpr (R == 8) {
         q2k_tile<4>(w, b0, a, t, y);

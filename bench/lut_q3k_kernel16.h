@@ -32,13 +32,8 @@
 
 namespace mqbench::lut {
 
-struct Q3KTable {
-  static constexpr int64_t kChunk = 1824, kLo = 0, kHi = 1024, kScales = 1536, kD = 1792;
-  int64_t rows = 0, cols = 0, blocks = 0, sbs = 0;
-  mq::AlignedBytes data;  // (blocks, sbs, kChunk)
-  const uint8_t* chunk(int64_t b, int64_t g) const { return data.data() + (b * sbs + g) * kChunk; }
-  uint8_t* chunk(int64_t b, int64_t g) { return data.data() + (b * sbs + g) * kChunk; }
-  int64_t bytes() const { return static_cast<int64_t>(data.size()); }
+struct Q3KTable : KChunks<1824> {
+  static constexpr int64_t kLo = 0, kHi = 1024, kScales = 1536, kD = 1792;
 };
 static_assert(Q3KTable::kChunk == 16 * (110 + 4), "a chunk holds 16 rows' q3_K blocks with whole-byte scales");
 
@@ -46,37 +41,23 @@ inline bool is_q3k(const mq::Scheme& s) { return s.is_kquant() && mq::kfamily_of
 
 inline Q3KTable pack_q3k_table(const mq::QTensor& q) {
   if (!is_q3k(q.scheme)) throw mq::UsageError("pack_q3k_table: " + q.scheme.name() + " is not q3_k");
-  const mq::KFamily& f = mq::kfamily_of(q.scheme);
-  Q3KTable w;
-  w.rows = q.rows;
-  w.cols = q.cols;
-  w.blocks = (q.rows + 15) / 16;
-  w.sbs = q.cols / mq::kSuperBlock;
-  w.data.assign(static_cast<size_t>(w.blocks * w.sbs * Q3KTable::kChunk), 0);  // rows past the end: all zero
-  mq::KParams p;
-  uint8_t codes[mq::kSuperBlock];
-  for (int64_t r = 0; r < q.rows; ++r)
-    for (int64_t g = 0; g < w.sbs; ++g) {
-      f.unpack(q.row_codes(r) + g * f.block_bytes, p, codes);
-      uint8_t* c = w.chunk(r / 16, g);
-      const int l = static_cast<int>(r % 16);
-      for (int s = 0; s < 16; ++s) {  // lo step s = 2 pr + h
-        const int pr = s / 2, h = s % 2;
-        uint32_t word = 0;
-        for (int e = 0; e < 2; ++e)
-          for (int j = 0; j < 8; ++j) word |= static_cast<uint32_t>(codes[16 * (2 * pr + e) + 8 * h + j] & 3) << (16 * e + 2 * j);
-        std::memcpy(c + Q3KTable::kLo + 64 * s + 4 * l, &word, 4);
-      }
-      for (int pr = 0; pr < 8; ++pr) {
-        uint32_t word = 0;
-        for (int e = 0; e < 2; ++e)
-          for (int j = 0; j < 16; ++j) word |= static_cast<uint32_t>(codes[16 * (2 * pr + e) + j] >> 2) << (16 * e + j);
-        std::memcpy(c + Q3KTable::kHi + 64 * pr + 4 * l, &word, 4);
-      }
-      for (int b = 0; b < 16; ++b) c[Q3KTable::kScales + 32 * (b / 2) + 2 * l + b % 2] = static_cast<uint8_t>(static_cast<int8_t>(p.sc[static_cast<size_t>(b)]));
-      std::memcpy(c + Q3KTable::kD + 2 * l, &p.d, 2);
+  return pack_k_chunks<Q3KTable>(q, [](uint8_t* c, int l, const mq::KParams& p, const uint8_t* codes) {
+    for (int s = 0; s < 16; ++s) {  // lo step s = 2 pr + h
+      const int pr = s / 2, h = s % 2;
+      uint32_t word = 0;
+      for (int e = 0; e < 2; ++e)
+        for (int j = 0; j < 8; ++j) word |= static_cast<uint32_t>(codes[16 * (2 * pr + e) + 8 * h + j] & 3) << (16 * e + 2 * j);
+      std::memcpy(c + Q3KTable::kLo + 64 * s + 4 * l, &word, 4);
     }
-  return w;
+    for (int pr = 0; pr < 8; ++pr) {  // hi bits of sub-blocks 2 pr (low half), 2 pr + 1
+      uint32_t word = 0;
+      for (int e = 0; e < 2; ++e)
+        for (int j = 0; j < 16; ++j) word |= static_cast<uint32_t>(codes[16 * (2 * pr + e) + j] >> 2) << (16 * e + j);
+      std::memcpy(c + Q3KTable::kHi + 64 * pr + 4 * l, &word, 4);
+    }
+    for (int b = 0; b < 16; ++b) c[Q3KTable::kScales + 32 * (b / 2) + 2 * l + b % 2] = static_cast<uint8_t>(static_cast<int8_t>(p.sc[static_cast<size_t>(b)]));
+    std::memcpy(c + Q3KTable::kD + 2 * l, &p.d, 2);
+  });
 }
 
 // One call's tables. tab: (n, sbs, 3072) int16: the 16 lo steps' registers as lut_q2k_kernel16.h's (2048), then per
@@ -143,37 +124,32 @@ inline const Q3KActs& make_q3k_tables(const Q3KTable& w, const float* x, int64_t
 
 // The portable twin: field by field, the same int32 sums, the same float steps after them.
 inline void q3k_twin(const Q3KTable& w, const Q3KActs& a, float* y, int threads) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t b = 0; b < w.blocks; ++b) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
-    for (int64_t t = 0; t < a.n; ++t)
-      for (int l = 0; l < valid; ++l) {
-        float out = 0.0f;
-        for (int64_t g = 0; g < w.sbs; ++g) {
-          const uint8_t* c = w.chunk(b, g);
-          const int16_t* tab = a.tab.data() + (t * w.sbs + g) * 3072;
-          int32_t acc = 0;
-          for (int pr = 0; pr < 8; ++pr) {
-            uint32_t lo[2], hi;
-            std::memcpy(lo, c + Q3KTable::kLo + 128 * pr + 4 * l, 4);
-            std::memcpy(lo + 1, c + Q3KTable::kLo + 128 * pr + 64 + 4 * l, 4);
-            std::memcpy(&hi, c + Q3KTable::kHi + 64 * pr + 4 * l, 4);
-            for (int half = 0; half < 2; ++half) {  // sub-block 2 pr + half
-              int32_t s = 0;
-              for (int k = 0; k < 4; ++k) {
-                for (int h = 0; h < 2; ++h) s += tab[256 * pr + 128 * h + 32 * k + 16 * half + ((lo[h] >> (16 * half + 4 * k)) & 0xF)];
-                s += tab[2048 + 128 * pr + 32 * k + 16 * half + ((hi >> (16 * half + 4 * k)) & 0xF)];
-              }
-              acc += static_cast<int8_t>(c[Q3KTable::kScales + 32 * pr + 2 * l + half]) * s;
-            }
+  mq::for_each_block_output(w, a.n, y, threads, [&](int64_t b, int64_t t, int l) {
+    float out = 0.0f;
+    for (int64_t g = 0; g < w.sbs; ++g) {
+      const uint8_t* c = w.chunk(b, g);
+      const int16_t* tab = a.tab.data() + (t * w.sbs + g) * 3072;
+      int32_t acc = 0;
+      for (int pr = 0; pr < 8; ++pr) {
+        uint32_t lo[2], hi;
+        std::memcpy(lo, c + Q3KTable::kLo + 128 * pr + 4 * l, 4);
+        std::memcpy(lo + 1, c + Q3KTable::kLo + 128 * pr + 64 + 4 * l, 4);
+        std::memcpy(&hi, c + Q3KTable::kHi + 64 * pr + 4 * l, 4);
+        for (int half = 0; half < 2; ++half) {  // sub-block 2 pr + half
+          int32_t s = 0;
+          for (int k = 0; k < 4; ++k) {
+            for (int h = 0; h < 2; ++h) s += tab[256 * pr + 128 * h + 32 * k + 16 * half + ((lo[h] >> (16 * half + 4 * k)) & 0xF)];
+            s += tab[2048 + 128 * pr + 32 * k + 16 * half + ((hi >> (16 * half + 4 * k)) & 0xF)];
           }
-          uint16_t d;
-          std::memcpy(&d, c + Q3KTable::kD + 2 * l, 2);
-          out = std::fma(static_cast<float>(acc), a.scale[static_cast<size_t>(t * w.sbs + g)] * mq::f16_to_f32(d), out);
+          acc += static_cast<int8_t>(c[Q3KTable::kScales + 32 * pr + 2 * l + half]) * s;
         }
-        y[t * w.rows + 16 * b + l] = out;
       }
-  }
+      uint16_t d;
+      std::memcpy(&d, c + Q3KTable::kD + 2 * l, 2);
+      out = std::fma(static_cast<float>(acc), a.scale[static_cast<size_t>(t * w.sbs + g)] * mq::f16_to_f32(d), out);
+    }
+    return out;
+  });
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
@@ -221,10 +197,7 @@ void q3k_tile(const Q3KTable& w, int64_t b0, const Q3KActs& a, int64_t t, float*
       out[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r]), _mm512_mul_ps(sg, d), out[r]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * (b0 + r)));
-    _mm512_mask_storeu_ps(y + t * w.rows + 16 * (b0 + r), static_cast<__mmask16>((1u << valid) - 1u), out[r]);
-  }
+  store_blocks<R>(w, b0, t, out, y);
 }
 #endif
 
@@ -233,7 +206,7 @@ inline void gemm_q3k_table16(const Q3KTable& w, const float* x, int64_t n, float
   const Q3KActs& a = make_q3k_tables(w, x, n);
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
   if (use_isa)  // an item's 8 blocks as two tiles of 4: 12 table registers and the blocks' sums stay in registers
-    return k_items(w, n, std::max(1, threads), [&](auto r, int64_t b0, int64_t t) {
+    return for_each_item(w, n, std::max(1, threads), [&](auto r, int64_t b0, int64_t t) {
       constexpr int R = decltype(r)::value;
       if constexpr (R == 8) {
         q3k_tile<4>(w, b0, a, t, y);

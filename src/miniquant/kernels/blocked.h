@@ -108,8 +108,9 @@ QTensor unpack_blocked(const BlockedCodes& b);
 
 // The walk of the block layout's portable twins: y[t * rows + 16 b + l] = out(b, t, l) for every block b, token t < n
 // and lane l that holds a row (the last block's padded lanes are not stored), the blocks split over the threads.
-template <class Out>
-void for_each_block_output(const BlockedCodes& w, int64_t n, float* y, int threads, Out&& out) {
+// W: BlockedCodes, or any other 16-row block layout with `blocks` and `rows` (bench/'s K table chunks).
+template <class W, class Out>
+void for_each_block_output(const W& w, int64_t n, float* y, int threads, Out&& out) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t b = 0; b < w.blocks; ++b) {
     const int valid = static_cast<int>(std::min<int64_t>(16, w.rows - 16 * b));
