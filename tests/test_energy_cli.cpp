@@ -293,7 +293,7 @@ TEST_CASE("miniquant energy end to end: rounds, the control, a phase split, the 
   CHECK((*dyn)["source_name"] == "int8_dynamic");
   CHECK((*dyn)["scheme"] == "int8-per-channel+a8");
   // Each configuration measured once per round; the phases add up in every round.
-  // Adaptive rounds: 3 planned, then 2 at a time while the control is outside +-3%, 7 at most.
+  // Adaptive rounds: 3 planned, then 2 at a time while the control does not pass, 7 at most.
   const int n_rounds = (*dyn)["phases"]["total"]["joules_per_token"]["n"].get<int>();
   CHECK((n_rounds == 3 || n_rounds == 5 || n_rounds == 7));
   for (const json* m : {base, dyn, split}) {

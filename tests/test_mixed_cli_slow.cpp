@@ -107,7 +107,7 @@ TEST_CASE("mixed: all stages, resume, shards merged") {
   const CliResult again = run_cli(common(out) + " --stage energy-all");
   INFO(again.out);
   CHECK(again.out.find("energy rounds of set 'all': 1 measured, 1 reused") != std::string::npos);
-  // Adaptive rounds: up to 4 in all, one at a time, while the control is outside +-3% (on this tiny model's
+  // Adaptive rounds: up to 4 in all, one at a time, while the control does not pass (on this tiny model's
   // millisecond generations it usually is); the merge reads the added rounds and the README names them.
   const std::string adaptive = common(out, 1024, 4) + " --add-rounds 1";
   const CliResult more = run_cli(adaptive + " --stage energy-all");

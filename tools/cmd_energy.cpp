@@ -161,7 +161,7 @@ void register_energy(CLI::App& app) {
   cmd->add_option("--rounds", o.rounds, "measured rounds: each runs every configuration once, in an order drawn at random per round (seed 42)")->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "warm-up rounds before them (not reported)")->capture_default_str();
   cmd->add_option("--max-rounds", o.max_rounds,
-                  "adaptive: while the control is outside +-3%, add rounds up to this many in all (0: 3 x --rounds; = --rounds: none)")
+                  "adaptive: while the control does not pass (holds 1.00, inside +-3%), add rounds up to this many in all (0: 3 x --rounds; = --rounds: none)")
       ->capture_default_str();
   cmd->add_option("--add-rounds", o.add_rounds, "adaptive: rounds added at a time")->capture_default_str();
   cmd->add_flag("--no-control", [cli](int64_t) { cli->o.control = false; }, "do not measure the fp32 baseline a second time (the control)");

@@ -150,7 +150,7 @@ void run(MixedCli& cli) {
     const std::string set = with_auto ? "all" : "configs";
     const mqexp::EnergySetRun r = mqexp::run_mixed_energy(o, mqexp::energy_units(o, with_auto), set, say);
     say(fmt::format("energy rounds of set '{}': {} measured, {} reused, {} left to other shards{}", set, r.measured, r.reused, r.other_shards,
-                    r.added > 0 ? fmt::format(", {} added for the control{}", r.added, r.answered ? "" : " (still outside +-3% at the bound)")
+                    r.added > 0 ? fmt::format(", {} added for the control{}", r.added, r.answered ? "" : " (still not passing at the bound)")
                                 : std::string()));
   };
   // The hand-written maps' rounds first: the allocation prices recipes from them.
@@ -194,7 +194,7 @@ void register_mixed(CLI::App& app) {
   add_corpus_options(cmd, o.lexicon, o.seed);
   cmd->add_option("--rounds", o.rounds, "energy rounds: each runs every configuration once, interleaved")->capture_default_str();
   cmd->add_option("--max-rounds", o.max_rounds,
-                  "adaptive (one shard): while the control is outside +-3% after --rounds, more rounds up to this many in all (0: 3 x --rounds)")
+                  "adaptive (one shard): while the control does not pass (holds 1.00, inside +-3%) after --rounds, more rounds up to this many in all (0: 3 x --rounds)")
       ->capture_default_str();
   cmd->add_option("--add-rounds", o.add_rounds, "adaptive: rounds added at a time")->capture_default_str();
   cmd->add_option("--gens", o.gens, "generations per configuration per round (one measurement)")->capture_default_str();

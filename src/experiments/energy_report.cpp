@@ -60,7 +60,7 @@ std::string control_line(const json& model) {
   if (c.contains("rounds")) {
     const int n = c["rounds"].get<int>(), added = c.value("added_rounds", 0);
     const size_t disturbed = c.value("disturbed_rounds", json::array()).size();
-    rounds = fmt::format(" ({} rounds{}; {} disturbed)", n, added > 0 ? fmt::format(", {} added while the control was outside +-3%", added) : "",
+    rounds = fmt::format(" ({} rounds{}; {} disturbed)", n, added > 0 ? fmt::format(", {} added while the control did not pass", added) : "",
                          disturbed == 0 ? std::string("none") : fmt::format("{}", disturbed));
   }
   return fmt::format("control: {} / {} = {:.4f} [{:.4f}, {:.4f}] in total J/token over the rounds{}: {}", c["name"].get<std::string>(),
@@ -289,7 +289,7 @@ std::string energy_readme_block(const json& s) {
     t += fmt::format("Run on {} (family {}, model {}, stepping {}; load average {:.2f} at the end; OpenMP threads waiting {}, chosen by {}), {}; "
                      "it took {:.1f} min there. "
                      "Design: {} paired rounds of one generation (every configuration in every round, in a seeded random order; up to {} while a "
-                     "control is outside +-3%), {} warm-up; comparisons are medians of the per-round ratios with sign-test 95% "
+                     "control does not pass), {} warm-up; comparisons are medians of the per-round ratios with sign-test 95% "
                      "intervals; the batch curve in {} rounds of its own.\n\n",
                      m.value("cpu_model", std::string("an unknown CPU")), m.value("cpu_family", -1), m.value("cpu_model_number", -1),
                      m.value("cpu_stepping", -1), m.value("load_average", json::object()).value("one", 0.0),

@@ -44,7 +44,7 @@ struct RoundsOptions {
   int warmup = 1;   // rounds run first and discarded (caches, page faults, the CPU's clock ramp)
   int first = 0;    // index of the first measured round (its order): a resumed study runs round k alone
   // Adaptive rounds: after the `rounds` planned ones, while `enough` says the result cannot answer yet (a
-  // control outside +-3%, on a machine other processes share), run `step` more, up to `max_rounds` in all.
+  // control that does not pass, on a machine other processes share), run `step` more, up to `max_rounds` in all.
   // Unset `enough` or max_rounds <= rounds: exactly `rounds`.
   int max_rounds = 0, step = 0;
   std::function<bool(const RoundsResult&)> enough{};

@@ -31,7 +31,8 @@ struct MixedOptions {
   std::string configs_dir;         // the hand-written quant maps, one per *.json file
   std::string out;                 // the study's folder; units go to out/runs/<kind>/<id>.json
   int rounds = 30;                  // energy rounds (mixed_energy.h; ~2 s each here); quality is deterministic, measured once
-  // Adaptive rounds (one shard): while the control is outside +-3% after the planned rounds, `add_rounds` more, up to
+  // Adaptive rounds (one shard): while the control does not pass after the planned rounds (its
+  // interval must hold 1.00 and lie inside +-3%), `add_rounds` more, up to
   // `max_rounds` in all (0: 3 x rounds), as 28-energy does; a sharded run measures exactly `rounds`.
   int max_rounds = 0, add_rounds = 15;
   int round_bound() const { return max_rounds > 0 ? max_rounds : 3 * rounds; }

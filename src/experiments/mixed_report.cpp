@@ -51,7 +51,7 @@ std::string control_line(const json& en) {
   const json& c = en["control"];
   // Rounds the adaptive loop added (mixed_energy.h) are said with the planned count.
   const int rounds = en["rounds"].get<int>(), planned = en.value("expected_rounds", rounds);
-  const std::string count = rounds > planned ? fmt::format("{} paired rounds ({} planned, {} added while the control was outside ±3%)",
+  const std::string count = rounds > planned ? fmt::format("{} paired rounds ({} planned, {} added while the control did not pass)",
                                                            rounds, planned, rounds - planned)
                                              : fmt::format("{} paired rounds", rounds);
   std::string s = fmt::format("**Control: {} / {} = {:.4f} [{:.4f}, {:.4f}]** in J/token over {}: {}.", c["name"].get<std::string>(),
