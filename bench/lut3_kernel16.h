@@ -211,8 +211,7 @@ void tile3(const BlockedCodes& p, int64_t b0, const Lut3Acts& a, int64_t t, floa
     __m512i acc[R];
     for (int r = 0; r < R; ++r) {
       acc[r] = _mm512_setzero_si512();
-      // The scales are a second stream beside the codes': 8 groups ahead, about as far as the codes' 2 KB.
-      if (g + 8 < p.groups) __builtin_prefetch(p.block_scales(b0 + r, g + 8));
+      prefetch_scales_ahead(p, b0 + r, g);
     }
     for (int64_t d = 0; d < dpg; ++d) {
       const int16_t* ts = tab + (g * dpg + d) * per;

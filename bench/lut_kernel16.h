@@ -94,6 +94,13 @@ inline void lut16_twin(const BlockedCodes& w, const Lut16Acts& a, float* y, int 
   });
 }
 
+// The scales are a second stream beside the codes': the tiles fetch block b's scales kScaleGroupsAhead groups
+// ahead of group g, about as far as the codes' kBlockPrefetchBytes (2 KB); nothing past the last group.
+inline constexpr int64_t kScaleGroupsAhead = 8;
+inline void prefetch_scales_ahead(const BlockedCodes& w, int64_t b, int64_t g) {
+  if (g + kScaleGroupsAhead < w.groups) __builtin_prefetch(w.block_scales(b, g + kScaleGroupsAhead));
+}
+
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
 // R blocks for token t: per group, per step, the step's 4 table registers, then block by block its code word
 // through them (one int32 chain per block, the R chains overlapping); the group's sum scaled once per group.
@@ -111,8 +118,7 @@ void tile16(const BlockedCodes& w, int64_t b0, const Lut16Acts& a, int64_t t, fl
     __m512i acc[R];
     for (int r = 0; r < R; ++r) {
       acc[r] = _mm512_setzero_si512();
-      // The scales are a second stream beside the codes': 8 groups ahead, about as far as the codes' 2 KB.
-      if (g + 8 < w.groups) __builtin_prefetch(w.block_scales(b0 + r, g + 8));
+      prefetch_scales_ahead(w, b0 + r, g);
     }
     for (int64_t sl = 0; sl < spg; ++sl) {
       const int16_t* ts = tab + (g * spg + sl) * 128;

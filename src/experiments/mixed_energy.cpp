@@ -200,7 +200,8 @@ EnergySetRun run_mixed_energy(const MixedOptions& o, const std::vector<MixedUnit
                              set, ctl.ratio, ctl.low, ctl.high, have));
       return run;
     }
-    progress(fmt::format("energy set '{}': control {:.4f} [{:.4f}, {:.4f}] after {} rounds does not pass (it must hold 1.00 and lie inside +-3%): {} more (at most {} in all)",
+    progress(fmt::format("energy set '{}': control {:.4f} [{:.4f}, {:.4f}] after {} rounds does not pass (it must hold 1.00 "
+                         "and lie inside +-3%): {} more (at most {} in all)",
                          set, ctl.ratio, ctl.low, ctl.high, have, add, o.round_bound()));
     for (int k = have; k < have + add; ++k) measure(k, o.round_bound());
   }

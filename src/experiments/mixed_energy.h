@@ -28,7 +28,7 @@ inline const std::string kMixedBase = "fp32";
 
 struct EnergySetRun {
   int measured = 0, reused = 0, other_shards = 0;
-  int added = 0;          // rounds beyond --rounds, measured because the control did not pass (energy_summary.h's control_passes)
+  int added = 0;          // rounds beyond --rounds, measured because the control did not pass (control_passes)
   bool answered = true;   // false when the control still failed at the bound (one shard only)
 };
 // Measures the rounds of `set` this shard owns that have no up-to-date file. `units`: the set's configuration
