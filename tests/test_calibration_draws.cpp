@@ -15,6 +15,7 @@
 #include "miniquant/error.h"
 #include "miniquant/util/io.h"
 #include "minigpt/calibrate.h"
+#include "minigpt/quant_plan.h"
 #include "minigpt/corpus/generalization.h"
 
 using namespace mqexp;
@@ -149,6 +150,31 @@ TEST_CASE("calibration draws: results round-trip through JSON, and the report ju
   CHECK_NOTHROW((void)draws_readme_block(cut, nlohmann::json::object()));
 }
 
+TEST_CASE("calibration draws: one draw (another calibration size) reads as one verdict, not as a spread over zero draws") {
+  DrawsResults r;
+  r.draws = 1;
+  r.calibration = 384;  // not the sweep's 128: draw 0 is not the other experiments' calibration
+  r.val_tokens = 50001;
+  const std::string all = repeat("1111111111", 20);
+  r.rows.push_back({0, false, row("fp32", all, 0.0), std::nullopt});
+  r.rows.push_back({0, false, row("int3-g64", repeat("1111111000", 20), 1e-2), std::nullopt});
+  r.rows.push_back({0, true, row("int3-g64-gptq", all, 1e-3), std::nullopt});
+  const std::string text = draws_readme_block(r, {{"date", "2026-12-03T00:00:00Z"}, {"machine", {{"cpu_model", "test CPU"}}}});
+  CAPTURE(text);
+  CHECK(text.find("quantized on one draw of 384 windows from the val split (50001 tokens; the first 384 windows; every other "
+                  "experiment calibrates on the first 128 windows, so draw 0 is not theirs)") != std::string::npos);
+  CHECK(text.find("How far a draw moves") == std::string::npos);  // no spread over one draw
+  CHECK(text.find("0 of 0") == std::string::npos);
+  CHECK(text.find("draw 0 [95%") == std::string::npos);  // no columns against draw 0
+  CHECK(text.find("Target 3 (each GPTQ twin above its RTN twin beyond the interval where KLD says it is better): **met**.") !=
+        std::string::npos);
+  CHECK(text.find("- int3-g64-gptq against int3-g64: KLD 0.001 vs 0.01 (KLD says better); accuracy +0.3000") != std::string::npos);
+  // Target 4 on the one draw (fp32 and the GPTQ row tie on accuracy: rho 0.866), and no "mean" over one draw.
+  CHECK(text.find("over the 3 of the core schemes, at least 0.8; bootstrap over items): rho 0.866 [0.866, 0.866]: **met**.") !=
+        std::string::npos);
+  CHECK(text.find("mean over its") == std::string::npos);
+}
+
 TEST_CASE("the committed calibration-draws README is the rendering of its results.json, and draw 0 is the sweep's") {
   const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-draws";
   REQUIRE(std::filesystem::exists(dir + "/results.json"));
@@ -171,4 +197,15 @@ TEST_CASE("the committed calibration-draws README is the rendering of its result
     }
   }
   CHECK(compared == static_cast<int>(core_sweep_schemes().size()));
+}
+
+TEST_CASE("the committed calibration-size README is the rendering of its results.json") {
+  const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-size";
+  REQUIRE(std::filesystem::exists(dir + "/results.json"));
+  const nlohmann::json results = read_json(dir + "/results.json"), manifest = read_json(dir + "/manifest.json");
+  const DrawsResults typed = draws_results_from_json(results);
+  CHECK(typed.draws == 1);
+  CHECK(typed.calibration == 3 * minigpt::GptqSettings{}.calibration_windows);  // draws 0-2 of calibration-draws together
+  CHECK(generated_block(mq::read_file(dir + "/README.md")) == draws_readme_block(typed, manifest));
+  CHECK(to_json(typed) == results);
 }

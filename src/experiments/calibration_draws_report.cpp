@@ -10,6 +10,7 @@
 #include "experiments/calibration_draws.h"
 #include "experiments/generalization_report.h"
 #include "experiments/sweep.h"
+#include "minigpt/quant_plan.h"
 
 namespace mqexp {
 namespace {
@@ -36,9 +37,10 @@ bool is_calibrated(const DrawsResults& r, const std::string& scheme) {
 
 std::string rows_table(const DrawsResults& r) {
   const SchemeRow* ref = at(r, r.reference, 0);
-  std::string s =
-      "| scheme | draw | KLD [95%] | KLD / draw 0 [95%, paired by window] | accuracy [Wilson 95%] | vs fp32 [95%, paired] | "
-      "vs draw 0 [95%, paired] |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  const bool later = r.draws > 1;  // one draw: nothing to compare with draw 0, so no such columns
+  std::string s = later ? "| scheme | draw | KLD [95%] | KLD / draw 0 [95%, paired by window] | accuracy [Wilson 95%] | vs fp32 "
+                          "[95%, paired] | vs draw 0 [95%, paired] |\n|---|---:|---:|---:|---:|---:|---:|\n"
+                        : "| scheme | draw | KLD [95%] | accuracy [Wilson 95%] | vs fp32 [95%, paired] |\n|---|---:|---:|---:|---:|\n";
   for (const auto& d : r.rows) {
     const Quality& q = *d.row.quality;
     const Divergence& dv = *q.divergence;
@@ -46,6 +48,12 @@ std::string rows_table(const DrawsResults& r) {
     const auto vs_ref = ref ? paired_answers(*q.generalization, *ref->quality->generalization) : std::nullopt;
     const SchemeRow* first = d.draw > 0 ? at(r, d.row.scheme, 0) : nullptr;
     const auto vs_first = first ? paired_answers(*q.generalization, *first->quality->generalization) : std::nullopt;
+    if (!later) {
+      s += fmt::format("| {} | {} | {:.3g} [{:.3g}, {:.3g}] | {:.4f} [{:.4f}, {:.4f}] | {} |\n", d.row.scheme,
+                       d.calibrated ? std::to_string(d.draw) : "-", dv.kl_mean, dv.kl_low, dv.kl_high,
+                       q.generalization->overall.accuracy(), w.low, w.high, vs_ref ? diff_text(*vs_ref) : "");
+      continue;
+    }
     s += fmt::format("| {} | {} | {:.3g} [{:.3g}, {:.3g}] | {} | {:.4f} [{:.4f}, {:.4f}] | {} | {} |\n", d.row.scheme,
                      d.calibrated ? std::to_string(d.draw) : "-", dv.kl_mean, dv.kl_low, dv.kl_high,
                      d.kl_ratio_to_draw0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", d.kl_ratio_to_draw0->mean,
@@ -108,12 +116,26 @@ std::string twins_text(const DrawsResults& r) {
       }
       cells += fmt::format("{}{}: {} ({})", cells.empty() ? "" : "; ", d, diff_text(*p), verdict(*p));
     }
+    if (r.draws == 1) {
+      const SchemeRow *b = at(r, base, 0), *g = at(r, twin, 0);
+      const auto p = paired_answers(*g->quality->generalization, *b->quality->generalization);
+      if (!p) continue;
+      s += fmt::format("- {} against {}: KLD {:.3g} vs {:.3g} (KLD says {}); accuracy {} ({})\n", twin, base,
+                       g->quality->divergence->kl_mean, b->quality->divergence->kl_mean, kld_better ? "better" : "not better",
+                       diff_text(*p), verdict(*p));
+      continue;
+    }
     s += fmt::format("- {} against {}: above beyond the interval in {} of the {} draws where KLD says it is better. Per "
                      "draw: {}\n",
                      twin, base, above, kld_better, cells);
   }
   int draws_met = 0;
   for (int d = 0; d < r.draws; ++d) draws_met += judged[static_cast<size_t>(d)] > 0 && met[static_cast<size_t>(d)];
+  if (r.draws == 1)
+    return fmt::format("Target 3 (each GPTQ twin above its RTN twin beyond the interval where KLD says it is better): "
+                       "**{}**.\n\n",
+                       draws_met == 1 ? "met" : "missed") +
+           s;
   return fmt::format("Target 3 (each GPTQ twin above its RTN twin beyond the interval where KLD says it is better) is met "
                      "in {} of {} draws.\n\n",
                      draws_met, r.draws) +
@@ -129,6 +151,7 @@ std::string rank_text(const DrawsResults& r) {
   std::string s, cells;
   int reach = 0, counted = 0;
   double lo = 1e300, hi = -1e300;
+  std::optional<RankAgreement> first;  // draw 0's
   for (int d = 0; d < r.draws; ++d) {
     std::vector<SchemeRow> rows;
     for (const auto& n : core)
@@ -136,6 +159,7 @@ std::string rank_text(const DrawsResults& r) {
     if (rows.size() != core.size()) continue;  // a scheme without this draw (a results file cut short)
     const auto ra = rank_agreement(rows);
     if (!ra) continue;
+    if (d == 0) first = ra;
     ++counted;
     reach += ra->rho >= 0.8;
     lo = std::min(lo, ra->rho);
@@ -149,16 +173,26 @@ std::string rank_text(const DrawsResults& r) {
       if (d.row.scheme == n) groups.back().push_back(&d.row);
   }
   const auto gm = group_rank_agreement(groups);
+  const auto verdict_text = [](const RankAgreement& a) {
+    return fmt::format("**{}**{}", a.rho >= 0.8 ? "met" : "missed",
+                       a.rho >= 0.8 && a.low < 0.8   ? " at its point value (the interval reaches below 0.8)"
+                       : a.rho < 0.8 && a.high >= 0.8 ? " at its point value (the interval reaches 0.8)"
+                                                      : "");
+  };
+  if (r.draws == 1) {  // one draw: its rho is the answer, and a mean over one draw would repeat it
+    if (first)
+      s += fmt::format("Target 4 (Spearman's rho of accuracy and KLD over the {} {}core schemes, at least 0.8; bootstrap over "
+                       "items): rho {:.3f} [{:.3f}, {:.3f}]: {}.\n",
+                       core.size(), all_core ? "" : "of the ", first->rho, first->low, first->high, verdict_text(*first));
+    return s;
+  }
   s += fmt::format("Target 4 (Spearman's rho of accuracy and KLD over the {} {}core schemes, at least 0.8; bootstrap over "
                    "items): rho {:.3f}-{:.3f} over the {} draws, at least 0.8 in {}. Per draw: {}.\n",
                    core.size(), all_core ? "" : "of the ", lo, hi, counted, reach, cells);
   if (gm)
     s += fmt::format("\nOn each calibrated scheme's mean over its {} draws (accuracy and KLD both averaged; the method's "
-                     "expected place rather than one draw's): rho {:.3f} [{:.3f}, {:.3f}]: **{}**{}.\n",
-                     r.draws, gm->rho, gm->low, gm->high, gm->rho >= 0.8 ? "met" : "missed",
-                     gm->rho >= 0.8 && gm->low < 0.8   ? " at its point value (the interval reaches below 0.8)"
-                     : gm->rho < 0.8 && gm->high >= 0.8 ? " at its point value (the interval reaches 0.8)"
-                                                        : "");
+                     "expected place rather than one draw's): rho {:.3f} [{:.3f}, {:.3f}]: {}.\n",
+                     r.draws, gm->rho, gm->low, gm->high, verdict_text(*gm));
   return s;
 }
 
@@ -167,15 +201,28 @@ std::string rank_text(const DrawsResults& r) {
 std::string draws_readme_block(const DrawsResults& r, const nlohmann::json& manifest) {
   int calibrated = 0;
   for (const auto& name : scheme_order(r)) calibrated += is_calibrated(r, name);
+  // The other experiments calibrate on the first `sweep_windows` windows: draw 0 is theirs only at that size.
+  const int sweep_windows = minigpt::GptqSettings{}.calibration_windows;
+  const std::string draw0 =
+      r.calibration == sweep_windows
+          ? "draw 0 is what every other experiment calibrates on"
+          : fmt::format("every other experiment calibrates on the first {} windows, so draw 0 is not theirs", sweep_windows);
+  const std::string draws =
+      r.draws == 1 ? fmt::format("one draw of {} windows from the val split ({} tokens; the first {} windows; {})", r.calibration,
+                                 r.val_tokens, r.calibration, draw0)
+                   : fmt::format("{} disjoint draws of {} windows from the val split ({} tokens; draw d is windows [{} d, {} (d + "
+                                 "1)); {})",
+                                 r.draws, r.calibration, r.val_tokens, r.calibration, r.calibration, draw0);
   std::string s = fmt::format(
-      "Measured {} ({}), seed {}: {} rows, {} calibrated schemes each quantized on {} disjoint draws of {} windows from the "
-      "val split ({} tokens; draw d is windows [{} d, {} (d + 1)); draw 0 is what every other experiment calibrates on). "
+      "Measured {} ({}), seed {}: {} rows, {} calibrated schemes each quantized on {}. "
       "KLD is over the test split against {}; accuracy is the generalization benchmark's test half, paired by item. "
-      "A row without a draw number is not calibrated: it is the same model in every draw.\n\n",
+      "A row without a draw number is not calibrated{}.\n\n",
       manifest.value("date", std::string("?")), manifest.value("/machine/cpu_model"_json_pointer, std::string("?")), r.seed, r.rows.size(),
-      calibrated, r.draws, r.calibration, r.val_tokens, r.calibration, r.calibration, r.reference);
-  s += "### How far a draw moves each calibrated scheme\n\n" + spread_text(r) + "\n" + rows_table(r) + "\n";
-  s += "### The benchmark's targets 3 and 4, once per draw\n\n" + twins_text(r) + "\n" + rank_text(r);
+      calibrated, draws, r.reference, r.draws > 1 ? ": it is the same model in every draw" : "");
+  if (r.draws > 1) s += "### How far a draw moves each calibrated scheme\n\n" + spread_text(r) + "\n";
+  s += rows_table(r) + "\n";
+  s += std::string(r.draws > 1 ? "### The benchmark's targets 3 and 4, once per draw" : "### The benchmark's targets 3 and 4") +
+       "\n\n" + twins_text(r) + "\n" + rank_text(r);
   return s;
 }
 
