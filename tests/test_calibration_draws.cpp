@@ -58,6 +58,17 @@ std::string repeat(const std::string& s, int n) {
   return out;
 }
 
+// A committed calibration-draws folder: its README's generated block is the rendering of its results.json, which
+// round-trips through the typed results.
+DrawsResults committed_run(const std::string& dir) {
+  REQUIRE(std::filesystem::exists(dir + "/results.json"));
+  const nlohmann::json results = read_json(dir + "/results.json"), manifest = read_json(dir + "/manifest.json");
+  const DrawsResults typed = draws_results_from_json(results);
+  CHECK(generated_block(mq::read_file(dir + "/README.md")) == draws_readme_block(typed, manifest));
+  CHECK(to_json(typed) == results);
+  return typed;
+}
+
 }  // namespace
 
 TEST_CASE("calibration draws: draw d is the next disjoint windows; a draw past the split's end is refused") {
@@ -176,12 +187,7 @@ TEST_CASE("calibration draws: one draw (another calibration size) reads as one v
 }
 
 TEST_CASE("the committed calibration-draws README is the rendering of its results.json, and draw 0 is the sweep's") {
-  const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-draws";
-  REQUIRE(std::filesystem::exists(dir + "/results.json"));
-  const nlohmann::json results = read_json(dir + "/results.json"), manifest = read_json(dir + "/manifest.json");
-  const DrawsResults typed = draws_results_from_json(results);
-  CHECK(generated_block(mq::read_file(dir + "/README.md")) == draws_readme_block(typed, manifest));
-  CHECK(to_json(typed) == results);
+  const DrawsResults typed = committed_run(MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-draws");
   // Draw 0 calibrates on the sweep's windows: each of its rows is the sweep's row of that scheme (KLD to 6 digits
   // across CPUs, accuracy within an item of 5,500, should the sweep have been measured again on another CPU).
   const SweepResults sweep = sweep_results_from_json(read_json(MQ_SOURCE_DIR "/experiments/26-quant-curve/results.json"));
@@ -200,12 +206,7 @@ TEST_CASE("the committed calibration-draws README is the rendering of its result
 }
 
 TEST_CASE("the committed calibration-size README is the rendering of its results.json") {
-  const std::string dir = MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-size";
-  REQUIRE(std::filesystem::exists(dir + "/results.json"));
-  const nlohmann::json results = read_json(dir + "/results.json"), manifest = read_json(dir + "/manifest.json");
-  const DrawsResults typed = draws_results_from_json(results);
+  const DrawsResults typed = committed_run(MQ_SOURCE_DIR "/experiments/26-quant-curve/calibration-size");
   CHECK(typed.draws == 1);
   CHECK(typed.calibration == 3 * minigpt::GptqSettings{}.calibration_windows);  // draws 0-2 of calibration-draws together
-  CHECK(generated_block(mq::read_file(dir + "/README.md")) == draws_readme_block(typed, manifest));
-  CHECK(to_json(typed) == results);
 }

@@ -38,29 +38,28 @@ bool is_calibrated(const DrawsResults& r, const std::string& scheme) {
 std::string rows_table(const DrawsResults& r) {
   const SchemeRow* ref = at(r, r.reference, 0);
   const bool later = r.draws > 1;  // one draw: nothing to compare with draw 0, so no such columns
-  std::string s = later ? "| scheme | draw | KLD [95%] | KLD / draw 0 [95%, paired by window] | accuracy [Wilson 95%] | vs fp32 "
-                          "[95%, paired] | vs draw 0 [95%, paired] |\n|---|---:|---:|---:|---:|---:|---:|\n"
-                        : "| scheme | draw | KLD [95%] | accuracy [Wilson 95%] | vs fp32 [95%, paired] |\n|---|---:|---:|---:|---:|\n";
+  std::string s = fmt::format("| scheme | draw | KLD [95%] |{} accuracy [Wilson 95%] | vs fp32 [95%, paired] |{}\n|---|---:|---:|{}---:|---:|{}\n",
+                              later ? " KLD / draw 0 [95%, paired by window] |" : "", later ? " vs draw 0 [95%, paired] |" : "",
+                              later ? "---:|" : "", later ? "---:|" : "");
   for (const auto& d : r.rows) {
     const Quality& q = *d.row.quality;
     const Divergence& dv = *q.divergence;
     const Interval w = wilson(q.generalization->overall.correct, q.generalization->overall.total);
     const auto vs_ref = ref ? paired_answers(*q.generalization, *ref->quality->generalization) : std::nullopt;
-    const SchemeRow* first = d.draw > 0 ? at(r, d.row.scheme, 0) : nullptr;
-    const auto vs_first = first ? paired_answers(*q.generalization, *first->quality->generalization) : std::nullopt;
-    if (!later) {
-      s += fmt::format("| {} | {} | {:.3g} [{:.3g}, {:.3g}] | {:.4f} [{:.4f}, {:.4f}] | {} |\n", d.row.scheme,
-                       d.calibrated ? std::to_string(d.draw) : "-", dv.kl_mean, dv.kl_low, dv.kl_high,
-                       q.generalization->overall.accuracy(), w.low, w.high, vs_ref ? diff_text(*vs_ref) : "");
-      continue;
+    s += fmt::format("| {} | {} | {:.3g} [{:.3g}, {:.3g}] |", d.row.scheme, d.calibrated ? std::to_string(d.draw) : "-", dv.kl_mean,
+                     dv.kl_low, dv.kl_high);
+    if (later)
+      s += fmt::format(" {} |", d.kl_ratio_to_draw0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", d.kl_ratio_to_draw0->mean,
+                                                                  d.kl_ratio_to_draw0->low, d.kl_ratio_to_draw0->high)
+                                                    : "");
+    s += fmt::format(" {:.4f} [{:.4f}, {:.4f}] | {} |", q.generalization->overall.accuracy(), w.low, w.high,
+                     vs_ref ? diff_text(*vs_ref) : "");
+    if (later) {
+      const SchemeRow* first = d.draw > 0 ? at(r, d.row.scheme, 0) : nullptr;
+      const auto vs_first = first ? paired_answers(*q.generalization, *first->quality->generalization) : std::nullopt;
+      s += fmt::format(" {} |", vs_first ? fmt::format("{} ({})", diff_text(*vs_first), verdict(*vs_first)) : "");
     }
-    s += fmt::format("| {} | {} | {:.3g} [{:.3g}, {:.3g}] | {} | {:.4f} [{:.4f}, {:.4f}] | {} | {} |\n", d.row.scheme,
-                     d.calibrated ? std::to_string(d.draw) : "-", dv.kl_mean, dv.kl_low, dv.kl_high,
-                     d.kl_ratio_to_draw0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", d.kl_ratio_to_draw0->mean,
-                                                       d.kl_ratio_to_draw0->low, d.kl_ratio_to_draw0->high)
-                                         : "",
-                     q.generalization->overall.accuracy(), w.low, w.high, vs_ref ? diff_text(*vs_ref) : "",
-                     vs_first ? fmt::format("{} ({})", diff_text(*vs_first), verdict(*vs_first)) : "");
+    s += "\n";
   }
   return s;
 }
@@ -100,7 +99,7 @@ std::string twins_text(const DrawsResults& r) {
   std::vector<int> met(static_cast<size_t>(r.draws), 1), judged(static_cast<size_t>(r.draws), 0);
   for (const auto& [base, twin] : gptq_twins()) {
     if (!at(r, base, 0) || !at(r, twin, 0)) continue;
-    std::string cells;
+    std::string cells, single;  // single: the one draw's comparison, when there is one draw
     int above = 0, kld_better = 0;
     for (int d = 0; d < r.draws; ++d) {
       const SchemeRow *b = at(r, base, d), *g = at(r, twin, d);
@@ -114,15 +113,13 @@ std::string twins_text(const DrawsResults& r) {
         ++judged[static_cast<size_t>(d)];
         met[static_cast<size_t>(d)] = met[static_cast<size_t>(d)] && p->low > 0;
       }
-      cells += fmt::format("{}{}: {} ({})", cells.empty() ? "" : "; ", d, diff_text(*p), verdict(*p));
+      const std::string cell = fmt::format("{} ({})", diff_text(*p), verdict(*p));
+      cells += fmt::format("{}{}: {}", cells.empty() ? "" : "; ", d, cell);
+      single = fmt::format("KLD {:.3g} vs {:.3g} (KLD says {}); accuracy {}", g->quality->divergence->kl_mean,
+                           b->quality->divergence->kl_mean, better ? "better" : "not better", cell);
     }
     if (r.draws == 1) {
-      const SchemeRow *b = at(r, base, 0), *g = at(r, twin, 0);
-      const auto p = paired_answers(*g->quality->generalization, *b->quality->generalization);
-      if (!p) continue;
-      s += fmt::format("- {} against {}: KLD {:.3g} vs {:.3g} (KLD says {}); accuracy {} ({})\n", twin, base,
-                       g->quality->divergence->kl_mean, b->quality->divergence->kl_mean, kld_better ? "better" : "not better",
-                       diff_text(*p), verdict(*p));
+      if (!single.empty()) s += fmt::format("- {} against {}: {}\n", twin, base, single);
       continue;
     }
     s += fmt::format("- {} against {}: above beyond the interval in {} of the {} draws where KLD says it is better. Per "
@@ -166,13 +163,6 @@ std::string rank_text(const DrawsResults& r) {
     hi = std::max(hi, ra->rho);
     cells += fmt::format("{}{}: {:.3f} [{:.3f}, {:.3f}]", cells.empty() ? "" : "; ", d, ra->rho, ra->low, ra->high);
   }
-  std::vector<std::vector<const SchemeRow*>> groups;
-  for (const auto& n : core) {
-    groups.emplace_back();
-    for (const auto& d : r.rows)
-      if (d.row.scheme == n) groups.back().push_back(&d.row);
-  }
-  const auto gm = group_rank_agreement(groups);
   const auto verdict_text = [](const RankAgreement& a) {
     return fmt::format("**{}**{}", a.rho >= 0.8 ? "met" : "missed",
                        a.rho >= 0.8 && a.low < 0.8   ? " at its point value (the interval reaches below 0.8)"
@@ -186,6 +176,13 @@ std::string rank_text(const DrawsResults& r) {
                        core.size(), all_core ? "" : "of the ", first->rho, first->low, first->high, verdict_text(*first));
     return s;
   }
+  std::vector<std::vector<const SchemeRow*>> groups;
+  for (const auto& n : core) {
+    groups.emplace_back();
+    for (const auto& d : r.rows)
+      if (d.row.scheme == n) groups.back().push_back(&d.row);
+  }
+  const auto gm = group_rank_agreement(groups);
   s += fmt::format("Target 4 (Spearman's rho of accuracy and KLD over the {} {}core schemes, at least 0.8; bootstrap over "
                    "items): rho {:.3f}-{:.3f} over the {} draws, at least 0.8 in {}. Per draw: {}.\n",
                    core.size(), all_core ? "" : "of the ", lo, hi, counted, reach, cells);
