@@ -1,7 +1,9 @@
 // The set-up scripts on the machines users have: plain Debian 12 ships Node 18, which node-llama-cpp
 // refuses; scripts/setup_node.sh must then say in one line what is skipped and return 0, so neither the main
-// job nor the tests stop because of Node. Run against fake `node` and `npm` executables first on PATH.
+// job nor the tests stop because of Node. Run against fake `node` and `npm` executables first on PATH. Also the
+// Slurm scripts' argument checks, and bench/vs_ggml/table.py's README block of every CPU family's run.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 
@@ -98,5 +100,56 @@ TEST_CASE("class slurm arguments: the scripts of scripts/slurm/ check shard, tas
     for (const auto& e : fs::recursive_directory_iterator(dir)) made.push_back(fs::relative(e.path(), dir).string());
     CHECK(made == std::vector<std::string>{"work", "work/OUT"});
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bench/vs_ggml/table.py: one section per CPU family's stored run, the newest first, the README replaced whole") {
+  // The committed Zen 5 run, and a copy made to look like a later run on another CPU (its first ratio changed, so
+  // the two sections can be told apart).
+  const std::string dir = mqtest::temp_path("mq_test", "vs_ggml_table");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string older = dir + "/AuthenticAMD-26-2.json", newer = dir + "/GenuineIntel-6-1.json", readme = dir + "/README.md";
+  const std::string committed = mq::read_file(MQ_SOURCE_DIR "/bench/vs_ggml/runs/AuthenticAMD-26-2.json");
+  mq::write_file_atomic(older, committed);
+  nlohmann::json later = nlohmann::json::parse(committed);
+  later["manifest"]["started_utc"] = "2026-12-09T00:00:00Z";
+  later["manifest"]["cpu"]["model"] = "Test Xeon";
+  later["manifest"]["cpu"]["family"] = 6;
+  later["manifest"]["cpu"]["model_number"] = 1;
+  later["cells"][0]["ratio"] = {{"ggml_over_ours", 9.87}, {"low", 9.5}, {"high", 10.25}};
+  mq::write_file_atomic(newer, later.dump());
+  const std::string begin = "<!-- vs_ggml table: begin (bench/vs_ggml/table.py writes it) -->", end = "<!-- vs_ggml table: end -->";
+  const std::string before = "# bench\n\nreading\n\n" + begin + "\nold table\n" + end + "\n\nafter\n";
+  mq::write_file_atomic(readme, before);
+  const std::string py = "python3 " MQ_SOURCE_DIR "/bench/vs_ggml/table.py ";
+
+  const mq::CommandOutput ok = mq::run_command(py + "'" + older + "' '" + newer + "' --readme '" + readme + "' 2>&1");
+  INFO(ok.out);
+  CHECK(ok.code == 0);
+  const std::string doc = mq::read_file(readme);
+  CHECK(doc.rfind("# bench\n\nreading\n\n" + begin + "\n### Test Xeon, family 6 model 1: run of 2026-12-09\n", 0) == 0);
+  CHECK(doc.find("old table") == std::string::npos);
+  CHECK(doc.size() > before.size());
+  CHECK(doc.substr(doc.size() - end.size() - 8) == end + "\n\nafter\n");
+  const size_t at_new = doc.find("### Test Xeon"), at_old = doc.find("### AMD EPYC, family 26 model 2: run of 2026-12-01");
+  REQUIRE(at_old != std::string::npos);
+  CHECK(at_new < at_old);
+  CHECK(doc.find("9.87x [9.50, 10.25]") < at_old);  // the changed ratio is in the newer run's section only
+  CHECK(doc.find("9.87x", at_old) == std::string::npos);
+  CHECK(doc.find("2.19x [2.17, 2.21]", at_old) != std::string::npos);  // the committed run's first cell, in its own
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<std::string>{"AuthenticAMD-26-2.json", "GenuineIntel-6-1.json", "README.md"});  // no temporary left
+
+  // Two runs without a README to write, or an unreadable run: one line, exit 2 / 1, the README untouched.
+  const mq::CommandOutput two = mq::run_command(py + "'" + older + "' '" + newer + "' 2>&1");
+  CHECK(two.code == 2);
+  CHECK(std::count(two.out.begin(), two.out.end(), '\n') == 1);
+  const mq::CommandOutput missing = mq::run_command(py + "'" + dir + "/none.json' --readme '" + readme + "' 2>&1");
+  CHECK(missing.code == 1);
+  CHECK(std::count(missing.out.begin(), missing.out.end(), '\n') == 1);
+  CHECK(mq::read_file(readme) == doc);
   fs::remove_all(dir);
 }

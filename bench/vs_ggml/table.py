@@ -3,9 +3,13 @@
 (above 1: ours is faster) with the 95% interval over rounds, then every cell's medians and both sides' share of
 the same-run read bandwidth.
 
-Usage: table.py RESULTS.json                      print the tables
-       table.py RESULTS.json --readme README.md   replace the block between the vs_ggml markers in README.md"""
+Usage: table.py RESULTS.json                          print the tables
+       table.py RUN.json [RUN.json ...] --readme README.md
+                                                      replace the block between the vs_ggml markers in README.md
+                                                      with every run's tables (one run per CPU family, run.sh's
+                                                      runs/ folder), the newest run first"""
 import json
+import os
 import sys
 
 BEGIN, END = "<!-- vs_ggml table: begin (bench/vs_ggml/table.py writes it) -->", "<!-- vs_ggml table: end -->"
@@ -54,8 +58,8 @@ def tables(res):
                 row.append(f"{'**' + v + '**' if r['high'] < 1 else v} [{r['low']:.2f}, {r['high']:.2f}]")
             lines.append(f"| {p} | " + " | ".join(row) + " |")
         lines.append("")
-    lines.append("Every cell (median us per call over rounds; GB/s = weight bytes one call reads / median; "
-                 "probe = the same-run read bandwidth at that side's working set):")
+    lines.append("<details><summary>Every cell (median us per call over rounds; GB/s = weight bytes one call reads / median; "
+                 "probe = the same-run read bandwidth at that side's working set)</summary>")
     lines.append("")
     lines.append("| pair | shape | cell | ggml us | ours us | ggml/ours | ggml GB/s (of probe) | ours GB/s (of probe) | ggml buffer | our layout |")
     lines.append("|---|---|---|---:|---:|---:|---:|---:|---|---|")
@@ -65,25 +69,40 @@ def tables(res):
             f"| {c['pair']} | {c['out']}x{c['in']} | {cell_name(cell_key(c))} | {gg['us_median']:.1f} | {us['us_median']:.1f} | "
             f"{c['ratio']['ggml_over_ours']:.2f}x | {gg['GBps']:.1f} ({100 * gg['of_probe']:.0f}% of {gg['probe_GBps']:.1f}) | "
             f"{us['GBps']:.1f} ({100 * us['of_probe']:.0f}% of {us['probe_GBps']:.1f}) | {gg['buffer_type']} | {us['layout']} |")
+    lines.append("")
+    lines.append("</details>")
     return "\n".join(lines) + "\n"
+
+
+def heading(res):
+    """One run's heading in the README: its CPU (model name, family, model) and its date."""
+    m = res["manifest"]
+    c = m["cpu"]
+    return f"### {c['model']}, family {c['family']} model {c['model_number']}: run of {m['started_utc'][:10]}\n\n"
 
 
 def main():
     args = sys.argv[1:]
-    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--readme"):
-        sys.stderr.write("usage: table.py RESULTS.json [--readme README.md]\n")
+    readme = None
+    if len(args) >= 2 and args[-2] == "--readme":
+        readme, args = args[-1], args[:-2]
+    if not args or any(a.startswith("--") for a in args) or (readme is None and len(args) != 1):
+        sys.stderr.write("usage: table.py RESULTS.json | table.py RUN.json [RUN.json ...] --readme README.md\n")
         return 2
-    try:
-        with open(args[0]) as f:
-            res = json.load(f)
-        text = tables(res)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        sys.stderr.write(f"table.py: cannot read {args[0]} as vs_ggml results: {e}\n")
-        return 1
-    if len(args) == 1:
-        sys.stdout.write(text)
+    runs = []
+    for path in args:
+        try:
+            with open(path) as f:
+                res = json.load(f)
+            runs.append((res["manifest"]["started_utc"], path, res, tables(res)))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.stderr.write(f"table.py: cannot read {path} as vs_ggml results: {e}\n")
+            return 1
+    if readme is None:
+        sys.stdout.write(runs[0][3])
         return 0
-    readme = args[2]
+    runs.sort(key=lambda r: r[0], reverse=True)  # the newest run first
+    text = "\n".join(heading(res) + t for _, _, res, t in runs)
     with open(readme) as f:
         doc = f.read()
     if BEGIN not in doc or END not in doc:
@@ -91,8 +110,16 @@ def main():
         return 1
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    with open(readme, "w") as f:
-        f.write(head + BEGIN + "\n" + text + END + tail)
+    tmp = f"{readme}.table-py-{os.getpid()}.tmp"  # our own temporary name, renamed over the README when whole
+    try:
+        with open(tmp, "w") as f:
+            f.write(head + BEGIN + "\n" + text + END + tail)
+        os.replace(tmp, readme)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        sys.stderr.write(f"table.py: cannot write {readme}: {e}\n")
+        return 1
     return 0
 
 
