@@ -143,13 +143,17 @@ TEST_CASE("bench/vs_ggml/table.py: one section per CPU family's stored run, the 
   std::sort(files.begin(), files.end());
   CHECK(files == std::vector<std::string>{"AuthenticAMD-26-2.json", "GenuineIntel-6-1.json", "README.md"});  // no temporary left
 
-  // Two runs without a README to write, or an unreadable run: one line, exit 2 / 1, the README untouched.
+  // Two runs without a README to write, an unreadable run, or a README that is a folder: one line, exit 2 / 1, the
+  // README untouched.
   const mq::CommandOutput two = mq::run_command(py + "'" + older + "' '" + newer + "' 2>&1");
   CHECK(two.code == 2);
   CHECK(std::count(two.out.begin(), two.out.end(), '\n') == 1);
   const mq::CommandOutput missing = mq::run_command(py + "'" + dir + "/none.json' --readme '" + readme + "' 2>&1");
   CHECK(missing.code == 1);
   CHECK(std::count(missing.out.begin(), missing.out.end(), '\n') == 1);
+  const mq::CommandOutput folder = mq::run_command(py + "'" + older + "' --readme '" + dir + "' 2>&1");
+  CHECK(folder.code == 1);
+  CHECK(std::count(folder.out.begin(), folder.out.end(), '\n') == 1);
   CHECK(mq::read_file(readme) == doc);
   fs::remove_all(dir);
 }

@@ -13,7 +13,7 @@ if [ ! -f "${modules}/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-base.so" 
   exit 0
 fi
 # This CPU family's file: the vendor, family and model numbers /proc/cpuinfo gives (the manifest records the rest).
-family=$(awk -F': *' '/^vendor_id/ {v = $2} /^cpu family/ {f = $2} /^model[ \t]*:/ {m = $2} END {if (v != "" && f != "" && m != "") print v "-" f "-" m}' /proc/cpuinfo | head -1)
+family=$(awk -F': *' '/^vendor_id/ {v = $2} /^cpu family/ {f = $2} /^model[ \t]*:/ {m = $2} END {if (v != "" && f != "" && m != "") print v "-" f "-" m}' /proc/cpuinfo)
 if [ -z "${VSGGML_OUT:-}" ] && [ -z "${family}" ]; then
   echo "vs_ggml: /proc/cpuinfo gives no vendor, family and model to name this CPU's run; set VSGGML_OUT=file" >&2
   exit 2

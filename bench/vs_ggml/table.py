@@ -11,6 +11,7 @@ Usage: table.py RESULTS.json                          print the tables
 import json
 import os
 import sys
+import tempfile
 
 BEGIN, END = "<!-- vs_ggml table: begin (bench/vs_ggml/table.py writes it) -->", "<!-- vs_ggml table: end -->"
 
@@ -89,37 +90,46 @@ def main():
     if not args or any(a.startswith("--") for a in args) or (readme is None and len(args) != 1):
         sys.stderr.write("usage: table.py RESULTS.json | table.py RUN.json [RUN.json ...] --readme README.md\n")
         return 2
-    runs = []
+    runs = []  # (results, their tables)
     for path in args:
         try:
             with open(path) as f:
                 res = json.load(f)
-            runs.append((res["manifest"]["started_utc"], path, res, tables(res)))
+            runs.append((res, tables(res)))
         except (OSError, ValueError, KeyError, TypeError) as e:
             sys.stderr.write(f"table.py: cannot read {path} as vs_ggml results: {e}\n")
             return 1
     if readme is None:
-        sys.stdout.write(runs[0][3])
+        sys.stdout.write(runs[0][1])
         return 0
-    runs.sort(key=lambda r: r[0], reverse=True)  # the newest run first
-    text = "\n".join(heading(res) + t for _, _, res, t in runs)
-    with open(readme) as f:
-        doc = f.read()
+    runs.sort(key=lambda r: r[0]["manifest"]["started_utc"], reverse=True)  # the newest run first
+    text = "\n".join(heading(res) + t for res, t in runs)
+    try:
+        with open(readme) as f:
+            doc = f.read()
+    except OSError as e:
+        sys.stderr.write(f"table.py: cannot read {readme}: {e}\n")
+        return 1
     if BEGIN not in doc or END not in doc:
         sys.stderr.write(f"table.py: {readme} has no vs_ggml table markers\n")
         return 1
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    tmp = f"{readme}.table-py-{os.getpid()}.tmp"  # our own temporary name, renamed over the README when whole
+    # A temporary file of our own beside the README (created exclusively, as experiments/plot/common.py's save does),
+    # renamed over it when whole.
+    tmp = None
     try:
-        with open(tmp, "w") as f:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(readme) + ".", suffix=".tmp",
+                                   dir=os.path.dirname(os.path.abspath(readme)))
+        with os.fdopen(fd, "w") as f:
             f.write(head + BEGIN + "\n" + text + END + tail)
         os.replace(tmp, readme)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         sys.stderr.write(f"table.py: cannot write {readme}: {e}\n")
         return 1
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
     return 0
 
 

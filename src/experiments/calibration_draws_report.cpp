@@ -115,8 +115,9 @@ std::string twins_text(const DrawsResults& r) {
       }
       const std::string cell = fmt::format("{} ({})", diff_text(*p), verdict(*p));
       cells += fmt::format("{}{}: {}", cells.empty() ? "" : "; ", d, cell);
-      single = fmt::format("KLD {:.3g} vs {:.3g} (KLD says {}); accuracy {}", g->quality->divergence->kl_mean,
-                           b->quality->divergence->kl_mean, better ? "better" : "not better", cell);
+      if (r.draws == 1)
+        single = fmt::format("KLD {:.3g} vs {:.3g} (KLD says {}); accuracy {}", g->quality->divergence->kl_mean,
+                             b->quality->divergence->kl_mean, better ? "better" : "not better", cell);
     }
     if (r.draws == 1) {
       if (!single.empty()) s += fmt::format("- {} against {}: {}\n", twin, base, single);
