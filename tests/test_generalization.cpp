@@ -143,6 +143,23 @@ TEST_CASE("benchmark: no scored sentence is one the training grammar writes, and
   }
 }
 
+// Every committed report scored this test half (seed 42, 500 items per paradigm): a change to the grammar's
+// defaults, the lexicon or an item builder that moves one token of it fails here, not silently in a report.
+TEST_CASE("benchmark: the frozen test half is the one the committed reports scored") {
+  std::vector<std::string> flat;
+  size_t n = 0;
+  for (const BenchmarkItem& it : generate_benchmark(lexicon(), BenchmarkConfig{})) {
+    if (!it.test) continue;
+    ++n;
+    flat.emplace_back(paradigm_name(it.paradigm));
+    flat.insert(flat.end(), it.tokens.begin(), it.tokens.end());
+    flat.insert(flat.end(), it.forms.begin(), it.forms.end());
+    for (int v : {it.pos, it.sent_begin, it.sent_end, static_cast<int>(it.correct)}) flat.push_back(std::to_string(v));
+  }
+  CHECK(n == static_cast<size_t>(kNumParadigms) * 500);
+  CHECK(fmt::format("{:016x}", tokens_hash(flat)) == "22051fc22571502a");
+}
+
 TEST_CASE("benchmark scores: each item's margin is whole-sentence scoring's, skipped items are NaN") {
   BenchmarkConfig cfg;
   cfg.per_half = 2;
