@@ -340,9 +340,6 @@ std::vector<BenchmarkItem> generate_benchmark(const Lexicon& lex, const Benchmar
   long_cfg.p_mid_cue_later = 0;
   long_cfg.p_end_cue_later = 0;
   long_cfg.p_future = 0;  // a future story has no slot
-  // The benchmark is frozen: its long stories keep the shipped grammar's depth whatever a training grammar
-  // sets (a corpus with nesting would otherwise change them; tests/test_generalization.cpp pins the test half).
-  long_cfg.p_nested_modifier = 0;
   const StoryGenerator long_gen(lex, long_cfg);
   std::vector<BenchmarkItem> items;
   items.reserve(static_cast<size_t>(kNumParadigms) * 2 * static_cast<size_t>(cfg.per_half));
