@@ -76,14 +76,21 @@ float fill_entries(const EntryFields& f, const float* xt, int64_t cols, int64_t 
   }
   if constexpr (kMax) mx = _mm512_reduce_max_ps(vm);
 #endif
-  for (; p < p1; ++p) {
-    const float x0 = 2 * p < cols ? xt[2 * p] : 0.0f, x1 = 2 * p + 1 < cols ? xt[2 * p + 1] : 0.0f;
+  const auto put = [&](int64_t q, float x0, float x1) {
     for (int i = 0; i < 16; ++i) {
       const float e = std::fma(f.c1[i], x1, f.c0[i] * x0);
-      out[16 * (p - p0) + i] = e;
+      out[16 * (q - p0) + i] = e;
       if constexpr (kMax) mx = std::max(mx, std::fabs(e));
     }
+  };
+  // Three loops, not one with `2p < cols ? xt[2p] : 0`: gcc 12 at -O3 -march=znver3 vectorized that select into
+  // loads past the row's end (valgrind: reads after x; test_lut_kernels' tables came out garbage on AVX2 builds).
+  for (; p < p1 && 2 * p + 1 < cols; ++p) put(p, xt[2 * p], xt[2 * p + 1]);  // both columns inside the row
+  if (p < p1 && 2 * p < cols) {  // an odd row's last column
+    put(p, xt[2 * p], 0.0f);
+    ++p;
   }
+  for (; p < p1; ++p) put(p, 0.0f, 0.0f);                                     // padding past cols
   return mx;
 }
 
