@@ -24,6 +24,7 @@
 #include "labs/answers.h"
 #include "labs/grade.h"
 #include "labs/lab06_answers.h"
+#include "labs/lab06_bars.h"
 #include "labs/ownership.h"
 #include "miniquant/half.h"
 #include "miniquant/kernels/kernels.h"
@@ -38,35 +39,8 @@ namespace {
 
 using mq::QTensor;
 using mq::Scheme;
+using namespace lab06;  // the bars' thresholds and held rules (lab06_bars.h)
 
-// The speed bars (README "How the bars were chosen").
-// A solution written from the handout alone (tests/labs/lab06_solution.cpp) reached 10-24% / 0.23-0.36 / 4.3-5.3x /
-// 0.33-0.38 on the project's 2-vCPU Zen 4 VM, the library 41-66% / 1 / 4.3-5.1x / 1 (the read bandwidth probe itself
-// moved between 24 and 45 GB/s from run to run there). Each bar sits below that solution's worst run; none passes
-// the first version of it, which decoded a group into a small buffer and summed it with its own hadd (5% / 0.07).
-constexpr double kMinDramFraction = 0.08;     // block E: cold GEMV bytes/s over the same run's read bandwidth
-// block E: the library's cold GEMV time over yours. A GEMV written from the handout is bound by its decode, the
-// library's by the memory, so the ratio falls on a machine whose memory is faster: 0.23-0.36 at 24-45 GB/s, 0.14-0.15 at
-// 50-74 GB/s (2026-11-29, the same VM on another day); the bar sits below both.
-constexpr double kMinLibraryGemv = 0.12;
-constexpr double kMinLibraryGemm = 0.20;      // block F: the library's 8-token time over yours
-constexpr double kMaxGemmOverGemv = 6.5;      // block F: 8 tokens, cold, in at most this many GEMV times
-// ... where the machine lets the library itself stay below kLibraryCeiling in the same rounds. With fast memory the
-// library's GEMV is no longer bound by it (74 GB/s of read bandwidth: 8 tokens took 8.2-10x its 1 token) and there are
-// no reads for 8 tokens to share, so the ratio cannot tell reading each weight once from a loop of GEMVs: it is then
-// reported, not held, and the next bar decides, the library's 8-token time over yours (a loop of 8 of the handout's
-// GEMVs: about 0.15, estimated from 8 of its 1-token times against the library's 8-token time, 2026-11-29).
-constexpr double kLibraryCeiling = 5.4;
-constexpr double kMinUnrolledSpeedup = 1.2;   // block C over your block A, one thread, cache-resident
-// Block D over your block C on 2+ threads, cache-resident; held where the library's own GEMV gets at least this much
-// from the same threads in the same rounds. Two vCPUs that are one core's two hyperthreads, or a neighbour's load on
-// one of them, leave no such room: the bar is then reported, not held (the library's own speed-up says why).
-constexpr double kMinThreadSpeedup = 1.3;
-// Block E's share of the read bandwidth is held where the library's own cold GEMV reaches at least this share in the
-// same rounds: there the memory is what a GEMV runs into. Where it does not (fast memory against two threads' decode:
-// this project's Zen 5 VM read 49 GB/s and the library 34% of it, 2026-12-02), a share of the bandwidth measures the
-// machine more than your kernel; the bar is reported, not held, and the next bar, the library's time over yours, decides.
-constexpr double kLibraryMemoryBound = 0.40;
 
 constexpr double kU = 0x1p-24;  // fp32's unit roundoff
 // gamma_n = n u / (1 - n u): the bound on n rounded fp32 operations in a sum or product chain, any order.
@@ -393,18 +367,18 @@ void block_e(Checks& c) {
     // t[0]: seconds per byte of the probe; the fraction of the bandwidth is (bytes / mine) / (1 / t[0]) per round.
     const double frac = median_ratio(t[0], t[2]) * b.bytes, vs_lib = median_ratio(t[1], t[2]);
     const double lib_frac = median_ratio(t[0], t[1]) * b.bytes;
-    const bool held = lib_frac >= kLibraryMemoryBound;
+    const Bar share = bandwidth_share_bar(frac, lib_frac), ratio = library_gemv_bar(vs_lib);
     const double bw = 1.0 / median(t[0]), lib = median(t[1]), mine = median(t[2]);
     lab06::Table& tb = table();
     tb.threads = T, tb.rows = b.copies[0].rows, tb.cols = b.copies[0].cols, tb.bytes = b.bytes, tb.read_bps = bw;
     tb.gemv_s = mine, tb.library_gemv_s = lib, tb.bandwidth_fraction = frac, tb.library_over_yours_gemv = vs_lib;
-    bc.bar(!held || frac >= kMinDramFraction,
+    bc.bar(share.passed,
           fmt::format("4096x4096 int4-g64 from DRAM ({} copies), {} threads: your GEMV's bytes/s over the read bandwidth", b.copies.size(), T),
           fmt::format(">= {:.0f}%, held where the library's own reaches at least {:.0f}%", 100 * kMinDramFraction, 100 * kLibraryMemoryBound),
           fmt::format("{:.0f}% ({} against {}; {:.0f} us per call){}", 100 * frac, gbs(b.bytes, mine), gbs(bw, 1.0), mine * 1e6,
-                      held ? "" : fmt::format("; not held here: the library's own reaches {:.0f}% (the memory is not what a "
-                                              "GEMV on these threads runs into here), so the next bar decides", 100 * lib_frac)));
-    bc.bar(vs_lib >= kMinLibraryGemv, "the same GEMV: the library's time over yours", fmt::format(">= {:.2f}", kMinLibraryGemv),
+                      share.held ? "" : fmt::format("; not held here: the library's own reaches {:.0f}% (the memory is not what a "
+                                                    "GEMV on these threads runs into here), so the next bar decides", 100 * lib_frac)));
+    bc.bar(ratio.passed, "the same GEMV: the library's time over yours", fmt::format(">= {:.2f}", kMinLibraryGemv),
           fmt::format("{:.2f} (library {:.0f} us, {})", vs_lib, lib * 1e6, gbs(b.bytes, lib)));
   });
 }
