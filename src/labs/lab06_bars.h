@@ -1,6 +1,7 @@
 // Lab 06's speed bars: their thresholds, and when a bar that only some machines let a GEMV show is held. The
-// grader (lab06_checks.cpp) measures; these decide, so the rule can be tested on recorded figures. How the bars
-// were chosen, with the measurements: labs/06-kernel/README.md.
+// grader (lab06_checks.cpp) measures; the functions below decide the bars with a held rule (blocks D, E and F), so
+// the rules can be tested on recorded figures; the plain thresholds are compared where they are measured. How the
+// bars were chosen, with the measurements: labs/06-kernel/README.md.
 //
 // A solution written from the handout alone (tests/labs/lab06_solution.cpp) reached 10-24% / 0.23-0.36 / 4.3-5.3x /
 // 0.33-0.38 on the project's 2-vCPU Zen 4 VM, the library 41-66% / 1 / 4.3-5.1x / 1 (the read bandwidth probe itself
@@ -56,5 +57,15 @@ inline Bar bandwidth_share_bar(double share, double library_share) {
 }
 // Block E's second bar: the library's time over yours, held everywhere.
 inline Bar library_gemv_bar(double library_over_yours) { return {true, library_over_yours >= kMinLibraryGemv}; }
+// Block D's bar: your threads' speed-up over your block C, held where the library's own GEMV gets kMinThreadSpeedup.
+inline Bar thread_speedup_bar(double speedup, double library_speedup) {
+  const bool held = library_speedup >= kMinThreadSpeedup;
+  return {held, !held || speedup >= kMinThreadSpeedup};
+}
+// Block F's first bar: your 8-token time over your 1-token time, held where the library's own is at most kLibraryCeiling.
+inline Bar eight_over_one_bar(double eight_over_one, double library_eight_over_one) {
+  const bool held = library_eight_over_one <= kLibraryCeiling;
+  return {held, !held || eight_over_one <= kMaxGemmOverGemv};
+}
 
 }  // namespace mqlab::lab06

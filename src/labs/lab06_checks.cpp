@@ -41,7 +41,6 @@ using mq::QTensor;
 using mq::Scheme;
 using namespace lab06;  // the bars' thresholds and held rules (lab06_bars.h)
 
-
 constexpr double kU = 0x1p-24;  // fp32's unit roundoff
 // gamma_n = n u / (1 - n u): the bound on n rounded fp32 operations in a sum or product chain, any order.
 double gamma(int64_t n) { return static_cast<double>(n) * kU / (1.0 - static_cast<double>(n) * kU); }
@@ -339,13 +338,13 @@ void block_d(Checks& c) {
                              [T](const QTensor& w, const float* x, float* y) { mq::gemm(w, x, 1, y, {.threads = T}); }},
                             {11, 11, 11, 11});
     const double speedup = median_ratio(t[0], t[1]), lib = median_ratio(t[2], t[3]);
-    const bool held = lib >= kMinThreadSpeedup;
-    b.bar(!held || speedup >= kMinThreadSpeedup, fmt::format("2048x2048 int4-g64 in cache: block D on {} threads over block C", T),
+    const Bar bar = thread_speedup_bar(speedup, lib);
+    b.bar(bar.passed, fmt::format("2048x2048 int4-g64 in cache: block D on {} threads over block C", T),
           fmt::format(">= {:.2f}x, where the library's own GEMV gets at least as much from the same threads", kMinThreadSpeedup),
           fmt::format("{:.2f}x ({:.1f} us against {:.1f} us; the library's own {:.2f}x){}", speedup, median(t[1]) * 1e6,
                       median(t[0]) * 1e6, lib,
-                      held ? "" : "; not held here: this machine's threads do not give the library that speed-up either "
-                                  "(hyperthreads of one core, or another process's load)"));
+                      bar.held ? "" : "; not held here: this machine's threads do not give the library that speed-up either "
+                                      "(hyperthreads of one core, or another process's load)"));
   });
 }
 
@@ -405,16 +404,16 @@ void block_f(Checks& c, const LabOptions& o) {
     });
     const double eight = median_ratio(t[1], t[0]), vs_lib = median_ratio(t[2], t[1]), lib_eight = median_ratio(t[2], t[3]);
     const double one = median(t[0]), mine = median(t[1]), lib = median(t[2]);
-    const bool held = lib_eight <= kLibraryCeiling;
+    const Bar bar = eight_over_one_bar(eight, lib_eight);
     lab06::Table& tb = table();
     tb.gemm1_s = one, tb.gemm8_s = mine, tb.eight_over_one = eight, tb.library_gemm8_s = lib, tb.library_eight_over_one = lib_eight;
     tb.library_over_yours_gemm = vs_lib;
-    bc.bar(!held || eight <= kMaxGemmOverGemv, fmt::format("4096x4096 int4-g64 from DRAM, {} threads: 8 tokens over 1 token", T),
+    bc.bar(bar.passed, fmt::format("4096x4096 int4-g64 from DRAM, {} threads: 8 tokens over 1 token", T),
           fmt::format("<= {:.1f}x (8 GEMVs in a loop take about 8), where the library's own is at most {:.1f}x", kMaxGemmOverGemv,
                       kLibraryCeiling),
           fmt::format("{:.2f}x ({:.0f} us against {:.0f} us){}", eight, mine * 1e6, one * 1e6,
-                      held ? "" : fmt::format("; not held here: the library's own is {:.2f}x (its GEMV is not bound by this machine's "
-                                              "memory), so the next bar decides", lib_eight)));
+                      bar.held ? "" : fmt::format("; not held here: the library's own is {:.2f}x (its GEMV is not bound by this machine's "
+                                                  "memory), so the next bar decides", lib_eight)));
     bc.bar(vs_lib >= kMinLibraryGemm, "the same 8 tokens: the library's time over yours", fmt::format(">= {:.2f}", kMinLibraryGemm),
           fmt::format("{:.2f} (library {:.0f} us, {:.0f} tokens/s; yours {:.0f} tokens/s)", vs_lib, lib * 1e6, 8 / lib, 8 / mine));
   });
